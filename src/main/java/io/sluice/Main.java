@@ -1,0 +1,149 @@
+package io.sluice;
+
+import com.google.common.util.concurrent.Uninterruptibles;
+import io.sluice.config.ConfigException;
+import io.sluice.config.ConfigFile;
+import io.sluice.config.Settings;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintWriter;
+import java.net.BindException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import sun.misc.Signal;
+
+/**
+ * The command line: reads settings (file, then flags), starts {@link Sluice}, waits for SIGTERM or
+ * SIGINT, drains and exits.
+ *
+ * <p>Exit codes: 0 after a clean stop, {@code --help} or {@code --version}; 1 when it could not
+ * start (a listen address taken); 2 for a bad flag, value or configuration file.
+ */
+@Command(name = "sluice", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
+        sortOptions = false, usageHelpAutoWidth = true,
+        description = "A DNS forwarder that limits queries per registrable domain.")
+public final class Main implements Callable<Integer> {
+    static final int EXIT_OK = 0;
+    static final int EXIT_START_FAILED = 1;
+    static final int EXIT_USAGE = 2;
+
+    private static final Logger log = LoggerFactory.getLogger(Main.class);
+
+    @Option(names = "--config", paramLabel = "FILE",
+            description = "YAML file with the same settings; flags override it.")
+    Path config;
+
+    @Option(names = "--listen", paramLabel = "HOST:PORT",
+            description = "Serve UDP and TCP here; repeatable. Default 127.0.0.1:5353.")
+    List<String> listen;
+
+    @Option(names = "--upstream", paramLabel = "HOST:PORT",
+            description = "Upstream resolver, tried in order; repeatable. Default: /etc/resolv.conf.")
+    List<String> upstreams;
+
+    @Option(names = "--threads", paramLabel = "N", description = "Event-loop threads. Default: cores.")
+    String threads;
+
+    @Option(names = "--timeout", paramLabel = "DURATION",
+            description = "Wait for one upstream before the next, then SERVFAIL. Default 2s.")
+    String timeout;
+
+    private final CountDownLatch stop = new CountDownLatch(1);
+
+    public static void main(String[] args) {
+        System.exit(run(args));
+    }
+
+    /** Runs the command line and returns the exit code instead of exiting. */
+    static int run(String... args) {
+        CommandLine cli = new CommandLine(new Main());
+        cli.setParameterExceptionHandler((e, a) -> {
+            PrintWriter err = e.getCommandLine().getErr();
+            err.println("sluice: " + e.getMessage() + " (see --help)");
+            err.flush();
+            return EXIT_USAGE;
+        });
+        return cli.execute(args);
+    }
+
+    @Override
+    public Integer call() {
+        Settings settings;
+        try {
+            settings = settings();
+        } catch (ConfigException e) {
+            System.err.println("sluice: " + e.getMessage());
+            return EXIT_USAGE;
+        }
+        Sluice sluice;
+        try {
+            sluice = Sluice.start(settings);
+        } catch (BindException e) {
+            System.err.println("sluice: cannot listen on " + e.getMessage());
+            return EXIT_START_FAILED;
+        } catch (InterruptedException e) {
+            return EXIT_START_FAILED;
+        }
+        Signal.handle(new Signal("TERM"), s -> stop.countDown());
+        Signal.handle(new Signal("INT"), s -> stop.countDown());
+        log.info("sluice {} {}", Version.get(), sluice.describe());
+        Uninterruptibles.awaitUninterruptibly(stop);
+        log.info("stopping: draining queries in flight");
+        sluice.close();
+        log.info("stopped; {}", sluice.meters());
+        return EXIT_OK;
+    }
+
+    private Settings settings() throws ConfigException {
+        Settings.Builder b = new Settings.Builder();
+        if (config != null) {
+            ConfigFile.apply(config, b);
+        }
+        flag(b, "--listen", "listen", listen);
+        flag(b, "--upstream", "upstreams", upstreams);
+        flag(b, "--threads", "threads", threads);
+        flag(b, "--timeout", "timeout", timeout);
+        return b.build();
+    }
+
+    private static void flag(Settings.Builder b, String flag, String key, Object value) throws ConfigException {
+        if (value == null) {
+            return;
+        }
+        @SuppressWarnings("unchecked")
+        List<String> values = value instanceof List<?> ? (List<String>) value : List.of((String) value);
+        try {
+            b.set(key, values);
+        } catch (ConfigException e) {
+            throw new ConfigException(flag + ": " + e.getMessage());
+        }
+    }
+
+    /** The version from the build, for {@code --version} and the startup line. */
+    static final class Version implements CommandLine.IVersionProvider {
+        static String get() {
+            Properties p = new Properties();
+            try (InputStream in = Main.class.getResourceAsStream("/sluice-version.properties")) {
+                if (in != null) {
+                    p.load(in);
+                }
+            } catch (IOException e) {
+                // fall through to "unknown"
+            }
+            return p.getProperty("version", "unknown");
+        }
+
+        @Override
+        public String[] getVersion() {
+            return new String[] {"sluice " + get()};
+        }
+    }
+}

@@ -1,0 +1,132 @@
+package io.sluice;
+
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import io.netty.util.concurrent.EventExecutor;
+import io.sluice.config.Settings;
+import io.sluice.forward.Forwarder;
+import io.sluice.forward.UpstreamPool;
+import io.sluice.frontend.Frontend;
+import io.sluice.metrics.Meters;
+import io.sluice.transport.Addresses;
+import io.sluice.transport.Transport;
+import java.net.BindException;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+/** A running forwarder: its event loops, upstreams and listeners, started and stopped as one. */
+public final class Sluice implements AutoCloseable {
+    private static final long DRAIN_POLL_MILLIS = 10;
+
+    private final Settings settings;
+    private final Transport transport;
+    private final EventLoopGroup group;
+    private final UpstreamPool pool;
+    private final List<Forwarder> forwarders;
+    private final Frontend frontend;
+    private final Meters meters;
+
+    private Sluice(Settings settings, Transport transport, EventLoopGroup group, UpstreamPool pool,
+                   List<Forwarder> forwarders, Frontend frontend, Meters meters) {
+        this.settings = settings;
+        this.transport = transport;
+        this.group = group;
+        this.pool = pool;
+        this.forwarders = forwarders;
+        this.frontend = frontend;
+        this.meters = meters;
+    }
+
+    /**
+     * Starts serving. Nothing is left running when it throws.
+     *
+     * @throws BindException when a listen address cannot be bound
+     */
+    public static Sluice start(Settings settings) throws BindException, InterruptedException {
+        Transport transport = Transport.best();
+        Meters meters = new Meters();
+        EventLoopGroup group = transport.newGroup(settings.threads(), "sluice-loop");
+        UpstreamPool pool = new UpstreamPool(settings.upstreams(), settings.maxFails(), settings.timeout(),
+                settings.healthCheckInterval());
+        List<Forwarder> forwarders = new ArrayList<>();
+        try {
+            int inflightPerLoop = Math.max(1, settings.maxInflight() / settings.threads());
+            for (EventExecutor e : group) {
+                Forwarder f = new Forwarder((EventLoop) e, pool, meters, transport,
+                        settings.timeout().toNanos(), inflightPerLoop, settings.upstreamSockets());
+                f.start();
+                forwarders.add(f);
+            }
+            Frontend frontend = Frontend.bind(settings, transport, group, forwarders, meters);
+            return new Sluice(settings, transport, group, pool, forwarders, frontend, meters);
+        } catch (BindException | InterruptedException | RuntimeException e) {
+            shutdown(group, forwarders, pool);
+            throw e;
+        }
+    }
+
+    /** The bound listen addresses, ports resolved. */
+    public List<InetSocketAddress> addresses() {
+        return frontend.addresses();
+    }
+
+    public Meters meters() {
+        return meters;
+    }
+
+    /** The startup line: what listens where, for which upstreams, on which transport. */
+    public String describe() {
+        String listen = frontend.addresses().stream().map(Addresses::text).collect(Collectors.joining(", "));
+        String upstreams = settings.upstreams().stream().map(Addresses::text).collect(Collectors.joining(", "));
+        return "listening on " + listen + " (udp x" + frontend.udpSocketsPerAddress() + ", tcp)"
+                + "; upstreams " + upstreams + " (timeout " + settings.timeout().toMillis() + " ms)"
+                + "; threads " + settings.threads() + "; transport " + transport;
+    }
+
+    /**
+     * Stops taking queries, lets those in flight finish for up to the upstream timeout, then
+     * closes everything.
+     */
+    @Override
+    public void close() {
+        frontend.stopReading();
+        long deadline = System.nanoTime() + settings.timeout().toNanos();
+        while (inFlight() > 0 && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(DRAIN_POLL_MILLIS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        frontend.close();
+        shutdown(group, forwarders, pool);
+    }
+
+    private int inFlight() {
+        int n = 0;
+        for (Forwarder f : forwarders) {
+            try {
+                n += f.loop().submit(f::inFlight).get();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return 0;
+            } catch (ExecutionException e) {
+                return 0;
+            }
+        }
+        return n;
+    }
+
+    private static void shutdown(EventLoopGroup group, List<Forwarder> forwarders, UpstreamPool pool) {
+        for (Forwarder f : forwarders) {
+            f.loop().execute(f::close);
+        }
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
+        pool.close();
+    }
+}

@@ -1,0 +1,93 @@
+package io.sluice.config;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.snakeyaml.engine.v2.api.LoadSettings;
+import org.snakeyaml.engine.v2.composer.Composer;
+import org.snakeyaml.engine.v2.exceptions.Mark;
+import org.snakeyaml.engine.v2.exceptions.MarkedYamlEngineException;
+import org.snakeyaml.engine.v2.exceptions.YamlEngineException;
+import org.snakeyaml.engine.v2.nodes.MappingNode;
+import org.snakeyaml.engine.v2.nodes.Node;
+import org.snakeyaml.engine.v2.nodes.NodeTuple;
+import org.snakeyaml.engine.v2.nodes.ScalarNode;
+import org.snakeyaml.engine.v2.nodes.SequenceNode;
+import org.snakeyaml.engine.v2.parser.ParserImpl;
+import org.snakeyaml.engine.v2.scanner.StreamReader;
+
+/**
+ * Reads the YAML configuration file into a {@link Settings.Builder}. Errors name the file, the line
+ * and the key. The file is composed into nodes rather than bound to objects so that every value
+ * keeps its line number.
+ */
+public final class ConfigFile {
+    private ConfigFile() {
+    }
+
+    public static void apply(Path file, Settings.Builder builder) throws ConfigException {
+        Node root;
+        try (Reader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+            LoadSettings settings = LoadSettings.builder().setLabel(file.toString()).build();
+            Composer composer = new Composer(settings, new ParserImpl(settings, new StreamReader(settings, reader)));
+            Optional<Node> single = composer.getSingleNode();
+            if (single.isEmpty()) {
+                return; // an empty file: all defaults
+            }
+            root = single.get();
+        } catch (IOException e) {
+            throw new ConfigException(file + ": cannot read: " + e.getMessage());
+        } catch (MarkedYamlEngineException e) {
+            String line = e.getProblemMark().map(m -> " line " + (m.getLine() + 1)).orElse("");
+            throw new ConfigException(file + line + ": not valid YAML: " + e.getProblem());
+        } catch (YamlEngineException e) {
+            throw new ConfigException(file + ": not valid YAML: " + e.getMessage());
+        }
+        if (!(root instanceof MappingNode mapping)) {
+            throw new ConfigException(file + line(root) + ": expected a mapping of settings");
+        }
+        for (NodeTuple tuple : mapping.getValue()) {
+            String key = scalar(tuple.getKeyNode());
+            Node value = tuple.getValueNode();
+            String where = file + line(tuple.getKeyNode()) + ": " + key;
+            try {
+                builder.set(key, values(value));
+            } catch (ConfigException e) {
+                throw e.at(where);
+            }
+        }
+    }
+
+    private static List<String> values(Node node) throws ConfigException {
+        if (node instanceof ScalarNode s) {
+            return List.of(s.getValue());
+        }
+        if (node instanceof SequenceNode seq) {
+            List<String> out = new ArrayList<>();
+            for (Node item : seq.getValue()) {
+                if (!(item instanceof ScalarNode s)) {
+                    throw new ConfigException("expected a list of plain values");
+                }
+                out.add(s.getValue());
+            }
+            return out;
+        }
+        throw new ConfigException("expected a value or a list");
+    }
+
+    private static String scalar(Node node) throws ConfigException {
+        if (node instanceof ScalarNode s) {
+            return s.getValue();
+        }
+        throw new ConfigException(line(node).strip() + ": expected a key name");
+    }
+
+    private static String line(Node node) {
+        return node.getStartMark().map(Mark::getLine).map(l -> " line " + (l + 1)).orElse("");
+    }
+}

@@ -1,0 +1,83 @@
+package io.sluice.config;
+
+import com.google.common.net.HostAndPort;
+import com.google.common.net.InetAddresses;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/** Parsers for the value syntaxes shared by flags and the YAML file. */
+final class Values {
+    private Values() {
+    }
+
+    private static final Pattern DURATION = Pattern.compile("(\\d{1,9})(ms|s|m|h)");
+
+    /** {@code 500ms}, {@code 2s}, {@code 1m}, {@code 1h}. */
+    static Duration duration(String text) throws ConfigException {
+        Matcher m = DURATION.matcher(text.trim());
+        if (!m.matches()) {
+            throw new ConfigException("invalid duration '" + text + "' (write it like 500ms, 2s, 1m or 1h)");
+        }
+        long n = Long.parseLong(m.group(1));
+        return switch (m.group(2)) {
+            case "ms" -> Duration.ofMillis(n);
+            case "s" -> Duration.ofSeconds(n);
+            case "m" -> Duration.ofMinutes(n);
+            default -> Duration.ofHours(n);
+        };
+    }
+
+    static int integer(String text, int min, int max) throws ConfigException {
+        long n;
+        try {
+            n = Long.parseLong(text.trim());
+        } catch (NumberFormatException e) {
+            throw new ConfigException("invalid number '" + text + "'");
+        }
+        if (n < min || n > max) {
+            throw new ConfigException(text.trim() + " is out of range (" + min + " to " + max + ")");
+        }
+        return (int) n;
+    }
+
+    static boolean bool(String text) throws ConfigException {
+        return switch (text.trim().toLowerCase()) {
+            case "true", "yes", "on" -> true;
+            case "false", "no", "off" -> false;
+            default -> throw new ConfigException("invalid boolean '" + text + "' (true or false)");
+        };
+    }
+
+    /**
+     * {@code HOST:PORT}, {@code [IPV6]:PORT}, or a bare host with {@code defaultPort}. A listen
+     * address must be an IP literal; an upstream may be a host name, resolved once at start.
+     */
+    static InetSocketAddress address(String text, int defaultPort, boolean literalOnly) throws ConfigException {
+        HostAndPort hp;
+        try {
+            hp = HostAndPort.fromString(text.trim()).withDefaultPort(defaultPort);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException("invalid address '" + text + "' (write it as HOST:PORT or [IPV6]:PORT)");
+        }
+        String host = hp.getHost();
+        int port = hp.getPort();
+        if (port < 0 || port > 65535) {
+            throw new ConfigException("invalid port in '" + text + "'");
+        }
+        if (InetAddresses.isInetAddress(host)) {
+            return new InetSocketAddress(InetAddresses.forString(host), port);
+        }
+        if (literalOnly || host.isEmpty()) {
+            throw new ConfigException("'" + text + "' is not an IP address with a port");
+        }
+        try {
+            return new InetSocketAddress(InetAddress.getByName(host), port);
+        } catch (UnknownHostException e) {
+            throw new ConfigException("cannot resolve host '" + host + "'");
+        }
+    }
+}

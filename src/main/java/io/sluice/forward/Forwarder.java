@@ -1,0 +1,335 @@
+package io.sluice.forward;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
+import io.netty.channel.FixedRecvByteBufAllocator;
+import io.netty.channel.socket.DatagramChannel;
+import io.netty.channel.socket.DatagramPacket;
+import io.netty.channel.socket.SocketProtocolFamily;
+import io.netty.util.concurrent.ScheduledFuture;
+import io.sluice.metrics.Meters;
+import io.sluice.transport.Transport;
+import io.sluice.wire.Answers;
+import io.sluice.wire.QueryView;
+import io.sluice.wire.Replies;
+import io.sluice.wire.Wire;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Sends one event loop's queries upstream and its replies back: in-flight slots, message-ID
+ * rewriting and matching, timeouts, failover to the next upstream, SERVFAIL when none is left.
+ *
+ * <p>Confinement: one Forwarder per event loop, and every method but {@link #start} and
+ * {@link #close} runs on that loop's thread, as do all the channels it reads. That is why nothing
+ * here is locked or volatile. Writes are not flushed one by one: a channel written to is flushed
+ * once at the end of the read batch (or timer tick) that wrote it, so that epoll can hand the
+ * kernel several datagrams per syscall.
+ */
+public final class Forwarder {
+    /** Largest UDP reply accepted from an upstream: the largest EDNS payload a client may ask for. */
+    static final int MAX_UDP_REPLY_BYTES = 65535;
+    private static final long MIN_TICK_MILLIS = 5;
+    private static final long MAX_TICK_MILLIS = 50;
+    private static final String SERVFAIL_TEXT = "sluice: no upstream answered";
+
+    private final EventLoop loop;
+    private final UpstreamPool pool;
+    private final Meters meters;
+    private final Transport transport;
+    private final long timeoutNanos;
+    private final int upstreamSockets;
+
+    private final PendingQuery[] slots;
+    private final int[] free;
+    private int freeCount;
+    private final DeadlineQueue deadlines = new DeadlineQueue();
+    private final QueryIds ids = new QueryIds();
+    private final QueryView scratch = new QueryView();
+    private final List<Channel> unflushed = new ArrayList<>();
+
+    private UdpUpstreamLink[] udp4 = new UdpUpstreamLink[0];
+    private UdpUpstreamLink[] udp6 = new UdpUpstreamLink[0];
+    private final TcpUpstreamLink[] tcp;
+    private final Bootstrap tcpTemplate;
+    private ScheduledFuture<?> ticker;
+
+    public Forwarder(EventLoop loop, UpstreamPool pool, Meters meters, Transport transport,
+                     long timeoutNanos, int maxInflight, int upstreamSockets) {
+        this.loop = loop;
+        this.pool = pool;
+        this.meters = meters;
+        this.transport = transport;
+        this.timeoutNanos = timeoutNanos;
+        this.upstreamSockets = upstreamSockets;
+        this.slots = new PendingQuery[maxInflight];
+        this.free = new int[maxInflight];
+        for (int i = 0; i < maxInflight; i++) {
+            slots[i] = new PendingQuery(i);
+            free[i] = maxInflight - 1 - i;
+        }
+        this.freeCount = maxInflight;
+        this.tcp = new TcpUpstreamLink[pool.size()];
+        this.tcpTemplate = new Bootstrap().group(loop).channelFactory(transport.socket());
+    }
+
+    /** Binds the upstream UDP sockets on this loop; called once, from outside the loop. */
+    public void start() throws InterruptedException {
+        boolean v4 = false;
+        boolean v6 = false;
+        for (Upstream u : pool.upstreams()) {
+            InetAddress a = u.address().getAddress();
+            v4 |= Transport.familyOf(a) == SocketProtocolFamily.INET;
+            v6 |= Transport.familyOf(a) == SocketProtocolFamily.INET6;
+        }
+        if (v4) {
+            udp4 = bindUdp(SocketProtocolFamily.INET, new InetSocketAddress("0.0.0.0", 0));
+        }
+        if (v6) {
+            udp6 = bindUdp(SocketProtocolFamily.INET6, new InetSocketAddress("::", 0));
+        }
+        for (int i = 0; i < tcp.length; i++) {
+            tcp[i] = new TcpUpstreamLink(this, pool.get(i), tcpTemplate,
+                    (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(timeoutNanos)));
+        }
+        long tick = Math.max(MIN_TICK_MILLIS, Math.min(MAX_TICK_MILLIS, TimeUnit.NANOSECONDS.toMillis(timeoutNanos) / 10));
+        ticker = loop.scheduleAtFixedRate(this::expire, tick, tick, TimeUnit.MILLISECONDS);
+    }
+
+    private UdpUpstreamLink[] bindUdp(SocketProtocolFamily family, InetSocketAddress wildcard)
+            throws InterruptedException {
+        UdpUpstreamLink[] links = new UdpUpstreamLink[upstreamSockets];
+        for (int i = 0; i < links.length; i++) {
+            UdpUpstreamLink link = new UdpUpstreamLink(this);
+            Bootstrap b = new Bootstrap().group(loop)
+                    .channelFactory(() -> transport.datagram(family))
+                    .option(ChannelOption.RCVBUF_ALLOCATOR, new FixedRecvByteBufAllocator(MAX_UDP_REPLY_BYTES))
+                    .handler(new UdpUpstreamLink.Handler(link));
+            link.bind((DatagramChannel) b.bind(wildcard).sync().channel());
+            links[i] = link;
+        }
+        return links;
+    }
+
+    Meters meters() {
+        return meters;
+    }
+
+    /**
+     * Forwards the query that {@code view} has just read from {@code query}. Takes its own
+     * reference to {@code query}; the caller keeps and releases its own.
+     *
+     * @param clientAddress the UDP client's address, or null when {@code client} is a TCP connection
+     */
+    public void forward(ByteBuf query, QueryView view, Channel client, InetSocketAddress clientAddress) {
+        if (freeCount == 0) {
+            meters.inflightFull.increment();
+            meters.servfail.increment();
+            answer(client, clientAddress, Answers.withQuestion(client.alloc(), query, view, true,
+                    Wire.RCODE_SERVFAIL, Answers.EDE_OTHER, "sluice: too many queries in flight"));
+            return;
+        }
+        PendingQuery q = slots[free[--freeCount]];
+        q.query = query.retain();
+        q.questionEnd = view.questionEnd();
+        q.clientId = view.id();
+        q.client = client;
+        q.clientAddress = clientAddress;
+        q.nextUpstream = 0;
+        q.attempts = 0;
+        q.reconnected = false;
+        meters.forwarded.increment();
+        dispatch(q);
+    }
+
+    /** Sends {@code q} to the next upstream it has not tried, or answers SERVFAIL. */
+    private void dispatch(PendingQuery q) {
+        int i = pool.pick(q.nextUpstream, q.attempts == 0);
+        if (i < 0) {
+            fail(q);
+            return;
+        }
+        Upstream u = pool.get(i);
+        UpstreamLink link = q.overTcp() ? tcp[i] : udpLink(u);
+        int id = link.claim(q, ids);
+        if (id == UpstreamLink.NO_ID) {
+            fail(q); // the ID space of this link is nearly full: max-inflight is far too high
+            return;
+        }
+        q.nextUpstream = i + 1;
+        q.attempts++;
+        q.upstream = u;
+        q.link = link;
+        q.upstreamId = id;
+        q.query.setShort(q.query.readerIndex() + Wire.ID_OFFSET, id);
+        q.deadlineNanos = System.nanoTime() + timeoutNanos;
+        q.serial++;
+        deadlines.add(q.index, q.serial);
+        link.send(q);
+    }
+
+    private UdpUpstreamLink udpLink(Upstream u) {
+        UdpUpstreamLink[] links = Transport.familyOf(u.address().getAddress()) == SocketProtocolFamily.INET
+                ? udp4 : udp6;
+        return links[ids.nextIndex(links.length)];
+    }
+
+    /** A reply read from {@code link}; {@code sender} is null for TCP, where the link is the sender. */
+    void onReply(UpstreamLink link, ByteBuf reply, InetSocketAddress sender) {
+        if (reply.readableBytes() < Wire.HEADER_BYTES) {
+            meters.repliesMismatched.increment();
+            return;
+        }
+        int id = reply.getUnsignedShort(reply.readerIndex() + Wire.ID_OFFSET);
+        int slot = link.waiting(id);
+        if (slot < 0) {
+            meters.repliesUnexpected.increment();
+            return;
+        }
+        PendingQuery q = slots[slot];
+        if ((sender != null && !sender.equals(q.upstream.address()))
+                || !Replies.answersQuestion(q.query, q.query.readerIndex(), q.questionEnd, reply)) {
+            meters.repliesMismatched.increment(); // keep waiting: the genuine reply may still come
+            return;
+        }
+        link.release(id);
+        q.upstream.recordAnswer();
+        reply.setShort(reply.readerIndex() + Wire.ID_OFFSET, q.clientId);
+        answer(q.client, q.clientAddress, reply.retain());
+        meters.answered.increment();
+        releaseSlot(q);
+    }
+
+    /** Writes a query that waited for its TCP connection to come up. */
+    void writeWaiting(TcpUpstreamLink link, int id) {
+        link.send(slots[link.waiting(id)]);
+    }
+
+    /**
+     * The TCP connection a query was on has closed. A connection that had answered before was
+     * most likely closed by the upstream for idleness: retry once on a new one. Otherwise move on.
+     */
+    void linkLost(TcpUpstreamLink link, int id, boolean wasHealthy) {
+        PendingQuery q = slots[link.waiting(id)];
+        link.release(id);
+        q.serial++; // its deadline entry is void; dispatch makes a new one
+        if (wasHealthy && !q.reconnected) {
+            q.reconnected = true;
+            q.nextUpstream--;
+            q.attempts--;
+        }
+        dispatch(q);
+        flush();
+    }
+
+    /** Expires attempts whose deadline passed: next upstream, or SERVFAIL. */
+    private void expire() {
+        long now = System.nanoTime();
+        while (!deadlines.isEmpty()) {
+            PendingQuery q = slots[deadlines.peekSlot()];
+            if (q.serial != deadlines.peekSerial()) {
+                deadlines.poll();
+                continue;
+            }
+            if (q.deadlineNanos - now > 0) {
+                break;
+            }
+            deadlines.poll();
+            q.link.release(q.upstreamId);
+            meters.upstreamTimeouts.increment();
+            if (q.upstream.recordTimeout()) {
+                pool.markedDown(q.upstream);
+            }
+            dispatch(q);
+        }
+        flush();
+    }
+
+    private void fail(PendingQuery q) {
+        meters.servfail.increment();
+        ByteBuf query = q.query;
+        query.setShort(query.readerIndex() + Wire.ID_OFFSET, q.clientId);
+        scratch.read(query);
+        answer(q.client, q.clientAddress, Answers.withQuestion(q.client.alloc(), query, scratch, true,
+                Wire.RCODE_SERVFAIL, Answers.EDE_NO_REACHABLE_AUTHORITY, SERVFAIL_TEXT));
+        releaseSlot(q);
+    }
+
+    private void releaseSlot(PendingQuery q) {
+        q.query.release();
+        q.query = null;
+        q.client = null;
+        q.clientAddress = null;
+        q.upstream = null;
+        q.link = null;
+        q.serial++;
+        free[freeCount++] = q.index;
+    }
+
+    /**
+     * Sends {@code message} (whose reference this takes) to a client: as a datagram to
+     * {@code clientAddress}, or framed on the TCP connection {@code client} if it is still open.
+     */
+    public void answer(Channel client, InetSocketAddress clientAddress, ByteBuf message) {
+        if (clientAddress != null) {
+            client.write(new DatagramPacket(message, clientAddress), client.voidPromise());
+        } else if (client.isActive()) {
+            client.write(message, client.voidPromise());
+        } else {
+            message.release();
+            return;
+        }
+        needsFlush(client);
+    }
+
+    void needsFlush(Channel ch) {
+        for (int i = unflushed.size() - 1; i >= 0; i--) {
+            if (unflushed.get(i) == ch) {
+                return;
+            }
+        }
+        unflushed.add(ch);
+    }
+
+    /** Flushes every channel written to since the last flush. */
+    public void flush() {
+        for (int i = 0; i < unflushed.size(); i++) {
+            unflushed.get(i).flush();
+        }
+        unflushed.clear();
+    }
+
+    /** Queries waiting on upstreams; call on the loop. */
+    public int inFlight() {
+        return slots.length - freeCount;
+    }
+
+    public EventLoop loop() {
+        return loop;
+    }
+
+    /** Closes the upstream sockets and connections; call on the loop. */
+    public void close() {
+        if (ticker != null) {
+            ticker.cancel(false);
+        }
+        for (UdpUpstreamLink l : udp4) {
+            l.close();
+        }
+        for (UdpUpstreamLink l : udp6) {
+            l.close();
+        }
+        for (TcpUpstreamLink l : tcp) {
+            if (l != null) {
+                l.close();
+            }
+        }
+    }
+}

@@ -1,0 +1,39 @@
+package io.sluice.forward;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import java.net.InetSocketAddress;
+
+/**
+ * One client query waiting on upstreams: a reusable slot of its event loop's {@link Forwarder},
+ * touched by that loop's thread only.
+ */
+final class PendingQuery {
+    final int index;
+    /** Bumped on every attempt and on release; a {@link DeadlineQueue} entry is live while equal. */
+    int serial;
+
+    /** The client's bytes, retained; the ID field holds the ID of the current attempt. */
+    ByteBuf query;
+    int questionEnd;
+    int clientId;
+    Channel client;
+    /** The UDP client's address, or null for a query that came over TCP. */
+    InetSocketAddress clientAddress;
+
+    int nextUpstream;
+    int attempts;
+    boolean reconnected;
+    Upstream upstream;
+    UpstreamLink link;
+    int upstreamId;
+    long deadlineNanos;
+
+    PendingQuery(int index) {
+        this.index = index;
+    }
+
+    boolean overTcp() {
+        return clientAddress == null;
+    }
+}

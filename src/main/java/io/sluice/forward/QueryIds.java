@@ -1,0 +1,30 @@
+package io.sluice.forward;
+
+import java.security.SecureRandom;
+
+/**
+ * Unpredictable 16-bit message IDs and socket choices for one event loop (the spoofing defence of
+ * RFC 5452). Drawn from a SecureRandom in blocks, so the per-query cost is an array read and the
+ * SecureRandom's lock and syscall are paid once per {@link #BLOCK_IDS} queries.
+ */
+final class QueryIds {
+    private static final int BLOCK_IDS = 4096;
+
+    private final SecureRandom random = new SecureRandom();
+    private final byte[] block = new byte[BLOCK_IDS * 2];
+    private int next = BLOCK_IDS;
+
+    int nextId() {
+        if (next == BLOCK_IDS) {
+            random.nextBytes(block);
+            next = 0;
+        }
+        int i = next++ * 2;
+        return ((block[i] & 0xFF) << 8) | (block[i + 1] & 0xFF);
+    }
+
+    /** A uniform-enough choice among {@code n} (n is small; the bias is below 1/4096). */
+    int nextIndex(int n) {
+        return n == 1 ? 0 : nextId() % n;
+    }
+}

@@ -1,0 +1,107 @@
+package io.sluice.forward;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
+import io.netty.handler.codec.LengthFieldPrepender;
+
+/**
+ * One TCP connection from one event loop to one upstream, opened on first use and reused; many
+ * queries may be in flight on it (RFC 7766 pipelining), told apart by ID. Queries that arrive while
+ * it connects wait in the ID table and are written once it is up.
+ */
+final class TcpUpstreamLink extends UpstreamLink {
+    private static final int MAX_MESSAGE_BYTES = 65535;
+
+    private final Forwarder forwarder;
+    private final Upstream upstream;
+    private final Bootstrap bootstrap;
+    private Channel channel;
+    private boolean connected;
+    private boolean answeredOnce;
+
+    TcpUpstreamLink(Forwarder forwarder, Upstream upstream, Bootstrap template, int connectTimeoutMillis) {
+        this.forwarder = forwarder;
+        this.upstream = upstream;
+        this.bootstrap = template.clone()
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectTimeoutMillis)
+                .option(ChannelOption.TCP_NODELAY, true)
+                .handler(new ChannelInitializer<>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                        ch.pipeline().addLast(
+                                new LengthFieldBasedFrameDecoder(MAX_MESSAGE_BYTES, 0, 2, 0, 2),
+                                new LengthFieldPrepender(2),
+                                new Handler());
+                    }
+                });
+    }
+
+    @Override
+    void send(PendingQuery q) {
+        if (connected) {
+            channel.write(q.query.retainedDuplicate(), channel.voidPromise());
+            forwarder.needsFlush(channel);
+        } else if (channel == null) {
+            connect();
+        }
+    }
+
+    /** True when the connection has answered before: a close then is the upstream tidying up. */
+    boolean answeredOnce() {
+        return answeredOnce;
+    }
+
+    private void connect() {
+        ChannelFuture f = bootstrap.connect(upstream.address());
+        channel = f.channel();
+        f.addListener(done -> {
+            if (done.isSuccess()) {
+                connected = true;
+                forEachWaiting(id -> forwarder.writeWaiting(this, id));
+                channel.flush();
+            }
+            // On failure the channel is closed, and channelInactive hands the waiting queries back.
+        });
+        channel.closeFuture().addListener(closed -> onClosed());
+    }
+
+    private void onClosed() {
+        channel = null;
+        connected = false;
+        boolean wasHealthy = answeredOnce;
+        answeredOnce = false;
+        forEachWaiting(id -> forwarder.linkLost(this, id, wasHealthy));
+    }
+
+    void close() {
+        if (channel != null) {
+            channel.close();
+        }
+    }
+
+    private final class Handler extends SimpleChannelInboundHandler<ByteBuf> {
+        @Override
+        protected void channelRead0(ChannelHandlerContext ctx, ByteBuf frame) {
+            answeredOnce = true;
+            forwarder.onReply(TcpUpstreamLink.this, frame, null);
+        }
+
+        @Override
+        public void channelReadComplete(ChannelHandlerContext ctx) {
+            forwarder.flush();
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            forwarder.meters().ioErrors.increment();
+            ctx.close();
+        }
+    }
+}

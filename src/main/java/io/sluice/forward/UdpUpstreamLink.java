@@ -1,0 +1,61 @@
+package io.sluice.forward;
+
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.socket.DatagramChannel;
+import io.netty.channel.socket.DatagramPacket;
+
+/**
+ * One UDP socket with its own kernel-chosen source port, shared by all upstreams of one family.
+ * Replies are matched by ID, then checked to come from the upstream the query went to.
+ */
+final class UdpUpstreamLink extends UpstreamLink {
+    private final Forwarder forwarder;
+    private DatagramChannel channel;
+
+    UdpUpstreamLink(Forwarder forwarder) {
+        this.forwarder = forwarder;
+    }
+
+    void bind(DatagramChannel channel) {
+        this.channel = channel;
+    }
+
+    void close() {
+        if (channel != null) {
+            channel.close();
+        }
+    }
+
+    @Override
+    void send(PendingQuery q) {
+        channel.write(new DatagramPacket(q.query.retainedDuplicate(), q.upstream.address()), channel.voidPromise());
+        forwarder.needsFlush(channel);
+    }
+
+    /** Reads replies off the socket into the forwarder. */
+    static final class Handler extends SimpleChannelInboundHandler<DatagramPacket> {
+        private final Forwarder forwarder;
+        private final UdpUpstreamLink link;
+
+        Handler(UdpUpstreamLink link) {
+            this.forwarder = link.forwarder;
+            this.link = link;
+        }
+
+        @Override
+        protected void channelRead0(ChannelHandlerContext ctx, DatagramPacket packet) {
+            forwarder.onReply(link, packet.content(), packet.sender());
+        }
+
+        @Override
+        public void channelReadComplete(ChannelHandlerContext ctx) {
+            forwarder.flush();
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            forwarder.meters().ioErrors.increment();
+        }
+    }
+}

@@ -1,0 +1,60 @@
+package io.sluice.forward;
+
+import io.sluice.transport.Addresses;
+import java.net.InetSocketAddress;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * One upstream resolver and its health, shared by all event loops.
+ *
+ * <p>Event loops only count: a timeout adds one, an answer resets to zero. The {@code maxFails}-th
+ * timeout in a row marks it down; from then on only {@link UpstreamPool}'s prober marks it up.
+ */
+public final class Upstream {
+    private final int index;
+    private final InetSocketAddress address;
+    private final int maxFails;
+    private final AtomicInteger consecutiveFailures = new AtomicInteger();
+    private final AtomicBoolean down = new AtomicBoolean();
+
+    Upstream(int index, InetSocketAddress address, int maxFails) {
+        this.index = index;
+        this.address = address;
+        this.maxFails = maxFails;
+    }
+
+    public InetSocketAddress address() {
+        return address;
+    }
+
+    int index() {
+        return index;
+    }
+
+    boolean isDown() {
+        return down.get();
+    }
+
+    void recordAnswer() {
+        // Read before write: answers are the common case, and a plain read keeps the line shared.
+        if (consecutiveFailures.get() != 0) {
+            consecutiveFailures.set(0);
+        }
+    }
+
+    /** Counts a timeout; true when this one marked the upstream down. */
+    boolean recordTimeout() {
+        return consecutiveFailures.incrementAndGet() >= maxFails && down.compareAndSet(false, true);
+    }
+
+    void markUp() {
+        consecutiveFailures.set(0);
+        down.set(false);
+    }
+
+    @Override
+    public String toString() {
+        return Addresses.text(address);
+    }
+}

@@ -1,0 +1,165 @@
+package io.sluice.frontend;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.FixedRecvByteBufAllocator;
+import io.netty.channel.epoll.EpollChannelOption;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import io.sluice.config.Settings;
+import io.sluice.forward.Forwarder;
+import io.sluice.metrics.Meters;
+import io.sluice.transport.Addresses;
+import io.sluice.transport.Transport;
+import java.io.IOException;
+import java.net.BindException;
+import java.net.DatagramSocket;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The listening side: on every listen address, UDP and TCP on the same port. With epoll each event
+ * loop gets its own UDP socket on that port (SO_REUSEPORT) so that all cores read queries; with NIO
+ * one socket serves.
+ */
+public final class Frontend {
+    /** Largest query datagram read; a query this large is already far past any real one. */
+    static final int MAX_UDP_QUERY_BYTES = 4096;
+    /** Socket receive buffer asked for (the kernel caps it at net.core.rmem_max). */
+    static final int SOCKET_RCVBUF_BYTES = 4 << 20;
+    private static final int TCP_BACKLOG = 1024;
+
+    private final List<Channel> udp = new ArrayList<>();
+    private final List<Channel> tcpServers = new ArrayList<>();
+    private final ChannelGroup tcpConnections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
+    private final List<InetSocketAddress> bound = new ArrayList<>();
+
+    /**
+     * Binds every listen address.
+     *
+     * @throws BindException naming the address and protocol that could not be bound
+     */
+    public static Frontend bind(Settings settings, Transport transport, EventLoopGroup group,
+                                List<Forwarder> forwarders, Meters meters)
+            throws BindException, InterruptedException {
+        Map<EventLoop, QueryHandler> handlers = new IdentityHashMap<>();
+        for (Forwarder f : forwarders) {
+            handlers.put(f.loop(), new QueryHandler(f, meters));
+        }
+        Frontend frontend = new Frontend();
+        TcpListener tcpListener = new TcpListener(handlers, frontend.tcpConnections,
+                settings.maxTcpConnections(), settings.tcpIdleTimeout());
+        try {
+            for (InetSocketAddress address : settings.listen()) {
+                frontend.bindOne(address, transport, group, forwarders, handlers, tcpListener);
+            }
+        } catch (BindException | InterruptedException | RuntimeException e) {
+            frontend.close();
+            throw e;
+        }
+        return frontend;
+    }
+
+    private void bindOne(InetSocketAddress address, Transport transport, EventLoopGroup group,
+                         List<Forwarder> forwarders, Map<EventLoop, QueryHandler> handlers,
+                         TcpListener tcpListener) throws BindException, InterruptedException {
+        if (address.getPort() != 0) {
+            checkFree(address);
+        }
+        InetSocketAddress at = address;
+        List<Forwarder> readers = transport.reusePort() ? forwarders : forwarders.subList(0, 1);
+        for (Forwarder f : readers) {
+            Bootstrap b = new Bootstrap().group(f.loop())
+                    .channelFactory(() -> transport.datagram(Transport.familyOf(address.getAddress())))
+                    .option(ChannelOption.SO_RCVBUF, SOCKET_RCVBUF_BYTES)
+                    .option(ChannelOption.RCVBUF_ALLOCATOR, new FixedRecvByteBufAllocator(MAX_UDP_QUERY_BYTES))
+                    .handler(new UdpListener(handlers.get(f.loop())));
+            if (transport.reusePort()) {
+                b.option(EpollChannelOption.SO_REUSEPORT, true);
+            }
+            Channel ch = bindOrExplain(b.bind(at).await(), at, "udp");
+            udp.add(ch);
+            at = (InetSocketAddress) ch.localAddress(); // port 0 resolves on the first socket
+        }
+        ServerBootstrap sb = new ServerBootstrap().group(group)
+                .channelFactory(transport.server())
+                .option(ChannelOption.SO_BACKLOG, TCP_BACKLOG)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childHandler(tcpListener);
+        tcpServers.add(bindOrExplain(sb.bind(at).await(), at, "tcp"));
+        bound.add(at);
+    }
+
+    private static Channel bindOrExplain(io.netty.channel.ChannelFuture f, InetSocketAddress at, String proto)
+            throws BindException {
+        if (!f.isSuccess()) {
+            BindException e = new BindException(Addresses.text(at) + "/" + proto + ": " + f.cause().getMessage());
+            e.initCause(f.cause());
+            throw e;
+        }
+        return f.channel();
+    }
+
+    /**
+     * SO_REUSEPORT lets a second process share a port silently when it sets the option too, as a
+     * second sluice would. Binding once without it first makes a taken port an error, as operators
+     * expect.
+     */
+    private static void checkFree(InetSocketAddress address) throws BindException {
+        try (DatagramSocket ignored = new DatagramSocket(address)) {
+            // free
+        } catch (IOException e) {
+            throw new BindException(Addresses.text(address) + "/udp: address already in use");
+        }
+        try (ServerSocket ignored = new ServerSocket(address.getPort(), 1, address.getAddress())) {
+            // free
+        } catch (IOException e) {
+            throw new BindException(Addresses.text(address) + "/tcp: address already in use");
+        }
+    }
+
+    /** The addresses actually bound, ports resolved, in listen order. */
+    public List<InetSocketAddress> addresses() {
+        return List.copyOf(bound);
+    }
+
+    /** UDP sockets per address: the number of event loops reading each port. */
+    public int udpSocketsPerAddress() {
+        return bound.isEmpty() ? 0 : udp.size() / bound.size();
+    }
+
+    /**
+     * Stops taking queries and connections. Sockets stay open so that answers to queries already
+     * in flight can still be sent.
+     */
+    public void stopReading() {
+        for (Channel ch : tcpServers) {
+            ch.close().awaitUninterruptibly();
+        }
+        for (Channel ch : udp) {
+            ch.config().setAutoRead(false);
+        }
+        for (Channel ch : tcpConnections) {
+            ch.config().setAutoRead(false);
+        }
+    }
+
+    public void close() {
+        for (Channel ch : tcpServers) {
+            ch.close().awaitUninterruptibly();
+        }
+        tcpConnections.close().awaitUninterruptibly();
+        for (Channel ch : udp) {
+            ch.close().awaitUninterruptibly();
+        }
+    }
+}

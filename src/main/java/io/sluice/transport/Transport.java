@@ -1,0 +1,100 @@
+package io.sluice.transport;
+
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFactory;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoHandlerFactory;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollDatagramChannel;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.DatagramChannel;
+import io.netty.channel.socket.SocketProtocolFamily;
+import io.netty.channel.socket.nio.NioDatagramChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import java.net.Inet6Address;
+import java.net.InetAddress;
+
+/**
+ * Native epoll when the platform has it, NIO otherwise. Only epoll can give each event loop its own
+ * UDP socket on one port (SO_REUSEPORT), so {@link #reusePort()} tells the front end whether it can.
+ */
+public enum Transport {
+    EPOLL {
+        @Override
+        public DatagramChannel datagram(SocketProtocolFamily family) {
+            return new EpollDatagramChannel(family);
+        }
+
+        @Override
+        IoHandlerFactory ioHandler() {
+            return EpollIoHandler.newFactory();
+        }
+
+        @Override
+        public ChannelFactory<? extends ServerChannel> server() {
+            return EpollServerSocketChannel::new;
+        }
+
+        @Override
+        public ChannelFactory<? extends Channel> socket() {
+            return EpollSocketChannel::new;
+        }
+    },
+    NIO {
+        @Override
+        public DatagramChannel datagram(SocketProtocolFamily family) {
+            return new NioDatagramChannel(family);
+        }
+
+        @Override
+        IoHandlerFactory ioHandler() {
+            return NioIoHandler.newFactory();
+        }
+
+        @Override
+        public ChannelFactory<? extends ServerChannel> server() {
+            return NioServerSocketChannel::new;
+        }
+
+        @Override
+        public ChannelFactory<? extends Channel> socket() {
+            return NioSocketChannel::new;
+        }
+    };
+
+    public static Transport best() {
+        return Epoll.isAvailable() ? EPOLL : NIO;
+    }
+
+    public abstract DatagramChannel datagram(SocketProtocolFamily family);
+
+    abstract IoHandlerFactory ioHandler();
+
+    public abstract ChannelFactory<? extends ServerChannel> server();
+
+    public abstract ChannelFactory<? extends Channel> socket();
+
+    public boolean reusePort() {
+        return this == EPOLL;
+    }
+
+    public EventLoopGroup newGroup(int threads, String name) {
+        return new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory(name, true), ioHandler());
+    }
+
+    public static SocketProtocolFamily familyOf(InetAddress address) {
+        return address instanceof Inet6Address ? SocketProtocolFamily.INET6 : SocketProtocolFamily.INET;
+    }
+
+    @Override
+    public String toString() {
+        return name().toLowerCase();
+    }
+}

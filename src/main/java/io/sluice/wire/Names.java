@@ -1,0 +1,104 @@
+package io.sluice.wire;
+
+import io.netty.buffer.ByteBuf;
+
+/**
+ * Domain names in wire form, read in place from a message buffer.
+ *
+ * <p>Offsets are absolute buffer indices; {@code base} is the index of the message's first byte,
+ * which compression pointers are relative to. A compression pointer must point strictly backwards
+ * and into the message body, which rules out loops without counting hops.
+ */
+public final class Names {
+    private Names() {
+    }
+
+    /** Returned by {@link #skip} for a name that is not well formed. */
+    public static final int MALFORMED = -1;
+
+    /**
+     * Returns the index just past the name that starts at {@code offset} (a pointer ends the name
+     * in place), or {@link #MALFORMED} if the name runs past {@code end}, uses a reserved label
+     * type, points forwards or outside the message, or expands to more than 255 octets.
+     */
+    public static int skip(ByteBuf buf, int base, int offset, int end) {
+        int pos = offset;
+        int resume = -1;
+        int expanded = 0;
+        while (true) {
+            if (pos >= end) {
+                return MALFORMED;
+            }
+            int len = buf.getUnsignedByte(pos);
+            if (len == 0) {
+                expanded += 1;
+                if (expanded > Wire.MAX_NAME_BYTES) {
+                    return MALFORMED;
+                }
+                return resume >= 0 ? resume : pos + 1;
+            }
+            int kind = len & Wire.POINTER_MASK;
+            if (kind == Wire.POINTER_MASK) {
+                if (pos + 1 >= end) {
+                    return MALFORMED;
+                }
+                int target = base + (((len & 0x3F) << 8) | buf.getUnsignedByte(pos + 1));
+                if (target < base + Wire.HEADER_BYTES || target >= pos) {
+                    return MALFORMED;
+                }
+                if (resume < 0) {
+                    resume = pos + 2;
+                }
+                pos = target;
+            } else if (kind != 0) {
+                return MALFORMED; // 0x40 and 0x80 label types are reserved/obsolete (RFC 6891 s5)
+            } else {
+                expanded += len + 1;
+                if (expanded > Wire.MAX_NAME_BYTES) {
+                    return MALFORMED;
+                }
+                pos += len + 1;
+            }
+        }
+    }
+
+    /**
+     * Compares two well-formed names label by label, ASCII case-insensitively (RFC 4343), following
+     * compression pointers in either. Both names must have passed {@link #skip}.
+     */
+    public static boolean equalIgnoreCase(ByteBuf a, int aBase, int aOffset, ByteBuf b, int bBase, int bOffset) {
+        int pa = follow(a, aBase, aOffset);
+        int pb = follow(b, bBase, bOffset);
+        while (true) {
+            int la = a.getUnsignedByte(pa);
+            int lb = b.getUnsignedByte(pb);
+            if (la != lb) {
+                return false;
+            }
+            if (la == 0) {
+                return true;
+            }
+            for (int i = 1; i <= la; i++) {
+                if (lower(a.getByte(pa + i)) != lower(b.getByte(pb + i))) {
+                    return false;
+                }
+            }
+            pa = follow(a, aBase, pa + la + 1);
+            pb = follow(b, bBase, pb + lb + 1);
+        }
+    }
+
+    /** Resolves a chain of pointers at {@code pos} to the index of the next real label. */
+    static int follow(ByteBuf buf, int base, int pos) {
+        int len = buf.getUnsignedByte(pos);
+        while ((len & Wire.POINTER_MASK) == Wire.POINTER_MASK) {
+            pos = base + (((len & 0x3F) << 8) | buf.getUnsignedByte(pos + 1));
+            len = buf.getUnsignedByte(pos);
+        }
+        return pos;
+    }
+
+    static byte lower(byte c) {
+        return c >= 'A' && c <= 'Z' ? (byte) (c + ('a' - 'A')) : c;
+    }
+}

@@ -1,0 +1,107 @@
+package io.sluice.wire;
+
+import io.netty.buffer.ByteBuf;
+
+/**
+ * Reads what a forwarding decision needs from a query, in place: the header and the one question.
+ * Nothing after the question is looked at.
+ *
+ * <p>One instance per event loop, reused for every message: {@link #read} overwrites all fields.
+ * Hand-written rather than Netty's {@code DnsQueryDecoder} or dnsjava's {@code Message}: both
+ * decode every record of every section into objects, and a forwarder passes those sections through
+ * untouched.
+ */
+public final class QueryView {
+
+    /** What to do with a message, decided by {@link #read}. */
+    public enum Check {
+        /** A well-formed standard query with one question. */
+        QUERY,
+        /** Not even a message ID: no answer is possible. */
+        DROP_NO_ID,
+        /** QR=1: a response sent to a server. Answering it could start an answer loop. */
+        DROP_RESPONSE,
+        /** Malformed: answer FORMERR. */
+        FORMERR,
+        /** An opcode other than QUERY: answer NOTIMP. */
+        NOTIMP
+    }
+
+    private int base;
+    private int length;
+    private int id;
+    private int flags;
+    private int questionEnd;
+    private int qtype;
+    private int qclass;
+
+    /** Reads the message between {@code buf.readerIndex()} and {@code buf.writerIndex()}. */
+    public Check read(ByteBuf buf) {
+        base = buf.readerIndex();
+        length = buf.readableBytes();
+        questionEnd = -1;
+        if (length < 2) {
+            id = -1;
+            flags = 0;
+            return Check.DROP_NO_ID;
+        }
+        id = buf.getUnsignedShort(base + Wire.ID_OFFSET);
+        flags = length >= 4 ? buf.getUnsignedShort(base + Wire.FLAGS_OFFSET) : 0;
+        if (length < Wire.HEADER_BYTES) {
+            return Check.FORMERR;
+        }
+        if ((flags & Wire.FLAG_QR) != 0) {
+            return Check.DROP_RESPONSE;
+        }
+        if (((flags & Wire.OPCODE_MASK) >>> Wire.OPCODE_SHIFT) != Wire.OPCODE_QUERY) {
+            return Check.NOTIMP;
+        }
+        if (buf.getUnsignedShort(base + Wire.QDCOUNT_OFFSET) != 1) {
+            return Check.FORMERR;
+        }
+        int end = base + length;
+        int nameEnd = Names.skip(buf, base, base + Wire.HEADER_BYTES, end);
+        if (nameEnd == Names.MALFORMED || nameEnd + 4 > end) {
+            return Check.FORMERR;
+        }
+        qtype = buf.getUnsignedShort(nameEnd);
+        qclass = buf.getUnsignedShort(nameEnd + 2);
+        questionEnd = nameEnd + 4;
+        return Check.QUERY;
+    }
+
+    /** Index of the message's first byte. */
+    public int base() {
+        return base;
+    }
+
+    public int length() {
+        return length;
+    }
+
+    public int id() {
+        return id;
+    }
+
+    public int flags() {
+        return flags;
+    }
+
+    /** Index of the question name, valid after {@link Check#QUERY}. */
+    public int nameStart() {
+        return base + Wire.HEADER_BYTES;
+    }
+
+    /** Index just past QCLASS, or -1 if the question was not read. */
+    public int questionEnd() {
+        return questionEnd;
+    }
+
+    public int qtype() {
+        return qtype;
+    }
+
+    public int qclass() {
+        return qclass;
+    }
+}

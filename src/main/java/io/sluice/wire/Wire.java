@@ -1,0 +1,48 @@
+package io.sluice.wire;
+
+/**
+ * DNS message layout (RFC 1035 section 4.1) as named constants: offsets, flag masks, codes.
+ */
+public final class Wire {
+    private Wire() {
+    }
+
+    public static final int HEADER_BYTES = 12;
+    public static final int ID_OFFSET = 0;
+    public static final int FLAGS_OFFSET = 2;
+    public static final int QDCOUNT_OFFSET = 4;
+    public static final int ANCOUNT_OFFSET = 6;
+    public static final int NSCOUNT_OFFSET = 8;
+    public static final int ARCOUNT_OFFSET = 10;
+
+    public static final int FLAG_QR = 0x8000;
+    public static final int OPCODE_MASK = 0x7800;
+    public static final int OPCODE_SHIFT = 11;
+    public static final int FLAG_AA = 0x0400;
+    public static final int FLAG_TC = 0x0200;
+    public static final int FLAG_RD = 0x0100;
+    public static final int FLAG_RA = 0x0080;
+    public static final int FLAG_CD = 0x0010;
+    public static final int RCODE_MASK = 0x000F;
+
+    public static final int OPCODE_QUERY = 0;
+
+    public static final int RCODE_NOERROR = 0;
+    public static final int RCODE_FORMERR = 1;
+    public static final int RCODE_SERVFAIL = 2;
+    public static final int RCODE_NXDOMAIN = 3;
+    public static final int RCODE_NOTIMP = 4;
+    public static final int RCODE_REFUSED = 5;
+
+    public static final int TYPE_OPT = 41;
+    /** EDNS0 option code of an Extended DNS Error (RFC 8914). */
+    public static final int EDNS_OPTION_EDE = 15;
+    /** The DO bit in the OPT record's TTL field (RFC 3225). */
+    public static final int OPT_TTL_DO = 0x8000;
+
+    /** Longest name on the wire, root label included (RFC 1035 section 2.3.4). */
+    public static final int MAX_NAME_BYTES = 255;
+    public static final int MAX_LABEL_BYTES = 63;
+    /** Top two bits of a length octet that mark a compression pointer. */
+    public static final int POINTER_MASK = 0xC0;
+}
