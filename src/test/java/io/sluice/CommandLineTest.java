@@ -1,0 +1,132 @@
+package io.sluice;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.testing.Dns;
+import io.sluice.testing.TestUpstream;
+import java.io.IOException;
+import java.net.DatagramSocket;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.xbill.DNS.Rcode;
+import org.xbill.DNS.Type;
+
+/** The command line contract, run as a real process: flags, messages, exit codes, signals. */
+class CommandLineTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void helpAndVersionExitZero() throws Exception {
+        Run help = run("--help");
+        assertEquals(0, help.code);
+        assertTrue(help.out.contains("--upstream") && help.out.contains("--timeout"), help.out);
+        Run version = run("--version");
+        assertEquals(0, version.code);
+        assertTrue(version.out.startsWith("sluice "), version.out);
+    }
+
+    @Test
+    void badFlagsExitTwoWithOneLineNamingTheFlag() throws Exception {
+        assertUsage(run("--bogus"), "--bogus");
+        assertUsage(run("--timeout", "5x"), "--timeout");
+        assertUsage(run("--threads", "zero"), "--threads");
+        assertUsage(run("--listen", "localhost"), "--listen");
+        assertUsage(run("--upstream", "1.2.3.4:99999"), "--upstream");
+    }
+
+    @Test
+    void badConfigFileExitsTwoNamingKeyAndLine() throws Exception {
+        Path f = dir.resolve("bad.yml");
+        Files.writeString(f, "listen: 127.0.0.1:0\n# a comment\ntimeout: forever\n");
+        Run r = run("--config", f.toString());
+        assertUsage(r, "timeout");
+        assertTrue(r.err.contains("line 3"), r.err);
+
+        Files.writeString(f, "upstreams: [127.0.0.1:53]\nlisen: 127.0.0.1:53\n");
+        r = run("--config", f.toString());
+        assertUsage(r, "lisen");
+        assertTrue(r.err.contains("line 2") && r.err.contains("unknown setting"), r.err);
+
+        Files.writeString(f, "timeout: [1s\n");
+        assertUsage(run("--config", f.toString()), "YAML");
+
+        assertUsage(run("--config", dir.resolve("missing.yml").toString()), "missing.yml");
+    }
+
+    @Test
+    void aTakenPortExitsOne() throws Exception {
+        try (DatagramSocket taken = new DatagramSocket(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
+            Run r = run("--listen", "127.0.0.1:" + taken.getLocalPort(), "--upstream", "127.0.0.1:53");
+            assertEquals(1, r.code, r.err);
+            assertTrue(r.err.contains("127.0.0.1:" + taken.getLocalPort()) && r.err.contains("in use"), r.err);
+        }
+    }
+
+    @Test
+    void servesThenStopsCleanlyOnSigterm() throws Exception {
+        int port;
+        try (DatagramSocket probe = new DatagramSocket(0, InetAddress.getLoopbackAddress())) {
+            port = probe.getLocalPort();
+        }
+        try (TestUpstream up = new TestUpstream()) {
+            Path log = dir.resolve("stderr.log");
+            Process p = command("--listen", "127.0.0.1:" + port, "--upstream", up.hostPort(), "--threads", "1")
+                    .redirectError(log.toFile()).start();
+            InetSocketAddress at = new InetSocketAddress(InetAddress.getLoopbackAddress(), port);
+            byte[] reply = null;
+            for (int i = 0; i < 100 && reply == null; i++) {
+                reply = Dns.udp(at, Dns.query(i, "cli.example.", Type.A), 100);
+            }
+            assertNotNull(reply, "served over UDP");
+            assertEquals(Rcode.NOERROR, Dns.rcode(reply));
+            assertEquals(Rcode.NOERROR, Dns.rcode(Dns.tcp(at, Dns.query(1, "cli.example.", Type.A))));
+            p.destroy(); // SIGTERM
+            assertTrue(p.waitFor(10, TimeUnit.SECONDS));
+            String err = Files.readString(log);
+            assertEquals(0, p.exitValue(), err);
+            assertTrue(err.contains("listening on 127.0.0.1:" + port) && err.contains("upstreams " + up.hostPort())
+                    && err.contains("threads 1") && err.contains("transport "), err);
+            assertTrue(err.contains("stopped;"), err);
+        }
+    }
+
+    private static void assertUsage(Run r, String names) {
+        assertEquals(2, r.code, r.err);
+        String[] lines = r.err.strip().split("\n");
+        assertEquals(1, lines.length, "one line: " + r.err);
+        assertTrue(lines[0].startsWith("sluice: ") && lines[0].contains(names), r.err);
+    }
+
+    record Run(int code, String out, String err) {
+    }
+
+    private static Run run(String... args) throws IOException, InterruptedException {
+        Process p = start(args);
+        assertTrue(p.waitFor(30, TimeUnit.SECONDS), "exits by itself");
+        return new Run(p.exitValue(), new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8),
+                new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8));
+    }
+
+    private static Process start(String... args) throws IOException {
+        return command(args).start();
+    }
+
+    private static ProcessBuilder command(String... args) {
+        List<String> cmd = new ArrayList<>(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"), Main.class.getName()));
+        cmd.addAll(List.of(args));
+        return new ProcessBuilder(cmd);
+    }
+}

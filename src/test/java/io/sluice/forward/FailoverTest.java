@@ -1,0 +1,130 @@
+package io.sluice.forward;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.testing.Dns;
+import io.sluice.testing.RunningSluice;
+import io.sluice.testing.TestUpstream;
+import java.net.DatagramPacket;
+import java.net.DatagramSocket;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.xbill.DNS.Message;
+import org.xbill.DNS.Rcode;
+import org.xbill.DNS.Type;
+
+/** Upstreams that do not answer: failover, SERVFAIL, marking down, coming back, the in-flight bound. */
+class FailoverTest {
+    private static final long TIMEOUT_MS = 300;
+    /** Generous allowance for a loaded CI machine; the point is "not a hang". */
+    private static final long MARGIN_MS = 1500;
+
+    @Test
+    void silentUpstreamFailsOverToTheNext() throws Exception {
+        try (TestUpstream silent = new TestUpstream(); TestUpstream good = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(silent, good), "timeout", TIMEOUT_MS + "ms")) {
+            silent.mode(TestUpstream.Mode.SILENT);
+            for (boolean tcp : new boolean[] {false, true}) {
+                byte[] query = Dns.query(3, "failover.example.", Type.A);
+                long start = System.nanoTime();
+                byte[] reply = tcp ? Dns.tcp(s.address(), query) : Dns.udp(s.address(), query);
+                long ms = (System.nanoTime() - start) / 1_000_000;
+                assertNotNull(reply);
+                assertEquals(Rcode.NOERROR, Dns.rcode(reply));
+                assertTrue(ms >= TIMEOUT_MS - 50 && ms < TIMEOUT_MS + MARGIN_MS, "answered after " + ms + " ms");
+            }
+            assertTrue(silent.udpQueries() >= 1 && silent.tcpQueries() >= 1, "the first upstream was tried");
+        }
+    }
+
+    @Test
+    void noUpstreamAnsweringGivesServfailWithinTheTimeout() throws Exception {
+        try (TestUpstream a = new TestUpstream(); TestUpstream b = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(a, b), "timeout", TIMEOUT_MS + "ms")) {
+            a.mode(TestUpstream.Mode.SILENT);
+            b.mode(TestUpstream.Mode.SILENT);
+            byte[] query = Dns.queryWithOpt(0xABCD, "dead.example.", Type.AAAA, List.of());
+            long start = System.nanoTime();
+            byte[] reply = Dns.udp(s.address(), query);
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            assertNotNull(reply);
+            assertTrue(ms < 2 * TIMEOUT_MS + MARGIN_MS, "SERVFAIL after " + ms + " ms");
+            Message m = Dns.parse(reply);
+            assertEquals(0xABCD, m.getHeader().getID());
+            assertEquals(Rcode.SERVFAIL, m.getRcode());
+            assertEquals("dead.example.", m.getQuestion().getName().toString());
+            assertEquals(Type.AAAA, m.getQuestion().getType());
+            assertNotNull(m.getOPT(), "an EDNS query gets an OPT back");
+            assertEquals(1, a.udpQueries());
+            assertEquals(1, b.udpQueries());
+        }
+    }
+
+    @Test
+    void anUpstreamThatKeepsTimingOutIsSkippedUntilItAnswersAgain() throws Exception {
+        try (TestUpstream flaky = new TestUpstream(); TestUpstream good = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(flaky, good), "timeout", TIMEOUT_MS + "ms",
+                     "max-fails", "2", "health-check-interval", "100ms")) {
+            flaky.mode(TestUpstream.Mode.SILENT);
+            for (int i = 0; i < 2; i++) {
+                assertNotNull(Dns.udp(s.address(), Dns.query(i, "slow" + i + ".example.", Type.A)));
+            }
+            int triedBefore = flaky.udpQueries();
+            long start = System.nanoTime();
+            assertNotNull(Dns.udp(s.address(), Dns.query(9, "fast.example.", Type.A)));
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(ms < TIMEOUT_MS, "a down upstream is not waited for: " + ms + " ms");
+
+            flaky.mode(TestUpstream.Mode.ANSWER);
+            long deadline = System.nanoTime() + 5_000_000_000L;
+            while (flaky.udpQueries() <= triedBefore + 1 && System.nanoTime() < deadline) {
+                Dns.udp(s.address(), Dns.query(10, "back.example.", Type.A));
+                Thread.sleep(50);
+            }
+            int probedAndServed = flaky.udpQueries();
+            Dns.udp(s.address(), Dns.query(11, "again.example.", Type.A));
+            assertEquals(probedAndServed + 1, flaky.udpQueries(), "the first upstream serves again");
+        }
+    }
+
+    @Test
+    void pastTheInFlightBoundQueriesGetServfailAtOnce() throws Exception {
+        try (TestUpstream silent = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(silent), "timeout", "5s", "threads", "1",
+                     "max-inflight", "2")) {
+            silent.mode(TestUpstream.Mode.SILENT);
+            try (DatagramSocket c = new DatagramSocket()) {
+                c.setSoTimeout(1000);
+                for (int i = 0; i < 3; i++) {
+                    byte[] q = Dns.query(i, "held" + i + ".example.", Type.A);
+                    c.send(new DatagramPacket(q, q.length, s.address()));
+                }
+                byte[] buf = new byte[512];
+                DatagramPacket p = new DatagramPacket(buf, buf.length);
+                c.receive(p);
+                assertEquals(2, Dns.id(buf), "the third query is the one refused");
+                assertEquals(Rcode.SERVFAIL, Dns.rcode(buf));
+            }
+            assertEquals(1, s.sluice().meters().inflightFull.sum());
+        }
+    }
+
+    @Test
+    void aLateReplyAfterSluiceGaveUpIsDroppedAndCounted() throws Exception {
+        try (TestUpstream a = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(a), "timeout", TIMEOUT_MS + "ms")) {
+            a.mode(TestUpstream.Mode.SILENT);
+            byte[] reply = Dns.udp(s.address(), Dns.query(1, "late.example.", Type.A));
+            assertEquals(Rcode.SERVFAIL, Dns.rcode(reply));
+            a.sendToLastSender(TestUpstream.answer(new Message(a.lastQuery())).toWire());
+            long deadline = System.nanoTime() + 2_000_000_000L;
+            while (s.sluice().meters().repliesUnexpected.sum() == 0 && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertEquals(1, s.sluice().meters().repliesUnexpected.sum());
+            assertEquals(0, s.sluice().meters().answered.sum());
+        }
+    }
+}

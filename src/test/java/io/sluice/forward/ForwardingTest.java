@@ -1,0 +1,140 @@
+package io.sluice.forward;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.testing.Dns;
+import io.sluice.testing.RunningSluice;
+import io.sluice.testing.TestUpstream;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.xbill.DNS.Flags;
+import org.xbill.DNS.GenericEDNSOption;
+import org.xbill.DNS.Message;
+import org.xbill.DNS.Rcode;
+import org.xbill.DNS.Section;
+import org.xbill.DNS.Type;
+
+/** Forwarding over real loopback sockets to a real in-test upstream. */
+class ForwardingTest {
+    private TestUpstream upstream;
+    private RunningSluice sluice;
+
+    @BeforeEach
+    void start() throws Exception {
+        upstream = new TestUpstream();
+        sluice = RunningSluice.start(List.of(upstream), "timeout", "500ms");
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        sluice.close();
+        upstream.close();
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {Type.A, Type.AAAA, Type.MX, Type.TXT})
+    void udpAnswerIsTheUpstreamsByteForByte(int type) throws Exception {
+        byte[] query = Dns.query(0x1234, "www.example.", type);
+        byte[] direct = Dns.udp(upstream.address(), query);
+        byte[] forwarded = Dns.udp(sluice.address(), query);
+        assertNotNull(forwarded);
+        assertArrayEquals(direct, forwarded);
+        assertEquals(1, Dns.parse(forwarded).getSection(Section.ANSWER).size());
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {Type.A, Type.AAAA, Type.MX, Type.TXT})
+    void tcpAnswerIsTheUpstreamsByteForByte(int type) throws Exception {
+        byte[] query = Dns.query(0x4321, "mail.example.", type);
+        byte[] direct = Dns.tcp(upstream.address(), query);
+        byte[] forwarded = Dns.tcp(sluice.address(), query);
+        assertArrayEquals(direct, forwarded);
+        assertTrue(upstream.tcpQueries() >= 2, "the TCP query went upstream over TCP");
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {0, 1, 0x7FFF, 0xBEEF, 0xFFFF})
+    void theClientsIdComesBackWhileUpstreamSeesAnother(int id) throws Exception {
+        byte[] reply = Dns.udp(sluice.address(), Dns.query(id, "id.example.", Type.A));
+        assertEquals(id, Dns.id(reply));
+        byte[] tcpReply = Dns.tcp(sluice.address(), Dns.query(id, "id.example.", Type.A));
+        assertEquals(id, Dns.id(tcpReply));
+    }
+
+    @Test
+    void upstreamIdsAreRandomisedPerQuery() throws Exception {
+        int same = 0;
+        for (int i = 0; i < 20; i++) {
+            Dns.udp(sluice.address(), Dns.query(7, "r" + i + ".example.", Type.A));
+            if (Dns.id(upstream.lastQuery()) == 7) {
+                same++;
+            }
+        }
+        assertTrue(same < 3, "upstream saw the client's ID " + same + " times of 20");
+    }
+
+    @Test
+    void ednsOptionsReachTheUpstreamUntouched() throws Exception {
+        byte[] query = Dns.queryWithOpt(99, "edns.example.", Type.A,
+                List.of(new GenericEDNSOption(65001, new byte[] {1, 2, 3, 4, 5})));
+        byte[] reply = Dns.udp(sluice.address(), query);
+        byte[] seen = upstream.lastQuery();
+        assertEquals(query.length, seen.length);
+        assertArrayEquals(Arrays.copyOfRange(query, 2, query.length), Arrays.copyOfRange(seen, 2, seen.length),
+                "all but the ID is the client's bytes");
+        assertNotNull(Dns.parse(reply).getOPT(), "the upstream's OPT comes back");
+    }
+
+    @Test
+    void largeAnswerIsTruncatedOverUdpAndWholeOverTcp() throws Exception {
+        byte[] query = Dns.query(5, TestUpstream.BIG, Type.TXT);
+        Message udp = Dns.parse(Dns.udp(sluice.address(), query));
+        assertTrue(udp.getHeader().getFlag(Flags.TC), "TC set over UDP");
+        Message tcp = Dns.parse(Dns.tcp(sluice.address(), query));
+        assertEquals(false, tcp.getHeader().getFlag(Flags.TC));
+        assertEquals(1, tcp.getSection(Section.ANSWER).size());
+        assertTrue(tcp.toWire().length > 2500);
+    }
+
+    @Test
+    void nxdomainPassesThrough() throws Exception {
+        byte[] reply = Dns.udp(sluice.address(), Dns.query(6, TestUpstream.NX, Type.A));
+        assertEquals(Rcode.NXDOMAIN, Dns.rcode(reply));
+    }
+
+    @Test
+    void forgedRepliesAreIgnoredAndCounted() throws Exception {
+        upstream.mode(TestUpstream.Mode.FORGE_FIRST);
+        byte[] query = Dns.query(77, "genuine.example.", Type.A);
+        Message reply = Dns.parse(Dns.udp(sluice.address(), query));
+        assertEquals("genuine.example.", reply.getQuestion().getName().toString());
+        assertEquals(1, reply.getSection(Section.ANSWER).size());
+        Message tcp = Dns.parse(Dns.tcp(sluice.address(), query));
+        assertEquals("genuine.example.", tcp.getQuestion().getName().toString());
+        var m = sluice.sluice().meters();
+        assertTrue(m.repliesUnexpected.sum() >= 2, "wrong IDs counted over UDP and TCP: " + m);
+        assertTrue(m.repliesMismatched.sum() >= 3, "wrong question and wrong source counted: " + m);
+    }
+
+    @Test
+    void thousandConcurrentQueriesAreAllAnswered() throws Exception {
+        int n = 1000;
+        upstream.holdUntil(n); // every reply waits until all 1000 are in flight at once
+        Concurrent.Result r = Concurrent.udp(sluice.address(), n, 10);
+        assertEquals(n, r.answered(), r.toString());
+        assertEquals(0, r.wrongAnswers(), r.toString());
+    }
+
+    @Test
+    void manyQueriesOnOneTcpConnectionAreAllAnswered() throws Exception {
+        assertEquals(200, Concurrent.tcpPipelined(sluice.address(), 200));
+    }
+}

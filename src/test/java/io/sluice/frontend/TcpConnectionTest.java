@@ -1,0 +1,75 @@
+package io.sluice.frontend;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.testing.Dns;
+import io.sluice.testing.RunningSluice;
+import io.sluice.testing.TestUpstream;
+import java.io.InputStream;
+import java.net.Socket;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.xbill.DNS.Rcode;
+import org.xbill.DNS.Type;
+
+/** Client TCP connections: idle timeout, the connection bound, half-sent frames. */
+class TcpConnectionTest {
+
+    @Test
+    void anIdleConnectionIsClosed() throws Exception {
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), "tcp-idle-timeout", "300ms");
+             Socket c = new Socket(s.address().getAddress(), s.address().getPort())) {
+            c.setSoTimeout(5000);
+            Dns.writeFrame(c, Dns.query(1, "a.example.", Type.A));
+            assertEquals(1, Dns.id(Dns.readFrame(c)));
+            long start = System.nanoTime();
+            assertEquals(-1, c.getInputStream().read(), "closed by the server");
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(ms >= 200 && ms < 3000, "closed after " + ms + " ms");
+            assertEquals(1, s.sluice().meters().tcpIdleClosed.sum());
+        }
+    }
+
+    @Test
+    void connectionsPastTheBoundAreClosedAndOthersStillServed() throws Exception {
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), "max-tcp-connections", "2");
+             Socket a = new Socket(s.address().getAddress(), s.address().getPort());
+             Socket b = new Socket(s.address().getAddress(), s.address().getPort())) {
+            a.setSoTimeout(5000);
+            Dns.writeFrame(a, Dns.query(1, "a.example.", Type.A));
+            assertEquals(1, Dns.id(Dns.readFrame(a)));
+            Dns.writeFrame(b, Dns.query(2, "b.example.", Type.A));
+            b.setSoTimeout(5000);
+            assertEquals(2, Dns.id(Dns.readFrame(b)));
+            try (Socket c = new Socket(s.address().getAddress(), s.address().getPort())) {
+                c.setSoTimeout(5000);
+                InputStream in = c.getInputStream();
+                assertEquals(-1, in.read(), "the third connection is closed at once");
+            }
+            assertEquals(1, s.sluice().meters().tcpConnectionsRejected.sum());
+            Dns.writeFrame(a, Dns.query(3, "c.example.", Type.A));
+            assertEquals(3, Dns.id(Dns.readFrame(a)));
+        }
+    }
+
+    @Test
+    void aHalfSentFrameBlocksNobodyElse() throws Exception {
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), "threads", "1");
+             Socket slow = new Socket(s.address().getAddress(), s.address().getPort())) {
+            byte[] q = Dns.query(5, "slow.example.", Type.A);
+            slow.getOutputStream().write(new byte[] {0, (byte) q.length, q[0], q[1], q[2]});
+            slow.getOutputStream().flush();
+            for (int i = 0; i < 5; i++) {
+                assertEquals(Rcode.NOERROR, Dns.rcode(Dns.tcp(s.address(), Dns.query(i, "fast.example.", Type.A))));
+                assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(i, "fast.example.", Type.A))));
+            }
+            slow.setSoTimeout(5000);
+            slow.getOutputStream().write(q, 3, q.length - 3);
+            assertEquals(5, Dns.id(Dns.readFrame(slow)), "the slow client is served once its frame is whole");
+        }
+    }
+}

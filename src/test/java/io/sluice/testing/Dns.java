@@ -1,0 +1,99 @@
+package io.sluice.testing;
+
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.net.DatagramPacket;
+import java.net.DatagramSocket;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.util.Arrays;
+import java.util.List;
+import org.xbill.DNS.DClass;
+import org.xbill.DNS.EDNSOption;
+import org.xbill.DNS.Message;
+import org.xbill.DNS.Name;
+import org.xbill.DNS.OPTRecord;
+import org.xbill.DNS.Record;
+import org.xbill.DNS.Section;
+
+/** A raw DNS client over real sockets: exact bytes out, exact bytes back. */
+public final class Dns {
+    private Dns() {
+    }
+
+    public static byte[] query(int id, String name, int type) {
+        return message(id, name, type).toWire();
+    }
+
+    public static Message message(int id, String name, int type) {
+        try {
+            Message m = Message.newQuery(Record.newRecord(Name.fromString(name), type, DClass.IN));
+            m.getHeader().setID(id);
+            return m;
+        } catch (IOException e) {
+            throw new IllegalArgumentException(name, e);
+        }
+    }
+
+    public static byte[] queryWithOpt(int id, String name, int type, List<EDNSOption> options) {
+        Message m = message(id, name, type);
+        m.addRecord(new OPTRecord(1232, 0, 0, 0, options), Section.ADDITIONAL);
+        return m.toWire();
+    }
+
+    /** Sends one datagram and returns the first reply, or null when none comes within the timeout. */
+    public static byte[] udp(InetSocketAddress server, byte[] query, int timeoutMillis) throws IOException {
+        try (DatagramSocket s = new DatagramSocket()) {
+            s.setSoTimeout(timeoutMillis);
+            s.send(new DatagramPacket(query, query.length, server));
+            byte[] buf = new byte[65535];
+            DatagramPacket p = new DatagramPacket(buf, buf.length);
+            try {
+                s.receive(p);
+            } catch (SocketTimeoutException e) {
+                return null;
+            }
+            return Arrays.copyOf(p.getData(), p.getLength());
+        }
+    }
+
+    public static byte[] udp(InetSocketAddress server, byte[] query) throws IOException {
+        return udp(server, query, 5000);
+    }
+
+    /** Sends one framed query on a new TCP connection and reads one framed reply. */
+    public static byte[] tcp(InetSocketAddress server, byte[] query) throws IOException {
+        try (Socket s = new Socket(server.getAddress(), server.getPort())) {
+            s.setSoTimeout(5000);
+            writeFrame(s, query);
+            return readFrame(s);
+        }
+    }
+
+    public static void writeFrame(Socket s, byte[] message) throws IOException {
+        DataOutputStream out = new DataOutputStream(s.getOutputStream());
+        out.writeShort(message.length);
+        out.write(message);
+        out.flush();
+    }
+
+    public static byte[] readFrame(Socket s) throws IOException {
+        DataInputStream in = new DataInputStream(s.getInputStream());
+        int len = in.readUnsignedShort();
+        return in.readNBytes(len);
+    }
+
+    public static Message parse(byte[] wire) throws IOException {
+        return new Message(wire);
+    }
+
+    public static int id(byte[] wire) {
+        return ((wire[0] & 0xFF) << 8) | (wire[1] & 0xFF);
+    }
+
+    public static int rcode(byte[] wire) {
+        return wire[3] & 0x0F;
+    }
+}

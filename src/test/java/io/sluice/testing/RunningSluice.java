@@ -1,0 +1,45 @@
+package io.sluice.testing;
+
+import io.sluice.Sluice;
+import io.sluice.config.Settings;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Starts an in-process sluice on an ephemeral loopback port, for tests. */
+public final class RunningSluice implements AutoCloseable {
+    private final Sluice sluice;
+
+    private RunningSluice(Sluice sluice) {
+        this.sluice = sluice;
+    }
+
+    /** @param keyValues settings as alternating key and value, e.g. "timeout", "300ms" */
+    public static RunningSluice start(List<TestUpstream> upstreams, String... keyValues) throws Exception {
+        Settings.Builder b = new Settings.Builder();
+        b.set("listen", List.of("127.0.0.1:0"));
+        List<String> ups = new ArrayList<>();
+        for (TestUpstream u : upstreams) {
+            ups.add(u.hostPort());
+        }
+        b.set("upstreams", ups);
+        b.set("threads", List.of("2"));
+        for (int i = 0; i < keyValues.length; i += 2) {
+            b.set(keyValues[i], List.of(keyValues[i + 1]));
+        }
+        return new RunningSluice(Sluice.start(b.build()));
+    }
+
+    public InetSocketAddress address() {
+        return sluice.addresses().get(0);
+    }
+
+    public Sluice sluice() {
+        return sluice;
+    }
+
+    @Override
+    public void close() {
+        sluice.close();
+    }
+}

@@ -1,0 +1,282 @@
+package io.sluice.testing;
+
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.net.DatagramPacket;
+import java.net.DatagramSocket;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.xbill.DNS.AAAARecord;
+import org.xbill.DNS.ARecord;
+import org.xbill.DNS.DClass;
+import org.xbill.DNS.Flags;
+import org.xbill.DNS.MXRecord;
+import org.xbill.DNS.Message;
+import org.xbill.DNS.Name;
+import org.xbill.DNS.OPTRecord;
+import org.xbill.DNS.Rcode;
+import org.xbill.DNS.Record;
+import org.xbill.DNS.Section;
+import org.xbill.DNS.TXTRecord;
+import org.xbill.DNS.Type;
+
+/**
+ * A small authoritative DNS server on 127.0.0.1, UDP and TCP on one port, for tests. It answers
+ * every name under {@code example.} with fixed records, {@code nx.example.} with NXDOMAIN and
+ * {@code big.example. TXT} with about 3000 bytes (TC over UDP). It can be told to stay silent, to
+ * send forged replies before the genuine one, or to hold replies until many queries have arrived.
+ */
+public final class TestUpstream implements AutoCloseable {
+    public enum Mode { ANSWER, SILENT, FORGE_FIRST }
+
+    public static final String BIG = "big.example.";
+    public static final String NX = "nx.example.";
+
+    private final DatagramSocket udp;
+    private final DatagramSocket forger;
+    private final ServerSocket tcp;
+    private final List<Thread> threads = new ArrayList<>();
+    private final List<Socket> connections = new CopyOnWriteArrayList<>();
+    private final AtomicReference<Mode> mode = new AtomicReference<>(Mode.ANSWER);
+    private final AtomicReference<byte[]> lastQuery = new AtomicReference<>();
+    private final AtomicReference<java.net.SocketAddress> lastSender = new AtomicReference<>();
+    private final AtomicInteger udpQueries = new AtomicInteger();
+    private final AtomicInteger tcpQueries = new AtomicInteger();
+    private final List<DatagramPacket> held = new ArrayList<>();
+    private volatile int holdUntil;
+    private volatile boolean closed;
+
+    public TestUpstream() throws IOException {
+        DatagramSocket u = null;
+        ServerSocket t = null;
+        for (int attempt = 0; t == null; attempt++) {
+            u = new DatagramSocket(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+            try {
+                t = new ServerSocket(u.getLocalPort(), 50, InetAddress.getLoopbackAddress());
+            } catch (IOException e) {
+                u.close();
+                if (attempt > 20) {
+                    throw e;
+                }
+            }
+        }
+        udp = u;
+        udp.setReceiveBufferSize(4 << 20);
+        tcp = t;
+        forger = new DatagramSocket(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+        start("udp", this::serveUdp);
+        start("tcp", this::acceptTcp);
+    }
+
+    public InetSocketAddress address() {
+        return new InetSocketAddress(InetAddress.getLoopbackAddress(), udp.getLocalPort());
+    }
+
+    public String hostPort() {
+        return "127.0.0.1:" + udp.getLocalPort();
+    }
+
+    public void mode(Mode m) {
+        mode.set(m);
+    }
+
+    /** Holds UDP replies until {@code n} queries are waiting, then sends them all. */
+    public void holdUntil(int n) {
+        holdUntil = n;
+    }
+
+    public int udpQueries() {
+        return udpQueries.get();
+    }
+
+    public int tcpQueries() {
+        return tcpQueries.get();
+    }
+
+    /** The bytes of the last query received, as they arrived. */
+    public byte[] lastQuery() {
+        return lastQuery.get();
+    }
+
+    /** Sends {@code reply} from this server's UDP port to whoever sent the last UDP query. */
+    public void sendToLastSender(byte[] reply) throws IOException {
+        udp.send(new DatagramPacket(reply, reply.length, lastSender.get()));
+    }
+
+    private void start(String name, Runnable body) {
+        Thread t = new Thread(body, "test-upstream-" + name);
+        t.setDaemon(true);
+        t.start();
+        threads.add(t);
+    }
+
+    private void serveUdp() {
+        byte[] buf = new byte[65535];
+        while (!closed) {
+            DatagramPacket p = new DatagramPacket(buf, buf.length);
+            try {
+                udp.receive(p);
+            } catch (IOException e) {
+                return;
+            }
+            byte[] query = java.util.Arrays.copyOfRange(p.getData(), p.getOffset(), p.getOffset() + p.getLength());
+            lastSender.set(p.getSocketAddress());
+            lastQuery.set(query);
+            udpQueries.incrementAndGet();
+            if (mode.get() == Mode.SILENT) {
+                continue;
+            }
+            try {
+                if (holdUntil > 0) {
+                    held.add(new DatagramPacket(query, query.length, p.getSocketAddress()));
+                    if (held.size() >= holdUntil) {
+                        for (DatagramPacket h : held) {
+                            sendUdp(h.getData(), h.getSocketAddress());
+                        }
+                        held.clear();
+                    }
+                } else {
+                    sendUdp(query, p.getSocketAddress());
+                }
+            } catch (IOException e) {
+                if (!closed) {
+                    throw new RuntimeException(e);
+                }
+            }
+        }
+    }
+
+    private void sendUdp(byte[] query, java.net.SocketAddress to) throws IOException {
+        Message q = new Message(query);
+        OPTRecord opt = q.getOPT();
+        int max = opt == null ? 512 : Math.max(512, opt.getPayloadSize());
+        if (mode.get() == Mode.FORGE_FIRST) {
+            for (byte[] forged : forgeries(q)) {
+                udp.send(new DatagramPacket(forged, forged.length, to));
+            }
+            byte[] genuine = answer(q).toWire(max);
+            forger.send(new DatagramPacket(genuine, genuine.length, to)); // right bytes, wrong source
+        }
+        byte[] out = answer(q).toWire(max);
+        udp.send(new DatagramPacket(out, out.length, to));
+    }
+
+    private void acceptTcp() {
+        while (!closed) {
+            Socket s;
+            try {
+                s = tcp.accept();
+            } catch (IOException e) {
+                return;
+            }
+            connections.add(s);
+            start("tcp-conn", () -> serveTcp(s));
+        }
+    }
+
+    private void serveTcp(Socket s) {
+        try (s) {
+            DataInputStream in = new DataInputStream(s.getInputStream());
+            DataOutputStream out = new DataOutputStream(s.getOutputStream());
+            while (!closed) {
+                int len = in.readUnsignedShort();
+                byte[] query = in.readNBytes(len);
+                lastQuery.set(query);
+                tcpQueries.incrementAndGet();
+                if (mode.get() == Mode.SILENT) {
+                    continue;
+                }
+                Message q = new Message(query);
+                List<byte[]> replies = new ArrayList<>();
+                if (mode.get() == Mode.FORGE_FIRST) {
+                    replies.addAll(forgeries(q));
+                }
+                replies.add(answer(q).toWire());
+                synchronized (out) {
+                    for (byte[] r : replies) {
+                        out.writeShort(r.length);
+                        out.write(r);
+                    }
+                    out.flush();
+                }
+            }
+        } catch (IOException e) {
+            // connection closed
+        }
+    }
+
+    /** A reply with another ID, and one with the right ID but another question. */
+    private static List<byte[]> forgeries(Message q) throws IOException {
+        Message wrongId = answer(q);
+        wrongId.getHeader().setID((q.getHeader().getID() + 1) & 0xFFFF);
+        Message wrongQuestion = answer(new Message(q.toWire()));
+        Record question = q.getQuestion();
+        wrongQuestion.removeAllRecords(Section.QUESTION);
+        wrongQuestion.addRecord(Record.newRecord(Name.fromString("forged.example."), question.getType(),
+                question.getDClass()), Section.QUESTION);
+        return List.of(wrongId.toWire(), wrongQuestion.toWire());
+    }
+
+    /** The answer this server gives to {@code q}, before any truncation. */
+    public static Message answer(Message q) throws IOException {
+        Message r = new Message(q.getHeader().getID());
+        r.getHeader().setFlag(Flags.QR);
+        r.getHeader().setFlag(Flags.AA);
+        if (q.getHeader().getFlag(Flags.RD)) {
+            r.getHeader().setFlag(Flags.RD);
+        }
+        Record question = q.getQuestion();
+        r.addRecord(question, Section.QUESTION);
+        if (q.getOPT() != null) {
+            r.addRecord(new OPTRecord(1232, 0, 0), Section.ADDITIONAL);
+        }
+        Name name = question.getName();
+        if (name.equals(Name.fromString(NX))) {
+            r.getHeader().setRcode(Rcode.NXDOMAIN);
+            return r;
+        }
+        long ttl = 300;
+        switch (question.getType()) {
+            case Type.A -> r.addRecord(new ARecord(name, DClass.IN, ttl, InetAddress.getByName("192.0.2.1")),
+                    Section.ANSWER);
+            case Type.AAAA -> r.addRecord(new AAAARecord(name, DClass.IN, ttl,
+                    InetAddress.getByName("2001:db8::1")), Section.ANSWER);
+            case Type.MX -> r.addRecord(new MXRecord(name, DClass.IN, ttl, 10,
+                    Name.fromString("mail.example.")), Section.ANSWER);
+            case Type.TXT -> {
+                List<String> strings = new ArrayList<>();
+                int count = name.equals(Name.fromString(BIG)) ? 12 : 1;
+                for (int i = 0; i < count; i++) {
+                    strings.add(count == 1 ? "hello" : "x".repeat(250));
+                }
+                r.addRecord(new TXTRecord(name, DClass.IN, ttl, strings), Section.ANSWER);
+            }
+            default -> { }
+        }
+        return r;
+    }
+
+    @Override
+    public void close() throws IOException {
+        closed = true;
+        udp.close();
+        forger.close();
+        tcp.close();
+        for (Socket s : connections) {
+            try {
+                s.close();
+            } catch (SocketException e) {
+                // already closed
+            }
+        }
+    }
+}
