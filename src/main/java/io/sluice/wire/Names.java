@@ -6,8 +6,9 @@ import io.netty.buffer.ByteBuf;
  * Domain names in wire form, read in place from a message buffer.
  *
  * <p>Offsets are absolute buffer indices; {@code base} is the index of the message's first byte,
- * which compression pointers are relative to. A compression pointer must point strictly backwards
- * and into the message body, which rules out loops without counting hops.
+ * which compression pointers are relative to. A compression pointer must point into the message
+ * body and before the start of the labels it continues, so every jump goes strictly backwards from
+ * the last one: loops are impossible without counting hops.
  */
 public final class Names {
     private Names() {
@@ -23,6 +24,7 @@ public final class Names {
      */
     public static int skip(ByteBuf buf, int base, int offset, int end) {
         int pos = offset;
+        int segmentStart = offset;
         int resume = -1;
         int expanded = 0;
         while (true) {
@@ -43,13 +45,14 @@ public final class Names {
                     return MALFORMED;
                 }
                 int target = base + (((len & 0x3F) << 8) | buf.getUnsignedByte(pos + 1));
-                if (target < base + Wire.HEADER_BYTES || target >= pos) {
+                if (target < base + Wire.HEADER_BYTES || target >= segmentStart) {
                     return MALFORMED;
                 }
                 if (resume < 0) {
                     resume = pos + 2;
                 }
                 pos = target;
+                segmentStart = target;
             } else if (kind != 0) {
                 return MALFORMED; // 0x40 and 0x80 label types are reserved/obsolete (RFC 6891 s5)
             } else {

@@ -49,6 +49,8 @@ class MalformedQueryTest {
                 Arguments.of("name runs past the end", "0a0b010000010000000000000565786100", Rcode.FORMERR),
                 Arguments.of("question without type and class", "0a0b010000010000000000000161000001", Rcode.FORMERR),
                 Arguments.of("pointer to itself", "0a0b010000010000000000000161c00e00010001", Rcode.FORMERR),
+                Arguments.of("pointer back to the start of its own name", "0a0b010000010000000000000161c00c00010001",
+                        Rcode.FORMERR),
                 Arguments.of("pointer forwards", "0a0b010000010000000000000161c01000010001", Rcode.FORMERR),
                 Arguments.of("pointer into the header", "0a0b010000010000000000000161c00200010001", Rcode.FORMERR),
                 Arguments.of("reserved label type", "0a0b0100000100000000000041610000010001", Rcode.FORMERR),
