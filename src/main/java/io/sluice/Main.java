@@ -56,6 +56,34 @@ public final class Main implements Callable<Integer> {
             description = "Wait for one upstream before the next, then SERVFAIL. Default 2s.")
     String timeout;
 
+    @Option(names = "--limit", paramLabel = "N",
+            description = "Queries per window per registrable domain; 0 = no limit. Default 0.")
+    String limit;
+
+    @Option(names = "--window", paramLabel = "DURATION", description = "Length of a limit window. Default 1s.")
+    String window;
+
+    @Option(names = "--algorithm", paramLabel = "NAME",
+            description = "fixed-window | sliding-window | token-bucket. Default fixed-window.")
+    String algorithm;
+
+    @Option(names = "--burst", paramLabel = "N", description = "Token-bucket capacity. Default: the limit.")
+    String burst;
+
+    @Option(names = "--action", paramLabel = "NAME",
+            description = "refused | nxdomain | drop | truncate. Default refused.")
+    String action;
+
+    @Option(names = "--dry-run", description = "Count, log and expose what would be refused, but forward everything.")
+    boolean dryRun;
+
+    @Option(names = "--max-domains", paramLabel = "N", description = "Counter table bound. Default 1000000.")
+    String maxDomains;
+
+    @Option(names = "--public-suffix-list", paramLabel = "FILE",
+            description = "A public_suffix_list.dat to use instead of the one in Guava.")
+    String publicSuffixList;
+
     private final CountDownLatch stop = new CountDownLatch(1);
 
     public static void main(String[] args) {
@@ -86,6 +114,9 @@ public final class Main implements Callable<Integer> {
         Sluice sluice;
         try {
             sluice = Sluice.start(settings);
+        } catch (ConfigException e) {
+            System.err.println("sluice: " + e.getMessage());
+            return EXIT_USAGE;
         } catch (BindException e) {
             System.err.println("sluice: cannot listen on " + e.getMessage());
             return EXIT_START_FAILED;
@@ -111,6 +142,14 @@ public final class Main implements Callable<Integer> {
         flag(b, "--upstream", "upstreams", upstreams);
         flag(b, "--threads", "threads", threads);
         flag(b, "--timeout", "timeout", timeout);
+        flag(b, "--limit", "limits.default.queries", limit);
+        flag(b, "--window", "limits.default.window", window);
+        flag(b, "--algorithm", "limits.algorithm", algorithm);
+        flag(b, "--burst", "limits.burst", burst);
+        flag(b, "--action", "action", action);
+        flag(b, "--dry-run", "dry-run", dryRun ? "true" : null);
+        flag(b, "--max-domains", "limits.max-domains", maxDomains);
+        flag(b, "--public-suffix-list", "public-suffix-list", publicSuffixList);
         return b.build();
     }
 

@@ -3,10 +3,13 @@ package io.sluice;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
+import io.sluice.config.ConfigException;
 import io.sluice.config.Settings;
 import io.sluice.forward.Forwarder;
 import io.sluice.forward.UpstreamPool;
 import io.sluice.frontend.Frontend;
+import io.sluice.limit.Clock;
+import io.sluice.limit.Limits;
 import io.sluice.metrics.Meters;
 import io.sluice.transport.Addresses;
 import io.sluice.transport.Transport;
@@ -29,9 +32,10 @@ public final class Sluice implements AutoCloseable {
     private final List<Forwarder> forwarders;
     private final Frontend frontend;
     private final Meters meters;
+    private final Limits limits;
 
     private Sluice(Settings settings, Transport transport, EventLoopGroup group, UpstreamPool pool,
-                   List<Forwarder> forwarders, Frontend frontend, Meters meters) {
+                   List<Forwarder> forwarders, Frontend frontend, Meters meters, Limits limits) {
         this.settings = settings;
         this.transport = transport;
         this.group = group;
@@ -39,14 +43,23 @@ public final class Sluice implements AutoCloseable {
         this.forwarders = forwarders;
         this.frontend = frontend;
         this.meters = meters;
+        this.limits = limits;
+    }
+
+    /** Starts serving with the system clock. */
+    public static Sluice start(Settings settings) throws BindException, ConfigException, InterruptedException {
+        return start(settings, Clock.system());
     }
 
     /**
-     * Starts serving. Nothing is left running when it throws.
+     * Starts serving, the limiters reading {@code clock}. Nothing is left running when it throws.
      *
-     * @throws BindException when a listen address cannot be bound
+     * @throws ConfigException when the limits cannot be used (suffix list, overrides)
+     * @throws BindException   when a listen address cannot be bound
      */
-    public static Sluice start(Settings settings) throws BindException, InterruptedException {
+    public static Sluice start(Settings settings, Clock clock)
+            throws BindException, ConfigException, InterruptedException {
+        Limits limits = Limits.from(settings.limits(), clock);
         Transport transport = Transport.best();
         Meters meters = new Meters();
         EventLoopGroup group = transport.newGroup(settings.threads(), "sluice-loop");
@@ -61,10 +74,12 @@ public final class Sluice implements AutoCloseable {
                 f.start();
                 forwarders.add(f);
             }
-            Frontend frontend = Frontend.bind(settings, transport, group, forwarders, meters);
-            return new Sluice(settings, transport, group, pool, forwarders, frontend, meters);
+            Frontend frontend = Frontend.bind(settings, transport, group, forwarders, limits, meters);
+            limits.start();
+            return new Sluice(settings, transport, group, pool, forwarders, frontend, meters, limits);
         } catch (BindException | InterruptedException | RuntimeException e) {
             shutdown(group, forwarders, pool);
+            limits.close();
             throw e;
         }
     }
@@ -84,7 +99,7 @@ public final class Sluice implements AutoCloseable {
         String upstreams = settings.upstreams().stream().map(Addresses::text).collect(Collectors.joining(", "));
         return "listening on " + listen + " (udp x" + frontend.udpSocketsPerAddress() + ", tcp)"
                 + "; upstreams " + upstreams + " (timeout " + settings.timeout().toMillis() + " ms)"
-                + "; threads " + settings.threads() + "; transport " + transport;
+                + "; threads " + settings.threads() + "; transport " + transport + "; " + limits.describe();
     }
 
     /**
@@ -105,6 +120,12 @@ public final class Sluice implements AutoCloseable {
         }
         frontend.close();
         shutdown(group, forwarders, pool);
+        limits.close();
+    }
+
+    /** The limits in force, for tests that drive the janitor by hand. */
+    public Limits limits() {
+        return limits;
     }
 
     private int inFlight() {

@@ -51,16 +51,73 @@ public final class ConfigFile {
         if (!(root instanceof MappingNode mapping)) {
             throw new ConfigException(file + line(root) + ": expected a mapping of settings");
         }
+        applyMapping(file, "", mapping, builder);
+    }
+
+    /** Mappings nest keys with dots ({@code limits.default.window}); these are the ones that may. */
+    private static final java.util.Set<String> SECTIONS = java.util.Set.of("limits", "limits.default");
+    private static final String DOMAINS = "limits.domains";
+
+    private static void applyMapping(Path file, String prefix, MappingNode mapping, Settings.Builder builder)
+            throws ConfigException {
         for (NodeTuple tuple : mapping.getValue()) {
-            String key = scalar(tuple.getKeyNode());
+            String key = prefix + scalar(tuple.getKeyNode());
             Node value = tuple.getValueNode();
             String where = file + line(tuple.getKeyNode()) + ": " + key;
             try {
-                builder.set(key, values(value));
+                if (value instanceof MappingNode nested && SECTIONS.contains(key)) {
+                    applyMapping(file, key + ".", nested, builder);
+                } else if (key.equals(DOMAINS)) {
+                    applyDomains(file, value, builder);
+                } else {
+                    builder.set(key, values(value));
+                }
+            } catch (ConfigException e) {
+                throw e.getMessage().startsWith(file.toString()) ? e : e.at(where);
+            }
+        }
+    }
+
+    /** {@code example.com: { queries: 10, window: 1s }} or {@code example.com: unlimited}. */
+    private static void applyDomains(Path file, Node value, Settings.Builder builder) throws ConfigException {
+        if (!(value instanceof MappingNode domains)) {
+            throw new ConfigException("expected a mapping of domain names");
+        }
+        for (NodeTuple d : domains.getValue()) {
+            String name = scalar(d.getKeyNode());
+            String where = file + line(d.getKeyNode()) + ": " + DOMAINS + "." + name;
+            try {
+                if (d.getValueNode() instanceof MappingNode spec) {
+                    String queries = null;
+                    String window = null;
+                    for (NodeTuple t : spec.getValue()) {
+                        String k = scalar(t.getKeyNode());
+                        switch (k) {
+                            case "queries" -> queries = one(t.getValueNode());
+                            case "window" -> window = one(t.getValueNode());
+                            default -> throw new ConfigException("unknown setting '" + k + "' (queries, window)");
+                        }
+                    }
+                    if (queries == null) {
+                        throw new ConfigException("needs 'queries'");
+                    }
+                    builder.domain(name, queries, window);
+                } else if ("unlimited".equals(one(d.getValueNode()))) {
+                    builder.domain(name, "unlimited", null);
+                } else {
+                    throw new ConfigException("expected 'unlimited' or { queries: N, window: DURATION }");
+                }
             } catch (ConfigException e) {
                 throw e.at(where);
             }
         }
+    }
+
+    private static String one(Node node) throws ConfigException {
+        if (node instanceof ScalarNode s) {
+            return s.getValue();
+        }
+        throw new ConfigException("expected a single value");
     }
 
     private static List<String> values(Node node) throws ConfigException {

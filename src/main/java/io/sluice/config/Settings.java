@@ -20,6 +20,7 @@ import org.xbill.DNS.ResolverConfig;
  * @param upstreamSockets     UDP sockets (source ports) per thread for upstream queries
  * @param maxFails            consecutive timeouts after which an upstream is marked down
  * @param healthCheckInterval how often a down upstream is probed
+ * @param limits              the per-domain limits
  */
 public record Settings(
         List<InetSocketAddress> listen,
@@ -31,10 +32,13 @@ public record Settings(
         Duration tcpIdleTimeout,
         int upstreamSockets,
         int maxFails,
-        Duration healthCheckInterval) {
+        Duration healthCheckInterval,
+        LimitSettings limits) {
 
     public static final int DEFAULT_PORT = 5353;
     public static final int UPSTREAM_DEFAULT_PORT = 53;
+    /** Largest limit: counters are 31-bit. */
+    public static final long MAX_QUERIES = Integer.MAX_VALUE;
 
     public Settings {
         listen = List.copyOf(listen);
@@ -53,6 +57,18 @@ public record Settings(
         private int upstreamSockets = 8;
         private int maxFails = 3;
         private Duration healthCheckInterval = Duration.ofSeconds(1);
+
+        private long limit = 0;
+        private Duration window = Duration.ofSeconds(1);
+        private LimitSettings.Algorithm algorithm = LimitSettings.Algorithm.FIXED_WINDOW;
+        private long burst = 0;
+        private LimitSettings.Action action = LimitSettings.Action.REFUSED;
+        private boolean dryRun = false;
+        private int maxDomains = 1_000_000;
+        private Duration janitorInterval = Duration.ofSeconds(5);
+        private java.nio.file.Path publicSuffixList;
+        private final java.util.Map<String, LimitSettings.DomainLimit> domains = new java.util.LinkedHashMap<>();
+        private List<Network> exemptClients = List.of();
 
         /**
          * Sets one key. A scalar key takes exactly one value; {@code listen} and {@code upstreams}
@@ -73,8 +89,38 @@ public record Settings(
                 case "upstream-sockets" -> upstreamSockets = Values.integer(one(values), 1, 256);
                 case "max-fails" -> maxFails = Values.integer(one(values), 1, 1_000_000);
                 case "health-check-interval" -> healthCheckInterval = positive(Values.duration(one(values)));
+                case "limits.default" -> limit = unlimited(one(values));
+                case "limits.default.queries" -> limit = Values.count(one(values), 0, MAX_QUERIES);
+                case "limits.default.window" -> window = positive(Values.duration(one(values)));
+                case "limits.algorithm" -> algorithm = Values.named(one(values), LimitSettings.Algorithm.values(),
+                        a -> a.configName);
+                case "limits.burst" -> burst = Values.count(one(values), 1, MAX_QUERIES);
+                case "limits.max-domains" -> maxDomains = Values.integer(one(values), 1, 100_000_000);
+                case "limits.janitor-interval" -> janitorInterval = positive(Values.duration(one(values)));
+                case "limits.exempt-clients" -> exemptClients = networks(values);
+                case "action" -> action = Values.named(one(values), LimitSettings.Action.values(), a -> a.configName);
+                case "dry-run" -> dryRun = Values.bool(one(values));
+                case "public-suffix-list" -> publicSuffixList = readable(one(values));
                 default -> throw new ConfigException("unknown setting");
             }
+            return this;
+        }
+
+        /**
+         * Sets the limit of one registrable domain: {@code queries} per {@code window}, or
+         * unlimited when {@code queries} is "unlimited" (then {@code window} is null).
+         */
+        public Builder domain(String name, String queries, String window) throws ConfigException {
+            if (name.isBlank()) {
+                throw new ConfigException("an empty domain name");
+            }
+            if (queries.equals("unlimited") && window == null) {
+                domains.put(name, LimitSettings.DomainLimit.UNLIMITED);
+                return this;
+            }
+            long q = Values.count(queries, 1, MAX_QUERIES);
+            Duration w = window == null ? null : positive(Values.duration(window));
+            domains.put(name, new LimitSettings.DomainLimit(q, w));
             return this;
         }
 
@@ -83,8 +129,14 @@ public record Settings(
             List<InetSocketAddress> l = listen.isEmpty()
                     ? List.of(new InetSocketAddress("127.0.0.1", DEFAULT_PORT)) : listen;
             List<InetSocketAddress> u = upstreams.isEmpty() ? systemResolvers() : upstreams;
+            LimitSettings.DomainLimit defaultLimit = new LimitSettings.DomainLimit(limit, window);
+            java.util.Map<String, LimitSettings.DomainLimit> overrides = new java.util.LinkedHashMap<>();
+            domains.forEach((name, d) -> overrides.put(name,
+                    d.window() == null ? new LimitSettings.DomainLimit(d.queries(), window) : d));
+            LimitSettings limits = new LimitSettings(defaultLimit, algorithm, burst, action, dryRun, maxDomains,
+                    janitorInterval, publicSuffixList, overrides, exemptClients);
             return new Settings(l, u, threads, timeout, maxInflight, maxTcpConnections, tcpIdleTimeout,
-                    upstreamSockets, maxFails, healthCheckInterval);
+                    upstreamSockets, maxFails, healthCheckInterval, limits);
         }
 
         private static List<InetSocketAddress> systemResolvers() throws ConfigException {
@@ -106,6 +158,29 @@ public record Settings(
                 out.add(Values.address(v, defaultPort, literal));
             }
             return out;
+        }
+
+        private static long unlimited(String value) throws ConfigException {
+            if (!value.trim().equals("unlimited")) {
+                throw new ConfigException("expected 'unlimited' or { queries: N, window: DURATION }");
+            }
+            return 0;
+        }
+
+        private static List<Network> networks(List<String> values) throws ConfigException {
+            List<Network> out = new ArrayList<>();
+            for (String v : values) {
+                out.add(Network.parse(v));
+            }
+            return out;
+        }
+
+        private static java.nio.file.Path readable(String value) throws ConfigException {
+            java.nio.file.Path p = java.nio.file.Path.of(value.trim());
+            if (!java.nio.file.Files.isReadable(p)) {
+                throw new ConfigException("cannot read '" + value + "'");
+            }
+            return p;
         }
 
         private static String one(List<String> values) throws ConfigException {

@@ -31,7 +31,33 @@ final class Values {
         };
     }
 
-    static int integer(String text, int min, int max) throws ConfigException {
+    /** The shortest way to write {@code d} back: {@code 1s}, {@code 500ms}, {@code 2m}. */
+    static String text(Duration d) {
+        long ms = d.toMillis();
+        if (ms % 3_600_000 == 0) {
+            return ms / 3_600_000 + "h";
+        }
+        if (ms % 60_000 == 0) {
+            return ms / 60_000 + "m";
+        }
+        return ms % 1000 == 0 ? ms / 1000 + "s" : ms + "ms";
+    }
+
+    static <E extends Enum<E>> E named(String text, E[] values, java.util.function.Function<E, String> name)
+            throws ConfigException {
+        for (E e : values) {
+            if (name.apply(e).equals(text.trim())) {
+                return e;
+            }
+        }
+        StringBuilder known = new StringBuilder();
+        for (E e : values) {
+            known.append(known.length() == 0 ? "" : ", ").append(name.apply(e));
+        }
+        throw new ConfigException("unknown name '" + text + "' (one of " + known + ")");
+    }
+
+    static long count(String text, long min, long max) throws ConfigException {
         long n;
         try {
             n = Long.parseLong(text.trim());
@@ -41,7 +67,11 @@ final class Values {
         if (n < min || n > max) {
             throw new ConfigException(text.trim() + " is out of range (" + min + " to " + max + ")");
         }
-        return (int) n;
+        return n;
+    }
+
+    static int integer(String text, int min, int max) throws ConfigException {
+        return (int) count(text, min, max);
     }
 
     static boolean bool(String text) throws ConfigException {

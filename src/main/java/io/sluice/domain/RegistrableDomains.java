@@ -80,10 +80,19 @@ public final class RegistrableDomains {
     /** The registrable domain of a presentation-format name, for configuration and tests. */
     public String reduce(String name) {
         DomainProbe p = new DomainProbe();
-        byte[] wire = DomainBytes.fromText(name);
-        System.arraycopy(wire, 0, p.bytes, 0, wire.length);
-        reduceInPlace(p, wire.length);
+        reduce(name, p);
         return p.toString();
+    }
+
+    /**
+     * Puts the registrable domain of a presentation-format name into {@code out}.
+     *
+     * @throws IllegalArgumentException when the name has an empty or over-long label
+     */
+    public void reduce(String name, DomainProbe out) {
+        byte[] wire = DomainBytes.fromText(name);
+        System.arraycopy(wire, 0, out.bytes, 0, wire.length);
+        reduceInPlace(out, wire.length);
     }
 
     private void reduceInPlace(DomainProbe out, int length) {

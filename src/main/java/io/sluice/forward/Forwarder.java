@@ -38,7 +38,8 @@ public final class Forwarder {
     static final int MAX_UDP_REPLY_BYTES = 65535;
     private static final long MIN_TICK_MILLIS = 5;
     private static final long MAX_TICK_MILLIS = 50;
-    private static final String SERVFAIL_TEXT = "sluice: no upstream answered";
+    private static final byte[] SERVFAIL_TEXT = Answers.text("sluice: no upstream answered");
+    private static final byte[] INFLIGHT_TEXT = Answers.text("sluice: too many queries in flight");
 
     private final EventLoop loop;
     private final UpstreamPool pool;
@@ -132,8 +133,8 @@ public final class Forwarder {
         if (freeCount == 0) {
             meters.inflightFull.increment();
             meters.servfail.increment();
-            answer(client, clientAddress, Answers.withQuestion(client.alloc(), query, view, true,
-                    Wire.RCODE_SERVFAIL, Answers.EDE_OTHER, "sluice: too many queries in flight"));
+            answer(client, clientAddress, Answers.withQuestion(client.alloc(), query, view, Wire.FLAG_RA,
+                    Wire.RCODE_SERVFAIL, Answers.EDE_OTHER, INFLIGHT_TEXT));
             return;
         }
         PendingQuery q = slots[free[--freeCount]];
@@ -257,7 +258,7 @@ public final class Forwarder {
         ByteBuf query = q.query;
         query.setShort(query.readerIndex() + Wire.ID_OFFSET, q.clientId);
         scratch.read(query);
-        answer(q.client, q.clientAddress, Answers.withQuestion(q.client.alloc(), query, scratch, true,
+        answer(q.client, q.clientAddress, Answers.withQuestion(q.client.alloc(), query, scratch, Wire.FLAG_RA,
                 Wire.RCODE_SERVFAIL, Answers.EDE_NO_REACHABLE_AUTHORITY, SERVFAIL_TEXT));
         releaseSlot(q);
     }

@@ -13,6 +13,7 @@ import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.sluice.config.Settings;
 import io.sluice.forward.Forwarder;
+import io.sluice.limit.Limits;
 import io.sluice.metrics.Meters;
 import io.sluice.transport.Addresses;
 import io.sluice.transport.Transport;
@@ -49,11 +50,11 @@ public final class Frontend {
      * @throws BindException naming the address and protocol that could not be bound
      */
     public static Frontend bind(Settings settings, Transport transport, EventLoopGroup group,
-                                List<Forwarder> forwarders, Meters meters)
+                                List<Forwarder> forwarders, Limits limits, Meters meters)
             throws BindException, InterruptedException {
         Map<EventLoop, QueryHandler> handlers = new IdentityHashMap<>();
         for (Forwarder f : forwarders) {
-            handlers.put(f.loop(), new QueryHandler(f, meters));
+            handlers.put(f.loop(), new QueryHandler(f, limits, meters));
         }
         Frontend frontend = new Frontend();
         TcpListener tcpListener = new TcpListener(handlers, frontend.tcpConnections,

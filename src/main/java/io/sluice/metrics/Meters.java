@@ -29,6 +29,10 @@ public final class Meters {
     public final LongAdder repliesUnexpected = new LongAdder();
     /** A reply with a pending ID but the wrong source or question: forged or broken. */
     public final LongAdder repliesMismatched = new LongAdder();
+    /** Queries over their domain's limit, answered by the configured action instead of forwarded. */
+    public final LongAdder limited = new LongAdder();
+    /** Queries over their limit that dry-run forwarded anyway. */
+    public final LongAdder limitedDryRun = new LongAdder();
     public final LongAdder tcpConnectionsRejected = new LongAdder();
     public final LongAdder tcpIdleClosed = new LongAdder();
     /** Write failures and other I/O errors on sockets, not logged one by one. */
@@ -42,6 +46,8 @@ public final class Meters {
         m.put("forwarded", forwarded.sum());
         m.put("answered", answered.sum());
         m.put("servfail", servfail.sum());
+        m.put("limited", limited.sum());
+        m.put("limited_dry_run", limitedDryRun.sum());
         m.put("inflight_full", inflightFull.sum());
         m.put("upstream_timeouts", upstreamTimeouts.sum());
         m.put("formerr", formerr.sum());

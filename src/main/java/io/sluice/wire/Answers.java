@@ -32,25 +32,24 @@ public final class Answers {
     public static ByteBuf headerOnly(ByteBufAllocator alloc, int id, int flags, int rcode) {
         ByteBuf out = alloc.buffer(Wire.HEADER_BYTES);
         out.writeShort(id);
-        out.writeShort(responseFlags(flags, false, rcode));
+        out.writeShort(responseFlags(flags, rcode));
         out.writeZero(8);
         return out;
     }
 
     /**
-     * An answer that echoes the question of {@code view}'s query, with {@code rcode} and no
-     * records. When the query carried an OPT record, so does the answer (DO bit copied), with an
-     * Extended DNS Error when {@code edeText} is not null.
+     * An answer that echoes the question of {@code view}'s query, with {@code rcode}, the header
+     * flags {@code flags} (RA, TC) and no records. When the query carried an OPT record, so does
+     * the answer (DO bit copied), with an Extended DNS Error when {@code text} is not null.
      */
-    public static ByteBuf withQuestion(ByteBufAllocator alloc, ByteBuf query, QueryView view, boolean ra,
-                                       int rcode, int edeCode, String edeText) {
+    public static ByteBuf withQuestion(ByteBufAllocator alloc, ByteBuf query, QueryView view, int flags,
+                                       int rcode, int edeCode, byte[] text) {
         int optAt = Opt.find(query, view);
-        byte[] text = edeText == null ? null : edeText.getBytes(StandardCharsets.UTF_8);
         int questionBytes = view.questionEnd() - view.nameStart();
         int optBytes = optAt < 0 ? 0 : OPT_FIXED_BYTES + (text == null ? 0 : EDE_HEADER_BYTES + text.length);
         ByteBuf out = alloc.buffer(Wire.HEADER_BYTES + questionBytes + optBytes);
         out.writeShort(view.id());
-        out.writeShort(responseFlags(view.flags(), ra, rcode));
+        out.writeShort(responseFlags(view.flags(), rcode) | (flags & (Wire.FLAG_RA | Wire.FLAG_TC)));
         out.writeShort(1);
         out.writeShort(0);
         out.writeShort(0);
@@ -75,8 +74,13 @@ public final class Answers {
         return out;
     }
 
-    static int responseFlags(int queryFlags, boolean ra, int rcode) {
+    static int responseFlags(int queryFlags, int rcode) {
         int kept = queryFlags & (Wire.OPCODE_MASK | Wire.FLAG_RD | Wire.FLAG_CD);
-        return Wire.FLAG_QR | kept | (ra ? Wire.FLAG_RA : 0) | (rcode & Wire.RCODE_MASK);
+        return Wire.FLAG_QR | kept | (rcode & Wire.RCODE_MASK);
+    }
+
+    /** ASCII bytes of an Extended DNS Error text, for constants. */
+    public static byte[] text(String s) {
+        return s.getBytes(StandardCharsets.US_ASCII);
     }
 }

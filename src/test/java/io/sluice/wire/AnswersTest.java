@@ -28,7 +28,8 @@ class AnswersTest {
         // ID 0x1234, RD and CD set, one question "a.b" AAAA IN, no OPT
         ByteBuf q = hex("1234 0110 0001 0000 0000 0000 0161 0162 00 001c 0001");
         assertEquals(QueryView.Check.QUERY, view.read(q));
-        ByteBuf a = Answers.withQuestion(UnpooledByteBufAllocator.DEFAULT, q, view, true, Wire.RCODE_REFUSED, 0, "x");
+        ByteBuf a = Answers.withQuestion(UnpooledByteBufAllocator.DEFAULT, q, view, Wire.FLAG_RA, Wire.RCODE_REFUSED, 0,
+                Answers.text("x"));
         assertEquals("1234" + "8195" + "0001" + "0000" + "0000" + "0000" + "01610162000" + "01c0001",
                 ByteBufUtil.hexDump(a));
     }
@@ -40,8 +41,8 @@ class AnswersTest {
         byte[] wire = m.toWire();
         ByteBuf q = Unpooled.wrappedBuffer(wire);
         view.read(q);
-        ByteBuf a = Answers.withQuestion(UnpooledByteBufAllocator.DEFAULT, q, view, true,
-                Wire.RCODE_REFUSED, Answers.EDE_PROHIBITED, "limit");
+        ByteBuf a = Answers.withQuestion(UnpooledByteBufAllocator.DEFAULT, q, view, Wire.FLAG_RA,
+                Wire.RCODE_REFUSED, Answers.EDE_PROHIBITED, Answers.text("limit"));
         byte[] out = ByteBufUtil.getBytes(a);
         Message r = new Message(out);
         assertEquals(Rcode.REFUSED, r.getRcode());
@@ -61,7 +62,7 @@ class AnswersTest {
                 + " c00c 0001 0001 00000000 0004 c0000201"
                 + " 00 0029 1000 00000000 0000");
         view.read(q);
-        ByteBuf a = Answers.withQuestion(UnpooledByteBufAllocator.DEFAULT, q, view, false, Wire.RCODE_SERVFAIL, 0, null);
+        ByteBuf a = Answers.withQuestion(UnpooledByteBufAllocator.DEFAULT, q, view, 0, Wire.RCODE_SERVFAIL, 0, null);
         byte[] out = ByteBufUtil.getBytes(a);
         assertEquals(1, out[11], "ARCOUNT 1: the OPT was found");
         assertArrayEquals(HexFormat.of().parseHex("00002904d0"), java.util.Arrays.copyOfRange(out, out.length - 11, out.length - 6));

@@ -1,0 +1,89 @@
+package io.sluice.config;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The per-domain limits, validated. Documented key by key in {@code conf/sluice.yml}.
+ *
+ * @param defaultLimit     what a domain without an override gets
+ * @param algorithm        how counts are kept over time
+ * @param burst            token-bucket capacity; 0 means the limit
+ * @param action           what an over-limit query gets
+ * @param dryRun           count and log what would be refused, but forward everything
+ * @param maxDomains       bound of the counter table
+ * @param janitorInterval  how often counters of ended windows are removed
+ * @param publicSuffixList a list file to use instead of Guava's, or null
+ * @param domains          overrides by registrable domain, as written
+ * @param exemptClients    client networks never limited
+ */
+public record LimitSettings(
+        DomainLimit defaultLimit,
+        Algorithm algorithm,
+        long burst,
+        Action action,
+        boolean dryRun,
+        int maxDomains,
+        Duration janitorInterval,
+        Path publicSuffixList,
+        Map<String, DomainLimit> domains,
+        List<Network> exemptClients) {
+
+    public LimitSettings {
+        domains = Map.copyOf(domains);
+        exemptClients = List.copyOf(exemptClients);
+    }
+
+    /** True when no domain can ever be limited: the limiter is not even consulted. */
+    public boolean off() {
+        return defaultLimit.unlimited() && domains.values().stream().allMatch(DomainLimit::unlimited);
+    }
+
+    /** A number of queries per window; {@link #UNLIMITED} has no bound. */
+    public record DomainLimit(long queries, Duration window) {
+        public static final DomainLimit UNLIMITED = new DomainLimit(0, Duration.ofSeconds(1));
+
+        public boolean unlimited() {
+            return queries == 0;
+        }
+
+        @Override
+        public String toString() {
+            return unlimited() ? "unlimited" : queries + " per " + Values.text(window);
+        }
+    }
+
+    /** The counting algorithms, by their configuration names. */
+    public enum Algorithm {
+        FIXED_WINDOW("fixed-window"), SLIDING_WINDOW("sliding-window"), TOKEN_BUCKET("token-bucket");
+
+        public final String configName;
+
+        Algorithm(String configName) {
+            this.configName = configName;
+        }
+
+        @Override
+        public String toString() {
+            return configName;
+        }
+    }
+
+    /** What an over-limit query gets, by configuration name. */
+    public enum Action {
+        REFUSED("refused"), NXDOMAIN("nxdomain"), DROP("drop"), TRUNCATE("truncate");
+
+        public final String configName;
+
+        Action(String configName) {
+            this.configName = configName;
+        }
+
+        @Override
+        public String toString() {
+            return configName;
+        }
+    }
+}

@@ -1,0 +1,57 @@
+package io.sluice.config;
+
+import com.google.common.net.InetAddresses;
+import java.net.InetAddress;
+
+/**
+ * A client network: {@code 10.0.0.0/8}, {@code ::1/128}, or one address.
+ *
+ * @param address the network's address octets (4 or 16)
+ * @param prefix  leading bits that must match
+ */
+public record Network(byte[] address, int prefix) {
+
+    static Network parse(String text) throws ConfigException {
+        String t = text.trim();
+        int slash = t.indexOf('/');
+        String host = slash < 0 ? t : t.substring(0, slash);
+        if (!InetAddresses.isInetAddress(host)) {
+            throw new ConfigException("'" + text + "' is not an address or network (write 10.0.0.0/8 or ::1/128)");
+        }
+        byte[] a = InetAddresses.forString(host).getAddress();
+        int prefix = a.length * 8;
+        if (slash >= 0) {
+            prefix = Values.integer(t.substring(slash + 1), 0, a.length * 8);
+        }
+        return new Network(a, prefix);
+    }
+
+    /** True when {@code client} is inside this network (an IPv4 client never matches an IPv6 network). */
+    public boolean contains(InetAddress client) {
+        byte[] c = client.getAddress();
+        if (c.length != address.length) {
+            return false;
+        }
+        int full = prefix / 8;
+        for (int i = 0; i < full; i++) {
+            if (c[i] != address[i]) {
+                return false;
+            }
+        }
+        int rest = prefix % 8;
+        if (rest == 0) {
+            return true;
+        }
+        int mask = 0xFF << (8 - rest);
+        return (c[full] & mask) == (address[full] & mask);
+    }
+
+    @Override
+    public String toString() {
+        try {
+            return InetAddresses.toAddrString(InetAddress.getByAddress(address)) + "/" + prefix;
+        } catch (java.net.UnknownHostException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

@@ -1,0 +1,70 @@
+package io.sluice.limit;
+
+import io.sluice.domain.DomainKey;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * One domain's count: a single 64-bit word that its {@link Algorithm} updates by compare-and-set,
+ * so a decision is one read and at most a few CAS attempts, never a lock. The janitor retires a
+ * counter by swapping its word for {@link #DEAD}; whoever then reads {@code DEAD} looks the domain
+ * up again, so no update can land on a counter that has left the table.
+ */
+public final class Counter {
+    /** The word of a counter removed from the table. No algorithm stores it in a live counter. */
+    static final long DEAD = Long.MIN_VALUE;
+
+    private static final VarHandle STATE;
+
+    static {
+        try {
+            STATE = MethodHandles.lookup().findVarHandle(Counter.class, "state", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    final DomainKey domain;
+    final Policy policy;
+    @SuppressWarnings("unused") // through STATE
+    private volatile long state;
+    /** The window of the last refusal logged for this domain; at most one line per window. */
+    volatile long loggedWindow = -1;
+    private volatile byte[] refusalText;
+
+    Counter(DomainKey domain, Policy policy) {
+        this.domain = domain;
+        this.policy = policy;
+    }
+
+    long get() {
+        return (long) STATE.getVolatile(this);
+    }
+
+    boolean compareAndSet(long expected, long next) {
+        return STATE.compareAndSet(this, expected, next);
+    }
+
+    /** The domain this counter is for; the overflow counter's is {@code (overflow)}. */
+    public DomainKey domain() {
+        return domain;
+    }
+
+    public Policy policy() {
+        return policy;
+    }
+
+    /**
+     * The Extended DNS Error text of a refusal, made once per counter: a flood of refusals does
+     * not format a string each.
+     */
+    public byte[] refusalText() {
+        byte[] t = refusalText;
+        if (t == null) {
+            t = ("sluice: " + domain + " over " + policy).getBytes(StandardCharsets.US_ASCII);
+            refusalText = t; // racy but idempotent
+        }
+        return t;
+    }
+}

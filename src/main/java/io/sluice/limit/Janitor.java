@@ -1,0 +1,63 @@
+package io.sluice.limit;
+
+import java.time.Duration;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The limiter's background thread: removes counters whose windows have ended, says once when the
+ * table fills and once when it has room again, and writes the refusal log. Never on an event loop;
+ * queries do not wait for it.
+ */
+public final class Janitor implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(Janitor.class);
+    private static final long LOG_INTERVAL_MILLIS = 1000;
+
+    private final DomainLimiter limiter;
+    private final String refusalVerb;
+    private final int maxDomains;
+    private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "sluice-janitor");
+        t.setDaemon(true);
+        return t;
+    });
+    private long overflowSeen;
+    private boolean overflowing;
+
+    public Janitor(DomainLimiter limiter, boolean dryRun, int maxDomains) {
+        this.limiter = limiter;
+        this.refusalVerb = dryRun ? "dry run, would refuse" : "limiting";
+        this.maxDomains = maxDomains;
+    }
+
+    public void start(Duration interval) {
+        thread.scheduleWithFixedDelay(this::sweep, interval.toMillis(), interval.toMillis(), TimeUnit.MILLISECONDS);
+        thread.scheduleWithFixedDelay(() -> limiter.refusals().drain(log, refusalVerb),
+                LOG_INTERVAL_MILLIS, LOG_INTERVAL_MILLIS, TimeUnit.MILLISECONDS);
+    }
+
+    /** One pass: evict, then report overflow changes. Public for tests, which call it directly. */
+    public int sweep() {
+        int removed = limiter.evictIdle();
+        long hits = limiter.overflowHits.sum();
+        if (hits > overflowSeen && !overflowing) {
+            overflowing = true;
+            log.warn("counter table full ({} domains): new domains share one overflow counter until room frees up",
+                    maxDomains);
+        } else if (hits == overflowSeen && overflowing) {
+            overflowing = false;
+            log.info("counter table has room again ({} of {} domains tracked); overflow ended",
+                    limiter.tracked(), maxDomains);
+        }
+        overflowSeen = hits;
+        return removed;
+    }
+
+    @Override
+    public void close() {
+        thread.shutdownNow();
+    }
+}

@@ -1,0 +1,136 @@
+package io.sluice.limit;
+
+import io.sluice.config.ConfigException;
+import io.sluice.config.LimitSettings;
+import io.sluice.config.Network;
+import io.sluice.domain.DomainKey;
+import io.sluice.domain.RegistrableDomains;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * Everything the query handler needs to limit: the suffix list, the limiter, exempt clients, the
+ * action and dry-run. {@link #active()} is false when no domain has a limit; then none of it runs.
+ */
+public final class Limits implements AutoCloseable {
+    private final LimitSettings settings;
+    private final RegistrableDomains domains;
+    private final DomainLimiter limiter;
+    private final Janitor janitor;
+    private final Network[] exempt;
+
+    private Limits(LimitSettings settings, RegistrableDomains domains, DomainLimiter limiter, Janitor janitor) {
+        this.settings = settings;
+        this.domains = domains;
+        this.limiter = limiter;
+        this.janitor = janitor;
+        this.exempt = settings.exemptClients().toArray(new Network[0]);
+    }
+
+    /**
+     * Loads the suffix list and checks the overrides against it.
+     *
+     * @throws ConfigException when the list file cannot be used or an override is not a
+     *                         registrable domain
+     */
+    public static Limits from(LimitSettings s, Clock clock) throws ConfigException {
+        if (s.off()) {
+            return new Limits(s, null, null, null);
+        }
+        RegistrableDomains domains;
+        try {
+            domains = s.publicSuffixList() == null ? RegistrableDomains.fromGuava()
+                    : RegistrableDomains.fromFile(s.publicSuffixList());
+        } catch (IOException e) {
+            throw new ConfigException("public-suffix-list: " + s.publicSuffixList() + ": " + e.getMessage());
+        }
+        Map<DomainKey, Policy> overrides = new HashMap<>();
+        for (var e : s.domains().entrySet()) {
+            String name = e.getKey();
+            String registrable;
+            try {
+                registrable = domains.reduce(name);
+            } catch (IllegalArgumentException ex) {
+                throw new ConfigException("limits.domains." + name + ": " + ex.getMessage());
+            }
+            if (!registrable.equals(DomainKey.of(name).toString())) {
+                throw new ConfigException("limits.domains." + name + ": not a registrable domain (its queries count for "
+                        + registrable + ")");
+            }
+            overrides.put(DomainKey.of(name), policy(e.getValue(), s.burst()));
+        }
+        DomainLimiter limiter = new DomainLimiter(s.algorithm(), policy(s.defaultLimit(), s.burst()), overrides,
+                s.maxDomains(), clock);
+        return new Limits(s, domains, limiter, new Janitor(limiter, s.dryRun(), s.maxDomains()));
+    }
+
+    private static Policy policy(LimitSettings.DomainLimit d, long burst) {
+        return Policy.of(d.queries(), d.window(), burst);
+    }
+
+    public void start() {
+        if (janitor != null) {
+            janitor.start(settings.janitorInterval());
+        }
+    }
+
+    public boolean active() {
+        return limiter != null;
+    }
+
+    public RegistrableDomains domains() {
+        return domains;
+    }
+
+    public DomainLimiter limiter() {
+        return limiter;
+    }
+
+    public LimitSettings.Action action() {
+        return settings.action();
+    }
+
+    public boolean dryRun() {
+        return settings.dryRun();
+    }
+
+    /** Whether queries from {@code client} are never limited. */
+    public boolean exempt(InetAddress client) {
+        for (Network n : exempt) {
+            if (n.contains(client)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    public boolean hasExemptions() {
+        return exempt.length > 0;
+    }
+
+    /** For the startup line. */
+    public String describe() {
+        if (!active()) {
+            return "limits off";
+        }
+        LimitSettings s = settings;
+        String burst = s.algorithm() == LimitSettings.Algorithm.TOKEN_BUCKET && s.burst() > 0 ? " burst " + s.burst() : "";
+        return "limits " + s.algorithm() + " " + s.defaultLimit() + burst + ", action " + s.action()
+                + (s.dryRun() ? " (dry run)" : "") + ", " + s.domains().size() + " overrides, "
+                + s.exemptClients().size() + " exempt networks, max-domains " + s.maxDomains();
+    }
+
+    @Override
+    public void close() {
+        if (janitor != null) {
+            janitor.close();
+        }
+    }
+
+    /** The janitor, for tests that sweep by hand. */
+    public Janitor janitor() {
+        return janitor;
+    }
+}
