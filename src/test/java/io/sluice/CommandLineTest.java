@@ -43,6 +43,22 @@ class CommandLineTest {
         assertUsage(run("--threads", "zero"), "--threads");
         assertUsage(run("--listen", "localhost"), "--listen");
         assertUsage(run("--upstream", "1.2.3.4:99999"), "--upstream");
+        assertUsage(run("--limit", "-5"), "--limit");
+        assertUsage(run("--window", "1d"), "--window");
+        assertUsage(run("--algorithm", "leaky-bucket"), "--algorithm");
+        assertUsage(run("--action", "reject"), "--action");
+        assertUsage(run("--burst", "-1"), "--burst");
+        assertUsage(run("--max-domains", "none"), "--max-domains");
+        assertUsage(run("--public-suffix-list", "/no/such/list.dat"), "--public-suffix-list");
+    }
+
+    @Test
+    void anOverrideThatIsNotARegistrableDomainExitsTwo() throws Exception {
+        Path f = dir.resolve("limits.yml");
+        Files.writeString(f, "upstreams: [127.0.0.1:53]\nlimits:\n  domains:\n    www.example.com: { queries: 5 }\n");
+        Run r = run("--config", f.toString(), "--listen", "127.0.0.1:0");
+        assertUsage(r, "www.example.com");
+        assertTrue(r.err.contains("example.com"), r.err);
     }
 
     @Test
@@ -81,8 +97,9 @@ class CommandLineTest {
         }
         try (TestUpstream up = new TestUpstream()) {
             Path log = dir.resolve("stderr.log");
-            Process p = command("--listen", "127.0.0.1:" + port, "--upstream", up.hostPort(), "--threads", "1")
-                    .redirectError(log.toFile()).start();
+            Process p = command("--listen", "127.0.0.1:" + port, "--upstream", up.hostPort(), "--threads", "1",
+                    "--limit", "50", "--window", "2s", "--algorithm", "sliding-window", "--action", "nxdomain",
+                    "--max-domains", "500", "--dry-run").redirectError(log.toFile()).start();
             InetSocketAddress at = new InetSocketAddress(InetAddress.getLoopbackAddress(), port);
             byte[] reply = null;
             for (int i = 0; i < 100 && reply == null; i++) {
@@ -97,6 +114,7 @@ class CommandLineTest {
             assertEquals(0, p.exitValue(), err);
             assertTrue(err.contains("listening on 127.0.0.1:" + port) && err.contains("upstreams " + up.hostPort())
                     && err.contains("threads 1") && err.contains("transport "), err);
+            assertTrue(err.contains("limits sliding-window 50 per 2s, action nxdomain (dry run), 0 overrides"), err);
             assertTrue(err.contains("stopped;"), err);
         }
     }

@@ -94,7 +94,7 @@ public record Settings(
                 case "limits.default.window" -> window = positive(Values.duration(one(values)));
                 case "limits.algorithm" -> algorithm = Values.named(one(values), LimitSettings.Algorithm.values(),
                         a -> a.configName);
-                case "limits.burst" -> burst = Values.count(one(values), 1, MAX_QUERIES);
+                case "limits.burst" -> burst = Values.count(one(values), 0, MAX_QUERIES);
                 case "limits.max-domains" -> maxDomains = Values.integer(one(values), 1, 100_000_000);
                 case "limits.janitor-interval" -> janitorInterval = positive(Values.duration(one(values)));
                 case "limits.exempt-clients" -> exemptClients = networks(values);

@@ -2,6 +2,7 @@ package io.sluice.testing;
 
 import io.sluice.Sluice;
 import io.sluice.config.Settings;
+import io.sluice.limit.Clock;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,6 +17,16 @@ public final class RunningSluice implements AutoCloseable {
 
     /** @param keyValues settings as alternating key and value, e.g. "timeout", "300ms" */
     public static RunningSluice start(List<TestUpstream> upstreams, String... keyValues) throws Exception {
+        return start(upstreams, Clock.system(), b -> { }, keyValues);
+    }
+
+    /** Settings changes that are not key and value pairs. */
+    public interface Customizer {
+        void apply(Settings.Builder b) throws Exception;
+    }
+
+    public static RunningSluice start(List<TestUpstream> upstreams, Clock clock, Customizer more,
+                                      String... keyValues) throws Exception {
         Settings.Builder b = new Settings.Builder();
         b.set("listen", List.of("127.0.0.1:0"));
         List<String> ups = new ArrayList<>();
@@ -27,7 +38,8 @@ public final class RunningSluice implements AutoCloseable {
         for (int i = 0; i < keyValues.length; i += 2) {
             b.set(keyValues[i], List.of(keyValues[i + 1]));
         }
-        return new RunningSluice(Sluice.start(b.build()));
+        more.apply(b);
+        return new RunningSluice(Sluice.start(b.build(), clock));
     }
 
     public InetSocketAddress address() {

@@ -1,0 +1,109 @@
+package io.sluice.config;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/** The YAML file: every key read, and each mistake named with its line. */
+class ConfigFileTest {
+    @TempDir
+    Path dir;
+
+    private Settings load(String yaml) throws Exception {
+        Path f = dir.resolve("sluice.yml");
+        Files.writeString(f, yaml);
+        Settings.Builder b = new Settings.Builder();
+        ConfigFile.apply(f, b);
+        b.set("upstreams", List.of("127.0.0.1:53"));
+        return b.build();
+    }
+
+    @Test
+    void theSampleConfigurationLoads() throws Exception {
+        Settings.Builder b = new Settings.Builder();
+        ConfigFile.apply(Path.of("conf/sluice.yml"), b);
+        Settings s = b.set("upstreams", List.of("127.0.0.1:53")).build();
+        assertEquals(Duration.ofSeconds(2), s.timeout());
+        assertTrue(s.limits().off(), "the sample file limits nothing until told to");
+    }
+
+    @Test
+    void readsEveryKey() throws Exception {
+        Settings s = load("""
+                listen: ["127.0.0.1:5300", "[::1]:5300"]
+                upstreams: [127.0.0.1:53]
+                threads: 3
+                timeout: 750ms
+                max-inflight: 1000
+                max-tcp-connections: 10
+                tcp-idle-timeout: 3s
+                upstream-sockets: 2
+                max-fails: 5
+                health-check-interval: 2s
+                limits:
+                  default: { queries: 100, window: 2s }
+                  domains:
+                    example.com: { queries: 10, window: 1s }
+                    other.example: { queries: 7 }
+                    trusted.example: unlimited
+                  exempt-clients: [10.0.0.0/8, "::1/128", 192.0.2.7]
+                  algorithm: token-bucket
+                  burst: 300
+                  max-domains: 5000
+                  janitor-interval: 1s
+                action: truncate
+                dry-run: true
+                """);
+        assertEquals(2, s.listen().size());
+        assertEquals(3, s.threads());
+        assertEquals(Duration.ofMillis(750), s.timeout());
+        LimitSettings l = s.limits();
+        assertEquals(new LimitSettings.DomainLimit(100, Duration.ofSeconds(2)), l.defaultLimit());
+        assertEquals(new LimitSettings.DomainLimit(10, Duration.ofSeconds(1)), l.domains().get("example.com"));
+        assertEquals(new LimitSettings.DomainLimit(7, Duration.ofSeconds(2)), l.domains().get("other.example"),
+                "an override without a window takes the default window");
+        assertTrue(l.domains().get("trusted.example").unlimited());
+        assertEquals("[10.0.0.0/8, ::1/128, 192.0.2.7/32]", l.exemptClients().toString());
+        assertEquals(LimitSettings.Algorithm.TOKEN_BUCKET, l.algorithm());
+        assertEquals(300, l.burst());
+        assertEquals(5000, l.maxDomains());
+        assertEquals(LimitSettings.Action.TRUNCATE, l.action());
+        assertTrue(l.dryRun());
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+        "timeout: 5x                                   | line 1: timeout: invalid duration '5x'",
+        "threads: 0                                    | line 1: threads: 0 is out of range",
+        "listen: localhost:53                          | line 1: listen: 'localhost:53' is not an IP address",
+        "upstreams: [1.2.3.4:70000]                    | line 1: upstreams: invalid address",
+        "colour: blue                                  | line 1: colour: unknown setting",
+        "# a\\n# b\\naction: reject                       | line 3: action: unknown name 'reject' (one of refused, nxdomain, drop, truncate)",
+        "limits:\\n  algorithm: leaky                     | line 2: limits.algorithm: unknown name 'leaky'",
+        "limits:\\n  default: { queries: -1 }             | line 2: limits.default.queries: -1 is out of range",
+        "limits:\\n  default: { queries: 1, size: 2 }     | line 2: limits.default.size: unknown setting",
+        "limits:\\n  default: lots                        | line 2: limits.default: expected 'unlimited'",
+        "limits:\\n  domains:\\n    a.com: { window: 1s }   | line 3: limits.domains.a.com: needs 'queries'",
+        "limits:\\n  domains:\\n    a.com: many             | line 3: limits.domains.a.com: expected 'unlimited'",
+        "limits:\\n  exempt-clients: [10.0.0.0/33]         | line 2: limits.exempt-clients: 33 is out of range",
+        "limits:\\n  exempt-clients: [somewhere]          | line 2: limits.exempt-clients: 'somewhere' is not an address",
+        "dry-run: maybe                                | line 1: dry-run: invalid boolean 'maybe'",
+        "public-suffix-list: /no/such/file             | line 1: public-suffix-list: cannot read",
+        "timeout: [1s                                  | not valid YAML",
+        "- just\\n- a list                              | expected a mapping of settings",
+    })
+    void mistakesNameTheLineAndKey(String yaml, String expected) {
+        ConfigException e = assertThrows(ConfigException.class, () -> load(yaml.replace("\\n", "\n").strip()));
+        assertTrue(e.getMessage().contains(expected), e.getMessage());
+        assertTrue(e.getMessage().startsWith(dir.resolve("sluice.yml").toString()), e.getMessage());
+    }
+}

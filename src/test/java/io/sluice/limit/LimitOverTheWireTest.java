@@ -1,0 +1,163 @@
+package io.sluice.limit;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.testing.Dns;
+import io.sluice.testing.RunningSluice;
+import io.sluice.testing.TestUpstream;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.xbill.DNS.ExtendedErrorCodeOption;
+import org.xbill.DNS.Message;
+import org.xbill.DNS.Rcode;
+import org.xbill.DNS.Type;
+
+/** Limits end to end: real queries over UDP and TCP, a real upstream, time held still. */
+class LimitOverTheWireTest {
+    private final ManualClock clock = new ManualClock();
+    private TestUpstream upstream;
+
+    @BeforeEach
+    void upstream() throws Exception {
+        upstream = new TestUpstream();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        upstream.close();
+    }
+
+    private RunningSluice sluice(String... keyValues) throws Exception {
+        return RunningSluice.start(List.of(upstream), clock, b -> { }, keyValues);
+    }
+
+    @Test
+    void twentyFiveQueriesWithLimitTenGiveTenAnswersAndFifteenRefusals() throws Exception {
+        try (RunningSluice s = sluice("limits.default.queries", "10")) {
+            for (boolean tcp : new boolean[] {false, true}) {
+                int before = upstream.udpQueries() + upstream.tcpQueries();
+                int answered = 0;
+                int refused = 0;
+                for (int i = 0; i < 25; i++) {
+                    byte[] q = Dns.query(i, "host" + i + ".sub.example.com.", Type.A);
+                    byte[] r = tcp ? Dns.tcp(s.address(), q) : Dns.udp(s.address(), q);
+                    switch (Dns.rcode(r)) {
+                        case Rcode.NOERROR -> answered++;
+                        case Rcode.REFUSED -> refused++;
+                        default -> throw new AssertionError("rcode " + Dns.rcode(r));
+                    }
+                }
+                assertEquals(10, answered, tcp ? "tcp" : "udp");
+                assertEquals(15, refused);
+                assertEquals(10, upstream.udpQueries() + upstream.tcpQueries() - before, "refusals never go upstream");
+                clock.advanceMillis(1000);
+            }
+            assertEquals(30, s.sluice().meters().limited.sum());
+        }
+    }
+
+    /** Query: ID 0xABCD, RD, "www.example.com" A, OPT (payload 4096, DO) with no options. */
+    private static final String QUERY_WITH_OPT =
+            "abcd 0100 0001 0000 0000 0001 03777777076578616d706c6503636f6d00 0001 0001 00 0029 1000 0000 8000 0000";
+
+    private static byte[] hex(String s) {
+        return HexFormat.of().parseHex(s.replace(" ", ""));
+    }
+
+    @Test
+    void refusedAnswerByteByByte() throws Exception {
+        try (RunningSluice s = sluice("limits.default.queries", "1")) {
+            byte[] q = hex(QUERY_WITH_OPT);
+            assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), q)));
+            byte[] r = Dns.udp(s.address(), q);
+            String text = "sluice: example.com over 1 queries per 1s";
+            byte[] expected = hex("abcd 8185 0001 0000 0000 0001 03777777076578616d706c6503636f6d00 0001 0001"
+                    + " 00 0029 04d0 0000 8000 " + String.format("%04x", 6 + text.length())
+                    + " 000f " + String.format("%04x", 2 + text.length()) + " 0000"
+                    + HexFormat.of().formatHex(text.getBytes()));
+            assertArrayEquals(expected, r);
+            assertTrue(r.length <= q.length + 6 + text.length(), "no larger than the query plus the EDE");
+            ExtendedErrorCodeOption ede = (ExtendedErrorCodeOption) new Message(r).getOPT().getOptions().get(0);
+            assertEquals(text, ede.getText());
+        }
+    }
+
+    @Test
+    void withoutEdnsTheAnswerCarriesNoOpt() throws Exception {
+        try (RunningSluice s = sluice("limits.default.queries", "1", "action", "nxdomain")) {
+            byte[] q = Dns.query(0x0102, "a.example.org.", Type.MX);
+            Dns.udp(s.address(), q);
+            byte[] r = Dns.udp(s.address(), q);
+            byte[] expected = hex("0102 8183 0001 0000 0000 0000 01610765 78616d706c65036f726700 000f 0001");
+            assertArrayEquals(expected, r);
+        }
+    }
+
+    @Test
+    void dropSendsNothing() throws Exception {
+        try (RunningSluice s = sluice("limits.default.queries", "1", "action", "drop")) {
+            byte[] q = Dns.query(1, "d.example.net.", Type.A);
+            assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), q)));
+            assertNull(Dns.udp(s.address(), q, 300));
+            assertEquals(1, s.sluice().meters().limited.sum());
+        }
+    }
+
+    @Test
+    void truncateSetsTcOverUdpAndRefusesOverTcp() throws Exception {
+        try (RunningSluice s = sluice("limits.default.queries", "1", "action", "truncate")) {
+            byte[] q = Dns.query(0x0A0A, "t.example.", Type.A);
+            Dns.udp(s.address(), q);
+            byte[] udp = Dns.udp(s.address(), q);
+            assertArrayEquals(hex("0a0a 8380 0001 0000 0000 0000 017407 6578616d706c6500 0001 0001"), udp);
+            byte[] tcp = Dns.tcp(s.address(), q);
+            assertArrayEquals(hex("0a0a 8185 0001 0000 0000 0000 017407 6578616d706c6500 0001 0001"), tcp);
+        }
+    }
+
+    @Test
+    void dryRunForwardsEverythingAndCountsWhatItWouldRefuse() throws Exception {
+        try (RunningSluice s = sluice("limits.default.queries", "2", "dry-run", "true")) {
+            for (int i = 0; i < 6; i++) {
+                assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(i, "dry.example.", Type.A))));
+            }
+            assertEquals(6, upstream.udpQueries());
+            assertEquals(4, s.sluice().meters().limitedDryRun.sum());
+            assertEquals(0, s.sluice().meters().limited.sum());
+        }
+    }
+
+    @Test
+    void exemptClientsAreNeverLimited() throws Exception {
+        try (RunningSluice s = RunningSluice.start(List.of(upstream), clock,
+                b -> b.set("limits.exempt-clients", List.of("10.0.0.0/8", "127.0.0.0/30")),
+                "limits.default.queries", "1")) {
+            for (int i = 0; i < 5; i++) {
+                assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(i, "ex.example.", Type.A))));
+                assertEquals(Rcode.NOERROR, Dns.rcode(Dns.tcp(s.address(), Dns.query(i, "ex.example.", Type.A))));
+            }
+        }
+    }
+
+    @Test
+    void overridesByRegistrableDomain() throws Exception {
+        try (RunningSluice s = RunningSluice.start(List.of(upstream), clock, b -> {
+            b.domain("example.com", "3", "1s");
+            b.domain("trusted.example", "unlimited", null);
+        }, "limits.default.queries", "1")) {
+            int[] rcodes = new int[5];
+            for (int i = 0; i < 5; i++) {
+                rcodes[i] = Dns.rcode(Dns.udp(s.address(), Dns.query(i, "w" + i + ".example.com.", Type.A)));
+                assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(i, "t.trusted.example.", Type.A))));
+            }
+            assertEquals("[0, 0, 0, 5, 5]", Arrays.toString(rcodes));
+        }
+    }
+}
