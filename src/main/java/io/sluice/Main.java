@@ -4,6 +4,7 @@ import com.google.common.util.concurrent.Uninterruptibles;
 import io.sluice.config.ConfigException;
 import io.sluice.config.ConfigFile;
 import io.sluice.config.Settings;
+import io.sluice.stress.StressCommand;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintWriter;
@@ -29,7 +30,8 @@ import sun.misc.Signal;
  */
 @Command(name = "sluice", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         sortOptions = false, usageHelpAutoWidth = true,
-        description = "A DNS forwarder that limits queries per registrable domain.")
+        description = "A DNS forwarder that limits queries per registrable domain.",
+        footer = "%nSubcommand: stress (a DNS load generator; see 'stress --help' or scripts/dnsstress).")
 public final class Main implements Callable<Integer> {
     static final int EXIT_OK = 0;
     static final int EXIT_START_FAILED = 1;
@@ -93,9 +95,11 @@ public final class Main implements Callable<Integer> {
     /** Runs the command line and returns the exit code instead of exiting. */
     static int run(String... args) {
         CommandLine cli = new CommandLine(new Main());
+        cli.addSubcommand("stress", new StressCommand());
         cli.setParameterExceptionHandler((e, a) -> {
             PrintWriter err = e.getCommandLine().getErr();
-            err.println("sluice: " + e.getMessage() + " (see --help)");
+            String who = e.getCommandLine().getCommandName().equals("stress") ? "dnsstress" : "sluice";
+            err.println(who + ": " + e.getMessage() + " (see --help)");
             err.flush();
             return EXIT_USAGE;
         });

@@ -12,30 +12,51 @@ public final class DomainProbe {
      * Seed of the map-key hash, drawn per process: a client cannot choose names that collide in
      * the counter table.
      */
-    private static final long KEY_SEED = ThreadLocalRandom.current().nextLong() | 1;
+    private static final long KEY_SEED = ThreadLocalRandom.current().nextLong();
 
-    final byte[] bytes = new byte[255];
+    /** The name; 8 spare bytes so that whole longs can always be read. */
+    final byte[] bytes = new byte[255 + 8];
     /** Start of each label of the name being reduced; scratch for {@link RegistrableDomains}. */
     final int[] labelStarts = new int[128];
     int length;
+    long w0;
+    long w1;
+    long w2;
     int hash;
 
-    static int hashOf(byte[] b, int length) {
-        return DomainBytes.spread(DomainBytes.hashBackwards(KEY_SEED, b, 0, length));
+    /** A probe holding {@code name} as it is (not reduced), e.g. {@code example.com}. */
+    public static DomainProbe of(String name) {
+        DomainProbe p = new DomainProbe();
+        byte[] b = DomainBytes.fromText(name);
+        System.arraycopy(b, 0, p.bytes, 0, b.length);
+        p.length = b.length;
+        p.seal();
+        return p;
     }
 
+    /** Packs the first bytes into words and hashes the whole: called once the bytes are final. */
     void seal() {
-        hash = hashOf(bytes, length);
+        w0 = DomainKey.word(bytes, 0, length);
+        w1 = DomainKey.word(bytes, 8, length);
+        w2 = DomainKey.word(bytes, 16, length);
+        long h = KEY_SEED ^ length;
+        h = (h ^ w0) * 0x9E3779B97F4A7C15L;
+        h = (h ^ w1) * 0x9E3779B97F4A7C15L;
+        h = (h ^ w2) * 0x9E3779B97F4A7C15L;
+        if (length > DomainKey.INLINE_BYTES) {
+            h = DomainBytes.hashBackwards(h, bytes, DomainKey.INLINE_BYTES, length);
+        }
+        hash = DomainBytes.spread(h);
     }
 
     /** An immutable copy, for storing. */
     public DomainKey toKey() {
-        return new DomainKey(java.util.Arrays.copyOf(bytes, length), hash);
+        return new DomainKey(this);
     }
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof DomainKey k && k.hashCode() == hash && k.sameBytes(bytes, length);
+        return o instanceof DomainKey k && k.sameAs(this);
     }
 
     @Override

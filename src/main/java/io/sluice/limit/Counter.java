@@ -1,17 +1,19 @@
 package io.sluice.limit;
 
 import io.sluice.domain.DomainKey;
+import io.sluice.domain.DomainProbe;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.charset.StandardCharsets;
 
 /**
- * One domain's count: a single 64-bit word that its {@link Algorithm} updates by compare-and-set,
+ * One domain's count, and its key in the limiter's table (a counter is its own key, which saves a
+ * cache miss per lookup): a single 64-bit word that its {@link Algorithm} updates by compare-and-set,
  * so a decision is one read and at most a few CAS attempts, never a lock. The janitor retires a
  * counter by swapping its word for {@link #DEAD}; whoever then reads {@code DEAD} looks the domain
  * up again, so no update can land on a counter that has left the table.
  */
-public final class Counter {
+public final class Counter extends DomainKey {
     /** The word of a counter removed from the table. No algorithm stores it in a live counter. */
     static final long DEAD = Long.MIN_VALUE;
 
@@ -25,7 +27,6 @@ public final class Counter {
         }
     }
 
-    final DomainKey domain;
     final Policy policy;
     @SuppressWarnings("unused") // through STATE
     private volatile long state;
@@ -33,8 +34,8 @@ public final class Counter {
     volatile long loggedWindow = -1;
     private volatile byte[] refusalText;
 
-    Counter(DomainKey domain, Policy policy) {
-        this.domain = domain;
+    Counter(DomainProbe domain, Policy policy) {
+        super(domain);
         this.policy = policy;
     }
 
@@ -44,11 +45,6 @@ public final class Counter {
 
     boolean compareAndSet(long expected, long next) {
         return STATE.compareAndSet(this, expected, next);
-    }
-
-    /** The domain this counter is for; the overflow counter's is {@code (overflow)}. */
-    public DomainKey domain() {
-        return domain;
     }
 
     public Policy policy() {
@@ -62,7 +58,7 @@ public final class Counter {
     public byte[] refusalText() {
         byte[] t = refusalText;
         if (t == null) {
-            t = ("sluice: " + domain + " over " + policy).getBytes(StandardCharsets.US_ASCII);
+            t = ("sluice: " + name() + " over " + policy).getBytes(StandardCharsets.US_ASCII);
             refusalText = t; // racy but idempotent
         }
         return t;

@@ -29,6 +29,7 @@ public final class DomainLimiter {
     private final Policy defaultPolicy;
     private final Map<DomainKey, Policy> overrides;
     private final int maxDomains;
+    /** Each counter is its own key. */
     private final ConcurrentHashMap<DomainKey, Counter> counters;
     /** Counters in the table, kept apart from the map's own count to bound it without a scan. */
     private final AtomicInteger tracked = new AtomicInteger();
@@ -52,7 +53,7 @@ public final class DomainLimiter {
         this.overrides = new HashMap<>(overrides);
         this.maxDomains = maxDomains;
         this.counters = new ConcurrentHashMap<>(Math.min(maxDomains, 1 << 16));
-        this.overflow = new Counter(DomainKey.of(OVERFLOW_NAME), defaultPolicy);
+        this.overflow = new Counter(DomainProbe.of(OVERFLOW_NAME), defaultPolicy);
     }
 
     /**
@@ -90,8 +91,8 @@ public final class DomainLimiter {
             overflowHits.increment();
             return overflow;
         }
-        Counter fresh = new Counter(domain.toKey(), p);
-        Counter existing = counters.putIfAbsent(fresh.domain, fresh);
+        Counter fresh = new Counter(domain, p);
+        Counter existing = counters.putIfAbsent(fresh, fresh);
         if (existing != null) {
             if (!override) {
                 tracked.decrementAndGet();
@@ -109,7 +110,7 @@ public final class DomainLimiter {
         long now = clock.epochNanos();
         int removed = 0;
         for (Counter c : counters.values()) {
-            if (algorithm.retireIfIdle(c, now) && counters.remove(c.domain, c)) {
+            if (algorithm.retireIfIdle(c, now) && counters.remove(c, c)) {
                 tracked.decrementAndGet();
                 removed++;
             }

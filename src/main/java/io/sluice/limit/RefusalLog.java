@@ -38,7 +38,7 @@ final class RefusalLog {
         while ((c = queue.poll()) != null) {
             queued.decrementAndGet();
             if (lines++ < MAX_LINES_PER_DRAIN) {
-                log.warn("{} {}: over {}", verb, c.domain, c.policy);
+                log.warn("{} {}: over {}", verb, c.name(), c.policy);
             } else {
                 unlisted.increment();
             }

@@ -1,0 +1,94 @@
+package io.sluice.stress;
+
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import org.HdrHistogram.Histogram;
+
+/**
+ * What a run measured: totals, the current display interval, and a latency histogram in
+ * microseconds. Touched by the generator's event loop only; read after it has stopped.
+ */
+final class RunStats {
+    static final String[] RCODE_NAMES = {"NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED"};
+    private static final long MAX_LATENCY_MICROS = 600_000_000L;
+
+    final Histogram latencyMicros = new Histogram(MAX_LATENCY_MICROS, 3);
+    long sent;
+    long received;
+    long timeouts;
+    long late;
+    final long[] rcodes = new long[16];
+
+    long intervalSent;
+    long intervalReceived;
+    long intervalLatencyNanos;
+    long intervalMaxNanos;
+    long intervalTimeouts;
+    final long[] intervalRcodes = new long[16];
+
+    void sent() {
+        sent++;
+        intervalSent++;
+    }
+
+    void answered(int rcode, long latencyNanos) {
+        received++;
+        intervalReceived++;
+        rcodes[rcode]++;
+        intervalRcodes[rcode]++;
+        intervalLatencyNanos += latencyNanos;
+        intervalMaxNanos = Math.max(intervalMaxNanos, latencyNanos);
+        latencyMicros.recordValue(Math.min(MAX_LATENCY_MICROS, Math.max(0, latencyNanos / 1000)));
+    }
+
+    void timedOut() {
+        timeouts++;
+        intervalTimeouts++;
+    }
+
+    /**
+     * dnsstresss' line, then this interval's answers by RCODE and its timeouts, and starts a new
+     * interval.
+     */
+    String intervalLine(double seconds) {
+        long meanMs = intervalReceived == 0 ? 0 : Math.round(intervalLatencyNanos / 1e6 / intervalReceived);
+        String line = String.format(Locale.ROOT,
+                "Requests sent: %dr/s\tReplies received: %dr/s (mean=%dms / max=%dms)"
+                        + "\tNOERROR=%d REFUSED=%d SERVFAIL=%d NXDOMAIN=%d timeouts=%d",
+                Math.round(intervalSent / seconds), Math.round(intervalReceived / seconds), meanMs,
+                Math.round(intervalMaxNanos / 1e6), intervalRcodes[0], intervalRcodes[5], intervalRcodes[2],
+                intervalRcodes[3], intervalTimeouts);
+        intervalSent = 0;
+        intervalReceived = 0;
+        intervalLatencyNanos = 0;
+        intervalMaxNanos = 0;
+        intervalTimeouts = 0;
+        java.util.Arrays.fill(intervalRcodes, 0);
+        return line;
+    }
+
+    /** Answers by RCODE name, those seen only. */
+    Map<String, Long> rcodeCounts() {
+        Map<String, Long> m = new LinkedHashMap<>();
+        for (int i = 0; i < rcodes.length; i++) {
+            if (rcodes[i] > 0 || i == 0 || i == 2 || i == 3 || i == 5) {
+                m.put(i < RCODE_NAMES.length ? RCODE_NAMES[i] : "RCODE" + i, rcodes[i]);
+            }
+        }
+        return m;
+    }
+
+    /** Latency percentiles in milliseconds, in a stable order. */
+    Map<String, Double> latencyMs() {
+        Map<String, Double> m = new LinkedHashMap<>();
+        boolean none = latencyMicros.getTotalCount() == 0;
+        m.put("min", none ? 0 : latencyMicros.getMinValue() / 1000.0);
+        m.put("p50", none ? 0 : latencyMicros.getValueAtPercentile(50) / 1000.0);
+        m.put("p90", none ? 0 : latencyMicros.getValueAtPercentile(90) / 1000.0);
+        m.put("p99", none ? 0 : latencyMicros.getValueAtPercentile(99) / 1000.0);
+        m.put("p99.9", none ? 0 : latencyMicros.getValueAtPercentile(99.9) / 1000.0);
+        m.put("max", none ? 0 : latencyMicros.getMaxValue() / 1000.0);
+        return m;
+    }
+}

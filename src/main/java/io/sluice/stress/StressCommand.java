@@ -1,0 +1,202 @@
+package io.sluice.stress;
+
+import com.google.common.net.HostAndPort;
+import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import sun.misc.Signal;
+
+/**
+ * {@code dnsstress}: a DNS load generator that takes dnsstresss' command line unchanged and adds
+ * a duration, an open-loop rate, random subdomains, query files, TCP and a JSON summary.
+ *
+ * <p>Exit codes: 0 when the run finished, 1 when the target never answered, 2 for bad arguments.
+ */
+@Command(name = "stress", mixinStandardHelpOptions = true, sortOptions = false, usageHelpAutoWidth = true,
+        description = "Stress a DNS server (dnsstresss-compatible). Prints one line per interval,"
+                + " and a summary at the end (--duration) or on Ctrl-C.")
+public final class StressCommand implements Callable<Integer> {
+    static final int EXIT_OK = 0;
+    static final int EXIT_NO_ANSWER = 1;
+    static final int EXIT_USAGE = 2;
+    private static final Pattern DURATION = Pattern.compile("(\\d{1,9})(ms|s|m|h)");
+
+    @Option(names = "-r", paramLabel = "HOST:PORT", description = "Resolver to test. Default 127.0.0.1:53.")
+    String resolver = "127.0.0.1:53";
+
+    @Option(names = "-concurrency", paramLabel = "N", description = "Queries in flight at once. Default 50.")
+    int concurrency = 50;
+
+    @Option(names = "-d", paramLabel = "MS", description = "Display interval in milliseconds. Default 1000.")
+    int displayMillis = 1000;
+
+    @Option(names = "-random", description = "Random message IDs (otherwise sequential).")
+    boolean randomIds;
+
+    @Option(names = "-i", description = "Iterative queries (RD=0), to stress an authoritative server.")
+    boolean iterative;
+
+    @Option(names = "-f", description = "Flood: send without waiting for answers.")
+    boolean flood;
+
+    @Option(names = "-v", description = "Print every answer.")
+    boolean verbose;
+
+    @Option(names = "--duration", paramLabel = "DURATION", description = "Stop after this long (10s, 1m) and print a summary.")
+    String duration;
+
+    @Option(names = "--rate", paramLabel = "QPS",
+            description = "Open loop at this many queries per second; latency counts from when each query was due.")
+    long rate;
+
+    @Option(names = "--random-subdomains", description = "A fresh random label in front of every name.")
+    boolean randomSubdomains;
+
+    @Option(names = "--queries", paramLabel = "FILE", description = "Queries from a file, dnsperf's 'name type' format.")
+    Path queryFile;
+
+    @Option(names = "--tcp", description = "Over TCP (several connections, many queries in flight on each).")
+    boolean tcp;
+
+    @Option(names = "--json", description = "Print the summary as one JSON object on stdout (interval lines go to stderr).")
+    boolean json;
+
+    @Option(names = "--timeout", paramLabel = "DURATION", description = "An unanswered query counts as lost after this. Default 2s.")
+    String timeout = "2s";
+
+    @Option(names = "--sockets", paramLabel = "N", description = "UDP sockets or TCP connections. Default: concurrency, at most 8.")
+    Integer sockets;
+
+    @Parameters(paramLabel = "DOMAIN", arity = "0..*", description = "Names to query, in turn.")
+    List<String> targets = List.of();
+
+    private final PrintStream out;
+    private final PrintStream err;
+    private final CountDownLatch interrupted = new CountDownLatch(1);
+
+    public StressCommand() {
+        this(System.out, System.err);
+    }
+
+    StressCommand(PrintStream out, PrintStream err) {
+        this.out = out;
+        this.err = err;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        LoadGenerator.Options options;
+        QueryMaker queries;
+        Long runNanos;
+        try {
+            runNanos = duration == null ? null : nanos(duration, "--duration");
+            long timeoutNanos = nanos(timeout, "--timeout");
+            if (concurrency < 1 || displayMillis < 1 || rate < 0 || (sockets != null && sockets < 1)) {
+                throw new IllegalArgumentException("-concurrency, -d and --sockets must be positive, --rate not negative");
+            }
+            if (targets.isEmpty() && queryFile == null) {
+                throw new IllegalArgumentException("give at least one domain to query, or --queries FILE");
+            }
+            queries = queryFile != null ? QueryMaker.ofFile(queryFile, randomSubdomains, !iterative)
+                    : QueryMaker.ofTargets(targets, randomSubdomains, !iterative);
+            int links = sockets != null ? sockets : Math.min(8, concurrency);
+            options = new LoadGenerator.Options(target(resolver), concurrency, flood, rate, randomIds, tcp,
+                    timeoutNanos, links, displayMillis, verbose);
+        } catch (IllegalArgumentException | java.io.IOException e) {
+            err.println("dnsstress: " + e.getMessage());
+            return EXIT_USAGE;
+        }
+        LoadGenerator gen = new LoadGenerator(options, queries, json ? err : out);
+        long started = System.nanoTime();
+        try {
+            gen.start();
+        } catch (Exception e) {
+            err.println("dnsstress: cannot reach " + resolver + ": " + e.getMessage());
+            return EXIT_NO_ANSWER;
+        }
+        Signal.handle(new Signal("INT"), s -> interrupted.countDown());
+        Signal.handle(new Signal("TERM"), s -> interrupted.countDown());
+        if (runNanos == null) {
+            interrupted.await();
+        } else {
+            interrupted.await(runNanos, TimeUnit.NANOSECONDS);
+        }
+        double seconds = (System.nanoTime() - started) / 1e9;
+        gen.stop();
+        summarize(gen.stats, seconds);
+        return gen.stats.received == 0 ? EXIT_NO_ANSWER : EXIT_OK;
+    }
+
+    private void summarize(RunStats s, double seconds) {
+        long lost = s.sent - s.received;
+        double qps = s.received / seconds;
+        Map<String, Double> lat = s.latencyMs();
+        if (json) {
+            StringBuilder j = new StringBuilder("{");
+            j.append(String.format(Locale.ROOT, "\"target\":\"%s\",\"duration_s\":%.3f,\"sent\":%d,\"received\":%d,"
+                    + "\"lost\":%d,\"timeouts\":%d,\"qps\":%.1f,\"rcodes\":{", resolver, seconds, s.sent, s.received,
+                    lost, s.timeouts, qps));
+            String sep = "";
+            for (var e : s.rcodeCounts().entrySet()) {
+                j.append(sep).append('"').append(e.getKey()).append("\":").append(e.getValue());
+                sep = ",";
+            }
+            j.append("},\"latency_ms\":{");
+            sep = "";
+            for (var e : lat.entrySet()) {
+                j.append(sep).append(String.format(Locale.ROOT, "\"%s\":%.3f", e.getKey(), e.getValue()));
+                sep = ",";
+            }
+            out.println(j.append("}}"));
+        } else {
+            out.printf(Locale.ROOT, "--- %s: %.1f s, sent %d, received %d, lost %d (%.2f%%), %.0f answers/s%n",
+                    resolver, seconds, s.sent, s.received, lost, s.sent == 0 ? 0 : 100.0 * lost / s.sent, qps);
+            StringBuilder r = new StringBuilder("rcodes:");
+            s.rcodeCounts().forEach((k, v) -> r.append(' ').append(k).append('=').append(v));
+            out.println(r.append(" timeouts=").append(s.timeouts));
+            out.printf(Locale.ROOT, "latency ms: min %.3f  p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f%n",
+                    lat.get("min"), lat.get("p50"), lat.get("p90"), lat.get("p99"), lat.get("p99.9"), lat.get("max"));
+        }
+        out.flush();
+    }
+
+    private static InetSocketAddress target(String text) {
+        HostAndPort hp = HostAndPort.fromString(text).withDefaultPort(53);
+        try {
+            return new InetSocketAddress(InetAddress.getByName(hp.getHost()), hp.getPort());
+        } catch (java.net.UnknownHostException e) {
+            throw new IllegalArgumentException("-r: cannot resolve '" + hp.getHost() + "'");
+        }
+    }
+
+    private static long nanos(String text, String flag) {
+        Matcher m = DURATION.matcher(text.trim());
+        if (!m.matches()) {
+            throw new IllegalArgumentException(flag + ": invalid duration '" + text + "' (write it like 500ms, 10s, 1m)");
+        }
+        long n = Long.parseLong(m.group(1));
+        TimeUnit unit = switch (m.group(2)) {
+            case "ms" -> TimeUnit.MILLISECONDS;
+            case "s" -> TimeUnit.SECONDS;
+            case "m" -> TimeUnit.MINUTES;
+            default -> TimeUnit.HOURS;
+        };
+        long v = unit.toNanos(n);
+        if (v == 0) {
+            throw new IllegalArgumentException(flag + ": must be longer than 0");
+        }
+        return v;
+    }
+}

@@ -1,0 +1,116 @@
+package io.sluice.bench;
+
+import io.netty.buffer.ByteBuf;
+import io.sluice.config.LimitSettings;
+import io.sluice.domain.DomainProbe;
+import io.sluice.domain.RegistrableDomains;
+import io.sluice.limit.Clock;
+import io.sluice.limit.Counter;
+import io.sluice.limit.DomainLimiter;
+import io.sluice.limit.Policy;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * One limiting decision as the query handler makes it: reduce the wire name to its registrable
+ * domain, then count it, with {@code tracked} domains already in the table. The limit is never
+ * reached, so every query takes the full path (a refusal writes nothing and is cheaper). Run with
+ * {@code -t 1} and {@code -t 2}.
+ *
+ * <p>Each invocation first writes a fresh name (a random label in front of a random tracked
+ * domain) into one small buffer, as a just-received packet would be: hot in cache. Reading names
+ * from a big pre-made array instead would add cache misses a forwarder does not have.
+ * {@link #writeNameOnly} measures that writing alone, to be subtracted.
+ */
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(value = 1, jvmArgs = {"-Xmx4g"})
+public class DecisionBenchmark {
+
+    @State(Scope.Benchmark)
+    public static class Table {
+        @Param({"FIXED_WINDOW", "SLIDING_WINDOW", "TOKEN_BUCKET"})
+        LimitSettings.Algorithm algorithm;
+
+        @Param({"1", "10000", "1000000"})
+        int tracked;
+
+        RegistrableDomains psl;
+        DomainLimiter limiter;
+
+        @Setup(Level.Trial)
+        public void setUp() {
+            psl = RegistrableDomains.fromGuava();
+            limiter = new DomainLimiter(algorithm, Policy.of(Integer.MAX_VALUE, Duration.ofHours(1), 0), Map.of(),
+                    2_000_000, Clock.system());
+            DomainProbe p = new DomainProbe();
+            for (int d = 0; d < tracked; d++) {
+                psl.reduce(Workload.domain(d), p);
+                limiter.refusedBy(p);
+            }
+        }
+    }
+
+    @State(Scope.Thread)
+    public static class Queries {
+        final ByteBuf packet = io.netty.buffer.Unpooled.directBuffer(256);
+        final DomainProbe probe = new DomainProbe();
+        long seed = Thread.currentThread().getId() * 0x9E3779B97F4A7C15L + 1;
+        int tracked;
+
+        @Setup(Level.Trial)
+        public void setUp(Table t) {
+            tracked = t.tracked;
+        }
+
+        /** Writes x&lt;8 hex&gt;.d&lt;n&gt;.&lt;suffix&gt; for a random tracked n. */
+        void nextName() {
+            seed ^= seed << 13;
+            seed ^= seed >>> 7;
+            seed ^= seed << 17;
+            int d = (int) ((seed >>> 1) % tracked);
+            ByteBuf b = packet.clear();
+            b.writeByte(9).writeByte('x');
+            long r = seed;
+            for (int i = 0; i < 8; i++, r >>>= 4) {
+                b.writeByte(Character.forDigit((int) (r & 15), 16));
+            }
+            int digits = d < 10 ? 1 : (int) Math.log10(d) + 1;
+            b.writeByte(digits + 1).writeByte('d');
+            for (int i = digits - 1, v = d; i >= 0; i--, v /= 10) {
+                b.setByte(b.writerIndex() + i, '0' + v % 10);
+            }
+            b.writerIndex(b.writerIndex() + digits);
+            byte[] suffix = Workload.WIRE_SUFFIXES[d % Workload.WIRE_SUFFIXES.length];
+            b.writeBytes(suffix);
+        }
+    }
+
+    @Benchmark
+    public Counter decide(Table t, Queries q) {
+        q.nextName();
+        t.psl.reduce(q.packet, 0, q.probe);
+        return t.limiter.refusedBy(q.probe);
+    }
+
+    @Benchmark
+    public int writeNameOnly(Table t, Queries q) {
+        q.nextName();
+        return q.packet.writerIndex();
+    }
+}
