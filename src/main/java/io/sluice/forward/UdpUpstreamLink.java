@@ -6,8 +6,9 @@ import io.netty.channel.socket.DatagramChannel;
 import io.netty.channel.socket.DatagramPacket;
 
 /**
- * One UDP socket with its own kernel-chosen source port, shared by all upstreams of one family.
- * Replies are matched by ID, then checked to come from the upstream the query went to.
+ * One UDP socket connected to one upstream, from its own kernel-chosen source port. Replies are
+ * matched by ID; the kernel only delivers datagrams from the upstream, and the sender is checked
+ * again all the same.
  */
 final class UdpUpstreamLink extends UpstreamLink {
     private final Forwarder forwarder;
@@ -29,7 +30,7 @@ final class UdpUpstreamLink extends UpstreamLink {
 
     @Override
     void send(PendingQuery q) {
-        channel.write(new DatagramPacket(q.query.retainedDuplicate(), q.upstream.address()), channel.voidPromise());
+        channel.write(q.query.retainedDuplicate(), channel.voidPromise());
         forwarder.needsFlush(channel);
     }
 

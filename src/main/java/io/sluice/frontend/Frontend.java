@@ -82,10 +82,12 @@ public final class Frontend {
             Bootstrap b = new Bootstrap().group(f.loop())
                     .channelFactory(() -> transport.datagram(Transport.familyOf(address.getAddress())))
                     .option(ChannelOption.SO_RCVBUF, SOCKET_RCVBUF_BYTES)
-                    .option(ChannelOption.RCVBUF_ALLOCATOR, new FixedRecvByteBufAllocator(MAX_UDP_QUERY_BYTES))
+                    .option(ChannelOption.RCVBUF_ALLOCATOR, new FixedRecvByteBufAllocator(MAX_UDP_QUERY_BYTES)
+                            .maxMessagesPerRead(Forwarder.MAX_READS_PER_WAKEUP))
                     .handler(new UdpListener(handlers.get(f.loop())));
             if (transport.reusePort()) {
                 b.option(EpollChannelOption.SO_REUSEPORT, true);
+                b.option(EpollChannelOption.MAX_DATAGRAM_PAYLOAD_SIZE, MAX_UDP_QUERY_BYTES);
             }
             Channel ch = bindOrExplain(b.bind(at).await(), at, "udp");
             udp.add(ch);
