@@ -121,7 +121,9 @@ class ForwardingTest {
         assertEquals("genuine.example.", tcp.getQuestion().getName().toString());
         var m = sluice.sluice().meters();
         assertTrue(m.repliesUnexpected.sum() >= 2, "wrong IDs counted over UDP and TCP: " + m);
-        assertTrue(m.repliesMismatched.sum() >= 3, "wrong question and wrong source counted: " + m);
+        // The copy from the wrong source port never reaches sluice: upstream sockets are connected,
+        // so the kernel drops it. Had it been read, the client would have been answered twice.
+        assertTrue(m.repliesMismatched.sum() >= 2, "wrong questions counted over UDP and TCP: " + m);
     }
 
     @Test
