@@ -123,10 +123,6 @@ public final class Sluice implements AutoCloseable {
         limits.close();
     }
 
-    /** The limits in force, for tests that drive the janitor by hand. */
-    public Limits limits() {
-        return limits;
-    }
 
     private int inFlight() {
         int n = 0;

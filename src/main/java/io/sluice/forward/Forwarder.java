@@ -35,11 +35,6 @@ import java.util.concurrent.TimeUnit;
 public final class Forwarder {
     /** Largest UDP reply accepted from an upstream: the largest EDNS payload a client may ask for. */
     static final int MAX_UDP_REPLY_BYTES = 65535;
-    /**
-     * Datagrams read per readiness event before going back to epoll. Netty's fixed allocator
-     * reads one unless told, which costs an epoll_wait per datagram at load.
-     */
-    public static final int MAX_READS_PER_WAKEUP = 16;
     private static final long MIN_TICK_MILLIS = 5;
     private static final long MAX_TICK_MILLIS = 50;
     private static final byte[] SERVFAIL_TEXT = Answers.text("sluice: no upstream answered");
@@ -111,7 +106,7 @@ public final class Forwarder {
             Bootstrap b = new Bootstrap().group(loop)
                     .channelFactory(() -> transport.datagram(family))
                     .option(ChannelOption.RCVBUF_ALLOCATOR, new FixedRecvByteBufAllocator(MAX_UDP_REPLY_BYTES)
-                            .maxMessagesPerRead(MAX_READS_PER_WAKEUP))
+                            .maxMessagesPerRead(Transport.READS_PER_WAKEUP))
                     .handler(new UdpUpstreamLink.Handler(link));
             link.bind((DatagramChannel) b.connect(u.address()).sync().channel());
             links[i] = link;

@@ -3,6 +3,7 @@ package io.sluice.frontend;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
@@ -83,7 +84,7 @@ public final class Frontend {
                     .channelFactory(() -> transport.datagram(Transport.familyOf(address.getAddress())))
                     .option(ChannelOption.SO_RCVBUF, SOCKET_RCVBUF_BYTES)
                     .option(ChannelOption.RCVBUF_ALLOCATOR, new FixedRecvByteBufAllocator(MAX_UDP_QUERY_BYTES)
-                            .maxMessagesPerRead(Forwarder.MAX_READS_PER_WAKEUP))
+                            .maxMessagesPerRead(Transport.READS_PER_WAKEUP))
                     .handler(new UdpListener(handlers.get(f.loop())));
             if (transport.reusePort()) {
                 b.option(EpollChannelOption.SO_REUSEPORT, true);
@@ -102,7 +103,7 @@ public final class Frontend {
         bound.add(at);
     }
 
-    private static Channel bindOrExplain(io.netty.channel.ChannelFuture f, InetSocketAddress at, String proto)
+    private static Channel bindOrExplain(ChannelFuture f, InetSocketAddress at, String proto)
             throws BindException {
         if (!f.isSuccess()) {
             BindException e = new BindException(Addresses.text(at) + "/" + proto + ": " + f.cause().getMessage());

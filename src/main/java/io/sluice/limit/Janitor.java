@@ -39,8 +39,8 @@ public final class Janitor implements AutoCloseable {
                 LOG_INTERVAL_MILLIS, LOG_INTERVAL_MILLIS, TimeUnit.MILLISECONDS);
     }
 
-    /** One pass: evict, then report overflow changes. Public for tests, which call it directly. */
-    public int sweep() {
+    /** One pass: evict, then report overflow changes. */
+    private void sweep() {
         int removed = limiter.evictIdle();
         long hits = limiter.overflowHits.sum();
         if (hits > overflowSeen && !overflowing) {
@@ -53,7 +53,9 @@ public final class Janitor implements AutoCloseable {
                     limiter.tracked(), maxDomains);
         }
         overflowSeen = hits;
-        return removed;
+        if (removed > 0) {
+            log.debug("janitor removed {} counters of ended windows", removed);
+        }
     }
 
     @Override

@@ -128,9 +128,4 @@ public final class Limits implements AutoCloseable {
             janitor.close();
         }
     }
-
-    /** The janitor, for tests that sweep by hand. */
-    public Janitor janitor() {
-        return janitor;
-    }
 }

@@ -30,7 +30,8 @@ import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Sends the queries of a run from one event loop and matches the answers.
+ * Sends one share of a run's queries from one event loop thread and matches the answers; a run
+ * has one generator per {@code --threads}.
  *
  * <p>Closed loop (the default, as dnsstresss): {@code concurrency} queries in flight; each answer
  * or timeout sends the next. Flood ({@code -f}): send as fast as the loop can, answers or not.
@@ -46,12 +47,12 @@ final class LoadGenerator {
     private static final int MAX_MESSAGE_BYTES = 65535;
 
     record Options(InetSocketAddress target, int concurrency, boolean flood, long rate, boolean randomIds,
-                   boolean tcp, long timeoutNanos, int sockets, long intervalMillis, boolean verbose) {
+                   boolean tcp, long timeoutNanos, int sockets, boolean verbose) {
     }
 
     private final Options options;
     private final QueryMaker queries;
-    private final PrintStream lines;
+    private final PrintStream verboseOut;
     final RunStats stats = new RunStats();
     private final List<Link> links = new ArrayList<>();
     private final SplittableRandom random = new SplittableRandom();
@@ -66,12 +67,11 @@ final class LoadGenerator {
     private long pending;
     private long rateStart;
     private long rateSent;
-    private long lastInterval;
 
-    LoadGenerator(Options options, QueryMaker queries, PrintStream lines) {
+    LoadGenerator(Options options, QueryMaker queries, PrintStream verboseOut) {
         this.options = options;
         this.queries = queries;
-        this.lines = lines;
+        this.verboseOut = verboseOut;
     }
 
     /** One socket or connection to the target, and which of its IDs are in flight since when. */
@@ -132,10 +132,7 @@ final class LoadGenerator {
         }
         long tick = Math.max(1, Math.min(100, options.timeoutNanos() / 4_000_000));
         loop.submit(() -> {
-            lastInterval = System.nanoTime();
             loop.scheduleAtFixedRate(this::expire, tick, tick, TimeUnit.MILLISECONDS);
-            loop.scheduleAtFixedRate(this::printInterval, options.intervalMillis(), options.intervalMillis(),
-                    TimeUnit.MILLISECONDS);
             if (options.rate() > 0) {
                 rateStart = System.nanoTime();
                 loop.scheduleAtFixedRate(this::sendDue, 0, RATE_TICK_MICROS, TimeUnit.MICROSECONDS);
@@ -244,7 +241,7 @@ final class LoadGenerator {
         int rcode = reply.getUnsignedByte(reply.readerIndex() + 3) & 0x0F;
         stats.answered(rcode, latency);
         if (options.verbose()) {
-            lines.printf("id=%d rcode=%s latency=%.3fms%n", id,
+            verboseOut.printf("id=%d rcode=%s latency=%.3fms%n", id,
                     rcode < RunStats.RCODE_NAMES.length ? RunStats.RCODE_NAMES[rcode] : "RCODE" + rcode, latency / 1e6);
         }
         if (closedLoop()) {
@@ -299,11 +296,9 @@ final class LoadGenerator {
         return false;
     }
 
-    private void printInterval() {
-        long now = System.nanoTime();
-        lines.println(stats.intervalLine((now - lastInterval) / 1e9));
-        lines.flush();
-        lastInterval = now;
+    /** This generator's counts since the last call, taken on its loop. */
+    io.netty.util.concurrent.Future<RunStats.Interval> takeInterval() {
+        return loop.submit(stats::takeInterval);
     }
 
     /** Reads answers off one socket or connection. */

@@ -47,25 +47,53 @@ final class RunStats {
         intervalTimeouts++;
     }
 
-    /**
-     * dnsstresss' line, then this interval's answers by RCODE and its timeouts, and starts a new
-     * interval.
-     */
-    String intervalLine(double seconds) {
-        long meanMs = intervalReceived == 0 ? 0 : Math.round(intervalLatencyNanos / 1e6 / intervalReceived);
-        String line = String.format(Locale.ROOT,
-                "Requests sent: %dr/s\tReplies received: %dr/s (mean=%dms / max=%dms)"
-                        + "\tNOERROR=%d REFUSED=%d SERVFAIL=%d NXDOMAIN=%d timeouts=%d",
-                Math.round(intervalSent / seconds), Math.round(intervalReceived / seconds), meanMs,
-                Math.round(intervalMaxNanos / 1e6), intervalRcodes[0], intervalRcodes[5], intervalRcodes[2],
-                intervalRcodes[3], intervalTimeouts);
+    /** This interval's counts, moved into a fresh {@link Interval}; the next interval starts at zero. */
+    Interval takeInterval() {
+        Interval i = new Interval(intervalSent, intervalReceived, intervalLatencyNanos, intervalMaxNanos,
+                intervalTimeouts, intervalRcodes.clone());
         intervalSent = 0;
         intervalReceived = 0;
         intervalLatencyNanos = 0;
         intervalMaxNanos = 0;
         intervalTimeouts = 0;
         java.util.Arrays.fill(intervalRcodes, 0);
-        return line;
+        return i;
+    }
+
+    /** Adds another generator's totals into these. */
+    void add(RunStats o) {
+        latencyMicros.add(o.latencyMicros);
+        sent += o.sent;
+        received += o.received;
+        timeouts += o.timeouts;
+        late += o.late;
+        for (int i = 0; i < rcodes.length; i++) {
+            rcodes[i] += o.rcodes[i];
+        }
+    }
+
+    /** One display interval of one or more generators. */
+    record Interval(long sent, long received, long latencyNanos, long maxNanos, long timeouts, long[] rcodes) {
+        static final Interval EMPTY = new Interval(0, 0, 0, 0, 0, new long[16]);
+
+        Interval plus(Interval o) {
+            long[] r = rcodes.clone();
+            for (int i = 0; i < r.length; i++) {
+                r[i] += o.rcodes[i];
+            }
+            return new Interval(sent + o.sent, received + o.received, latencyNanos + o.latencyNanos,
+                    Math.max(maxNanos, o.maxNanos), timeouts + o.timeouts, r);
+        }
+
+        /** dnsstresss' line, then the interval's answers by RCODE and its timeouts. */
+        String line(double seconds) {
+            long meanMs = received == 0 ? 0 : Math.round(latencyNanos / 1e6 / received);
+            return String.format(Locale.ROOT,
+                    "Requests sent: %dr/s\tReplies received: %dr/s (mean=%dms / max=%dms)"
+                            + "\tNOERROR=%d REFUSED=%d SERVFAIL=%d NXDOMAIN=%d timeouts=%d",
+                    Math.round(sent / seconds), Math.round(received / seconds), meanMs, Math.round(maxNanos / 1e6),
+                    rcodes[0], rcodes[5], rcodes[2], rcodes[3], timeouts);
+        }
     }
 
     /** Answers by RCODE name, those seen only. */

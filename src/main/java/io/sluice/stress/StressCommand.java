@@ -76,8 +76,13 @@ public final class StressCommand implements Callable<Integer> {
     @Option(names = "--timeout", paramLabel = "DURATION", description = "An unanswered query counts as lost after this. Default 2s.")
     String timeout = "2s";
 
-    @Option(names = "--sockets", paramLabel = "N", description = "UDP sockets or TCP connections. Default: concurrency, at most 8.")
+    @Option(names = "--sockets", paramLabel = "N",
+            description = "UDP sockets or TCP connections per thread. Default: its share of concurrency, at most 8.")
     Integer sockets;
+
+    @Option(names = "--threads", paramLabel = "N",
+            description = "Sending threads, each with its share of concurrency and rate. Default 1.")
+    int threads = 1;
 
     @Parameters(paramLabel = "DOMAIN", arity = "0..*", description = "Names to query, in turn.")
     List<String> targets = List.of();
@@ -97,46 +102,76 @@ public final class StressCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        LoadGenerator.Options options;
-        QueryMaker queries;
+        List<LoadGenerator> generators = new java.util.ArrayList<>();
+        PrintStream lines = json ? err : out;
         Long runNanos;
         try {
             runNanos = duration == null ? null : nanos(duration, "--duration");
             long timeoutNanos = nanos(timeout, "--timeout");
-            if (concurrency < 1 || displayMillis < 1 || rate < 0 || (sockets != null && sockets < 1)) {
-                throw new IllegalArgumentException("-concurrency, -d and --sockets must be positive, --rate not negative");
+            if (concurrency < 1 || displayMillis < 1 || rate < 0 || (sockets != null && sockets < 1) || threads < 1
+                    || threads > concurrency) {
+                throw new IllegalArgumentException("-concurrency, -d, --sockets and --threads must be positive,"
+                        + " --threads at most -concurrency, --rate not negative");
             }
             if (targets.isEmpty() && queryFile == null) {
                 throw new IllegalArgumentException("give at least one domain to query, or --queries FILE");
             }
-            queries = queryFile != null ? QueryMaker.ofFile(queryFile, randomSubdomains, !iterative)
-                    : QueryMaker.ofTargets(targets, randomSubdomains, !iterative);
-            int links = sockets != null ? sockets : Math.min(8, concurrency);
-            options = new LoadGenerator.Options(target(resolver), concurrency, flood, rate, randomIds, tcp,
-                    timeoutNanos, links, displayMillis, verbose);
+            InetSocketAddress to = target(resolver);
+            for (int t = 0; t < threads; t++) {
+                int share = concurrency / threads + (t < concurrency % threads ? 1 : 0);
+                long rateShare = rate / threads + (t < rate % threads ? 1 : 0);
+                int links = sockets != null ? sockets : Math.min(8, share);
+                QueryMaker queries = queryFile != null ? QueryMaker.ofFile(queryFile, randomSubdomains, !iterative)
+                        : QueryMaker.ofTargets(targets, randomSubdomains, !iterative);
+                var options = new LoadGenerator.Options(to, share, flood, rateShare, randomIds, tcp, timeoutNanos,
+                        links, verbose);
+                generators.add(new LoadGenerator(options, queries, lines));
+            }
         } catch (IllegalArgumentException | java.io.IOException e) {
             err.println("dnsstress: " + e.getMessage());
             return EXIT_USAGE;
         }
-        LoadGenerator gen = new LoadGenerator(options, queries, json ? err : out);
-        long started = System.nanoTime();
         try {
-            gen.start();
+            for (LoadGenerator g : generators) {
+                g.start();
+            }
         } catch (Exception e) {
             err.println("dnsstress: cannot reach " + resolver + ": " + e.getMessage());
             return EXIT_NO_ANSWER;
         }
+        long started = System.nanoTime(); // the run is timed from its first query, not from JVM start-up
         Signal.handle(new Signal("INT"), s -> interrupted.countDown());
         Signal.handle(new Signal("TERM"), s -> interrupted.countDown());
-        if (runNanos == null) {
-            interrupted.await();
-        } else {
-            interrupted.await(runNanos, TimeUnit.NANOSECONDS);
+        long end = runNanos == null ? Long.MAX_VALUE : started + runNanos;
+        long lastLine = started;
+        while (true) {
+            long nextLine = lastLine + displayMillis * 1_000_000L;
+            long wait = Math.min(end, nextLine) - System.nanoTime();
+            if (wait > 0 && interrupted.await(wait, TimeUnit.NANOSECONDS)) {
+                break;
+            }
+            long now = System.nanoTime();
+            if (now >= nextLine) {
+                RunStats.Interval sum = RunStats.Interval.EMPTY;
+                for (LoadGenerator g : generators) {
+                    sum = sum.plus(g.takeInterval().get());
+                }
+                lines.println(sum.line((now - lastLine) / 1e9));
+                lines.flush();
+                lastLine = now;
+            }
+            if (now >= end) {
+                break;
+            }
         }
         double seconds = (System.nanoTime() - started) / 1e9;
-        gen.stop();
-        summarize(gen.stats, seconds);
-        return gen.stats.received == 0 ? EXIT_NO_ANSWER : EXIT_OK;
+        RunStats total = new RunStats();
+        for (LoadGenerator g : generators) {
+            g.stop();
+            total.add(g.stats);
+        }
+        summarize(total, seconds);
+        return total.received == 0 ? EXIT_NO_ANSWER : EXIT_OK;
     }
 
     private void summarize(RunStats s, double seconds) {

@@ -69,6 +69,12 @@ public enum Transport {
         }
     };
 
+    /**
+     * Datagrams read per readiness event before going back to epoll. Netty's fixed allocator
+     * reads one unless told, which costs an epoll_wait per datagram under load (docs/benchmarks.md).
+     */
+    public static final int READS_PER_WAKEUP = 16;
+
     public static Transport best() {
         return Epoll.isAvailable() ? EPOLL : NIO;
     }

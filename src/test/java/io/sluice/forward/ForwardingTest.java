@@ -121,8 +121,8 @@ class ForwardingTest {
         assertEquals("genuine.example.", tcp.getQuestion().getName().toString());
         var m = sluice.sluice().meters();
         assertTrue(m.repliesUnexpected.sum() >= 2, "wrong IDs counted over UDP and TCP: " + m);
-        // The copy from the wrong source port never reaches sluice: upstream sockets are connected,
-        // so the kernel drops it. Had it been read, the client would have been answered twice.
+        // The genuine bytes sent from a wrong source port never reach sluice: upstream sockets are
+        // connected, so the kernel drops them before any check of sluice's.
         assertTrue(m.repliesMismatched.sum() >= 2, "wrong questions counted over UDP and TCP: " + m);
     }
 
