@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import org.snakeyaml.engine.v2.api.LoadSettings;
 import org.snakeyaml.engine.v2.composer.Composer;
 import org.snakeyaml.engine.v2.exceptions.Mark;
@@ -55,7 +56,7 @@ public final class ConfigFile {
     }
 
     /** Mappings nest keys with dots ({@code limits.default.window}); these are the ones that may. */
-    private static final java.util.Set<String> SECTIONS = java.util.Set.of("limits", "limits.default");
+    private static final Set<String> SECTIONS = Set.of("limits", "limits.default");
     private static final String DOMAINS = "limits.domains";
 
     private static void applyMapping(Path file, String prefix, MappingNode mapping, Settings.Builder builder)

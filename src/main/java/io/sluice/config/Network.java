@@ -2,6 +2,7 @@ package io.sluice.config;
 
 import com.google.common.net.InetAddresses;
 import java.net.InetAddress;
+import java.net.UnknownHostException;
 
 /**
  * A client network: {@code 10.0.0.0/8}, {@code ::1/128}, or one address.
@@ -50,7 +51,7 @@ public record Network(byte[] address, int prefix) {
     public String toString() {
         try {
             return InetAddresses.toAddrString(InetAddress.getByAddress(address)) + "/" + prefix;
-        } catch (java.net.UnknownHostException e) {
+        } catch (UnknownHostException e) {
             throw new IllegalStateException(e);
         }
     }

@@ -1,9 +1,13 @@
 package io.sluice.config;
 
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import org.xbill.DNS.ResolverConfig;
 
 /**
@@ -66,8 +70,8 @@ public record Settings(
         private boolean dryRun = false;
         private int maxDomains = 1_000_000;
         private Duration janitorInterval = Duration.ofSeconds(5);
-        private java.nio.file.Path publicSuffixList;
-        private final java.util.Map<String, LimitSettings.DomainLimit> domains = new java.util.LinkedHashMap<>();
+        private Path publicSuffixList;
+        private final Map<String, LimitSettings.DomainLimit> domains = new LinkedHashMap<>();
         private List<Network> exemptClients = List.of();
 
         /**
@@ -130,7 +134,7 @@ public record Settings(
                     ? List.of(new InetSocketAddress("127.0.0.1", DEFAULT_PORT)) : listen;
             List<InetSocketAddress> u = upstreams.isEmpty() ? systemResolvers() : upstreams;
             LimitSettings.DomainLimit defaultLimit = new LimitSettings.DomainLimit(limit, window);
-            java.util.Map<String, LimitSettings.DomainLimit> overrides = new java.util.LinkedHashMap<>();
+            Map<String, LimitSettings.DomainLimit> overrides = new LinkedHashMap<>();
             domains.forEach((name, d) -> overrides.put(name,
                     d.window() == null ? new LimitSettings.DomainLimit(d.queries(), window) : d));
             LimitSettings limits = new LimitSettings(defaultLimit, algorithm, burst, action, dryRun, maxDomains,
@@ -175,9 +179,9 @@ public record Settings(
             return out;
         }
 
-        private static java.nio.file.Path readable(String value) throws ConfigException {
-            java.nio.file.Path p = java.nio.file.Path.of(value.trim());
-            if (!java.nio.file.Files.isReadable(p)) {
+        private static Path readable(String value) throws ConfigException {
+            Path p = Path.of(value.trim());
+            if (!Files.isReadable(p)) {
                 throw new ConfigException("cannot read '" + value + "'");
             }
             return p;

@@ -6,6 +6,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
+import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -43,7 +44,7 @@ final class Values {
         return ms % 1000 == 0 ? ms / 1000 + "s" : ms + "ms";
     }
 
-    static <E extends Enum<E>> E named(String text, E[] values, java.util.function.Function<E, String> name)
+    static <E extends Enum<E>> E named(String text, E[] values, Function<E, String> name)
             throws ConfigException {
         for (E e : values) {
             if (name.apply(e).equals(text.trim())) {

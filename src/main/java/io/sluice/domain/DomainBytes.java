@@ -1,5 +1,6 @@
 package io.sluice.domain;
 
+import java.util.Arrays;
 /**
  * Domain names as sluice keys them: wire-format labels (length octet, then the octets), lower-cased,
  * without the root label's zero octet. The root is the empty array.
@@ -72,7 +73,7 @@ final class DomainBytes {
         }
         checkLabel(labelLength, text);
         out[lengthAt] = (byte) labelLength;
-        return java.util.Arrays.copyOf(out, n);
+        return Arrays.copyOf(out, n);
     }
 
     private static void checkLabel(int length, String text) {

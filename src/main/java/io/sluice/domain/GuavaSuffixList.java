@@ -4,7 +4,9 @@ import com.google.thirdparty.publicsuffix.PublicSuffixPatterns;
 import com.google.thirdparty.publicsuffix.PublicSuffixTrie;
 import java.lang.reflect.Field;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
+import java.util.List;
 
 /**
  * Reads the rules of the Public Suffix List that ships inside Guava.
@@ -37,7 +39,7 @@ final class GuavaSuffixList {
     }
 
     /** The rules as the list writes them: {@code co.uk}, {@code *.ck}, {@code !www.ck}. */
-    static java.util.List<String> rules() {
+    static List<String> rules() {
         CharSequence trie;
         CharSequence pool;
         try {
@@ -47,13 +49,13 @@ final class GuavaSuffixList {
             throw new IllegalStateException("cannot read the public suffix list inside this Guava version;"
                     + " give one with --public-suffix-list FILE", e);
         }
-        java.util.List<String> rules = new java.util.ArrayList<>();
+        List<String> rules = new ArrayList<>();
         addChildren(trie, pool, 0, new ArrayDeque<>(), rules);
         return rules;
     }
 
     private static void addChildren(CharSequence trie, CharSequence pool, int node, Deque<String> path,
-                                    java.util.List<String> rules) {
+                                    List<String> rules) {
         int first = trie.charAt(node * NODE_CHARS + 1);
         int count = trie.charAt(node * NODE_CHARS + 2) & CHILDREN_MASK;
         for (int child = first; child < first + count; child++) {

@@ -1,7 +1,10 @@
 package io.sluice.domain;
 
 import java.net.IDN;
+import java.nio.ByteBuffer;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Map;
 
 /**
  * Public Suffix List rules as a flat hash table keyed by every suffix that is a rule or the tail of
@@ -60,7 +63,7 @@ final class SuffixRules {
 
     /** Collects rules written as in the list: {@code co.uk}, {@code *.ck}, {@code !www.ck}. */
     static final class Builder {
-        private final java.util.Map<java.nio.ByteBuffer, Integer> entries = new java.util.HashMap<>();
+        private final Map<ByteBuffer, Integer> entries = new HashMap<>();
 
         /**
          * Adds one rule.
@@ -86,7 +89,7 @@ final class SuffixRules {
             int start = 0;
             while (start < name.length) {
                 byte[] tail = Arrays.copyOfRange(name, start, name.length);
-                entries.merge(java.nio.ByteBuffer.wrap(tail), start == 0 ? flag : NODE, (a, b) -> a | b);
+                entries.merge(ByteBuffer.wrap(tail), start == 0 ? flag : NODE, (a, b) -> a | b);
                 start += (name[start] & 0xFF) + 1;
             }
             return this;

@@ -1,5 +1,6 @@
 package io.sluice.forward;
 
+import java.util.function.IntConsumer;
 /**
  * Something queries are sent upstream through (a UDP socket or a TCP connection) with the table of
  * which message ID waits for which {@link PendingQuery}. Owned by one event loop.
@@ -42,7 +43,7 @@ abstract class UpstreamLink {
     }
 
     /** Calls {@code action} with each waiting ID; used when a connection ends, never per query. */
-    final void forEachWaiting(java.util.function.IntConsumer action) {
+    final void forEachWaiting(IntConsumer action) {
         for (int id = 0; id < slotById.length && pending > 0; id++) {
             if (slotById[id] != 0) {
                 action.accept(id);

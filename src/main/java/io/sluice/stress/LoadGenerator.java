@@ -22,6 +22,7 @@ import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import io.netty.handler.codec.LengthFieldPrepender;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.concurrent.Future;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -297,7 +298,7 @@ final class LoadGenerator {
     }
 
     /** This generator's counts since the last call, taken on its loop. */
-    io.netty.util.concurrent.Future<RunStats.Interval> takeInterval() {
+    Future<RunStats.Interval> takeInterval() {
         return loop.submit(stats::takeInterval);
     }
 

@@ -1,5 +1,6 @@
 package io.sluice.stress;
 
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -56,7 +57,7 @@ final class RunStats {
         intervalLatencyNanos = 0;
         intervalMaxNanos = 0;
         intervalTimeouts = 0;
-        java.util.Arrays.fill(intervalRcodes, 0);
+        Arrays.fill(intervalRcodes, 0);
         return i;
     }
 

@@ -1,10 +1,13 @@
 package io.sluice.stress;
 
 import com.google.common.net.HostAndPort;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -102,7 +105,7 @@ public final class StressCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        List<LoadGenerator> generators = new java.util.ArrayList<>();
+        List<LoadGenerator> generators = new ArrayList<>();
         PrintStream lines = json ? err : out;
         Long runNanos;
         try {
@@ -127,7 +130,7 @@ public final class StressCommand implements Callable<Integer> {
                         links, verbose);
                 generators.add(new LoadGenerator(options, queries, lines));
             }
-        } catch (IllegalArgumentException | java.io.IOException e) {
+        } catch (IllegalArgumentException | IOException e) {
             err.println("dnsstress: " + e.getMessage());
             return EXIT_USAGE;
         }
@@ -211,7 +214,7 @@ public final class StressCommand implements Callable<Integer> {
         HostAndPort hp = HostAndPort.fromString(text).withDefaultPort(53);
         try {
             return new InetSocketAddress(InetAddress.getByName(hp.getHost()), hp.getPort());
-        } catch (java.net.UnknownHostException e) {
+        } catch (UnknownHostException e) {
             throw new IllegalArgumentException("-r: cannot resolve '" + hp.getHost() + "'");
         }
     }

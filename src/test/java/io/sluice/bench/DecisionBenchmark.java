@@ -1,6 +1,7 @@
 package io.sluice.bench;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.sluice.config.LimitSettings;
 import io.sluice.domain.DomainProbe;
 import io.sluice.domain.RegistrableDomains;
@@ -68,7 +69,7 @@ public class DecisionBenchmark {
 
     @State(Scope.Thread)
     public static class Queries {
-        final ByteBuf packet = io.netty.buffer.Unpooled.directBuffer(256);
+        final ByteBuf packet = Unpooled.directBuffer(256);
         final DomainProbe probe = new DomainProbe();
         long seed = Thread.currentThread().getId() * 0x9E3779B97F4A7C15L + 1;
         int tracked;

@@ -2,7 +2,6 @@ package io.sluice.bench;
 
 import com.google.common.net.InternetDomainName;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.sluice.domain.DomainProbe;
 import io.sluice.domain.RegistrableDomains;
 import java.util.concurrent.TimeUnit;

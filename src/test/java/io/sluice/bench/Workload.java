@@ -2,6 +2,7 @@ package io.sluice.bench;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import java.nio.charset.StandardCharsets;
 import java.util.SplittableRandom;
 
 /**
@@ -42,7 +43,7 @@ final class Workload {
             out[i] = Unpooled.directBuffer(256);
             for (String label : names[i].split("\\.")) {
                 out[i].writeByte(label.length());
-                out[i].writeCharSequence(label, java.nio.charset.StandardCharsets.US_ASCII);
+                out[i].writeCharSequence(label, StandardCharsets.US_ASCII);
             }
             out[i].writeByte(0);
         }

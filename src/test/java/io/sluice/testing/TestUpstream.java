@@ -9,8 +9,10 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.SocketAddress;
 import java.net.SocketException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -48,7 +50,7 @@ public final class TestUpstream implements AutoCloseable {
     private final List<Socket> connections = new CopyOnWriteArrayList<>();
     private final AtomicReference<Mode> mode = new AtomicReference<>(Mode.ANSWER);
     private final AtomicReference<byte[]> lastQuery = new AtomicReference<>();
-    private final AtomicReference<java.net.SocketAddress> lastSender = new AtomicReference<>();
+    private final AtomicReference<SocketAddress> lastSender = new AtomicReference<>();
     private final AtomicInteger udpQueries = new AtomicInteger();
     private final AtomicInteger tcpQueries = new AtomicInteger();
     private final List<DatagramPacket> held = new ArrayList<>();
@@ -128,7 +130,7 @@ public final class TestUpstream implements AutoCloseable {
             } catch (IOException e) {
                 return;
             }
-            byte[] query = java.util.Arrays.copyOfRange(p.getData(), p.getOffset(), p.getOffset() + p.getLength());
+            byte[] query = Arrays.copyOfRange(p.getData(), p.getOffset(), p.getOffset() + p.getLength());
             lastSender.set(p.getSocketAddress());
             lastQuery.set(query);
             udpQueries.incrementAndGet();
@@ -155,7 +157,7 @@ public final class TestUpstream implements AutoCloseable {
         }
     }
 
-    private void sendUdp(byte[] query, java.net.SocketAddress to) throws IOException {
+    private void sendUdp(byte[] query, SocketAddress to) throws IOException {
         Message q = new Message(query);
         OPTRecord opt = q.getOPT();
         int max = opt == null ? 512 : Math.max(512, opt.getPayloadSize());

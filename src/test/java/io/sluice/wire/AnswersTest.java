@@ -9,6 +9,7 @@ import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.buffer.UnpooledByteBufAllocator;
 import io.sluice.testing.Dns;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -65,7 +66,7 @@ class AnswersTest {
         ByteBuf a = Answers.withQuestion(UnpooledByteBufAllocator.DEFAULT, q, view, 0, Wire.RCODE_SERVFAIL, 0, null);
         byte[] out = ByteBufUtil.getBytes(a);
         assertEquals(1, out[11], "ARCOUNT 1: the OPT was found");
-        assertArrayEquals(HexFormat.of().parseHex("00002904d0"), java.util.Arrays.copyOfRange(out, out.length - 11, out.length - 6));
+        assertArrayEquals(HexFormat.of().parseHex("00002904d0"), Arrays.copyOfRange(out, out.length - 11, out.length - 6));
     }
 
     @Test
