@@ -4,6 +4,7 @@ import com.google.common.util.concurrent.Uninterruptibles;
 import io.sluice.config.ConfigException;
 import io.sluice.config.ConfigFile;
 import io.sluice.config.Settings;
+import io.sluice.stress.AnswerCommand;
 import io.sluice.stress.StressCommand;
 import java.io.IOException;
 import java.io.InputStream;
@@ -31,7 +32,8 @@ import sun.misc.Signal;
 @Command(name = "sluice", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         sortOptions = false, usageHelpAutoWidth = true,
         description = "A DNS forwarder that limits queries per registrable domain.",
-        footer = "%nSubcommand: stress (a DNS load generator; see 'stress --help' or scripts/dnsstress).")
+        footer = "%nSubcommands: stress (a DNS load generator; 'stress --help', or scripts/dnsstress),"
+                + " answer (a server answering every query, the upstream of scripts/bench without nsd).")
 public final class Main implements Callable<Integer> {
     static final int EXIT_OK = 0;
     static final int EXIT_START_FAILED = 1;
@@ -96,6 +98,7 @@ public final class Main implements Callable<Integer> {
     static int run(String... args) {
         CommandLine cli = new CommandLine(new Main());
         cli.addSubcommand("stress", new StressCommand());
+        cli.addSubcommand("answer", new AnswerCommand());
         cli.setParameterExceptionHandler((e, a) -> {
             PrintWriter err = e.getCommandLine().getErr();
             String who = e.getCommandLine().getCommandName().equals("stress") ? "dnsstress" : "sluice";

@@ -39,6 +39,7 @@ public final class Frontend {
     /** Socket receive buffer asked for (the kernel caps it at net.core.rmem_max). */
     static final int SOCKET_RCVBUF_BYTES = 4 << 20;
     private static final int TCP_BACKLOG = 1024;
+    private static final int EPHEMERAL_BIND_ATTEMPTS = 10;
 
     private final List<Channel> udp = new ArrayList<>();
     private final List<Channel> tcpServers = new ArrayList<>();
@@ -76,8 +77,27 @@ public final class Frontend {
                          TcpListener tcpListener) throws BindException, InterruptedException {
         if (address.getPort() != 0) {
             checkFree(address);
+            bindUdpAndTcp(address, transport, group, forwarders, handlers, tcpListener);
+            return;
         }
+        // Port 0 (tests): UDP picks a free port, which TCP may find taken; try a few ports.
+        for (int attempt = 1; ; attempt++) {
+            try {
+                bindUdpAndTcp(address, transport, group, forwarders, handlers, tcpListener);
+                return;
+            } catch (BindException e) {
+                if (attempt == EPHEMERAL_BIND_ATTEMPTS) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    private void bindUdpAndTcp(InetSocketAddress address, Transport transport, EventLoopGroup group,
+                               List<Forwarder> forwarders, Map<EventLoop, QueryHandler> handlers,
+                               TcpListener tcpListener) throws BindException, InterruptedException {
         InetSocketAddress at = address;
+        List<Channel> bindings = new ArrayList<>();
         List<Forwarder> readers = transport.reusePort() ? forwarders : forwarders.subList(0, 1);
         for (Forwarder f : readers) {
             Bootstrap b = new Bootstrap().group(f.loop())
@@ -88,19 +108,35 @@ public final class Frontend {
                     .handler(new UdpListener(handlers.get(f.loop())));
             if (transport.reusePort()) {
                 b.option(EpollChannelOption.SO_REUSEPORT, true);
-                b.option(EpollChannelOption.MAX_DATAGRAM_PAYLOAD_SIZE, MAX_UDP_QUERY_BYTES);
             }
-            Channel ch = bindOrExplain(b.bind(at).await(), at, "udp");
-            udp.add(ch);
-            at = (InetSocketAddress) ch.localAddress(); // port 0 resolves on the first socket
+            try {
+                Channel ch = bindOrExplain(b.bind(at).await(), at, "udp");
+                bindings.add(ch);
+                at = (InetSocketAddress) ch.localAddress(); // port 0 resolves on the first socket
+            } catch (BindException e) {
+                closeAll(bindings);
+                throw e;
+            }
         }
         ServerBootstrap sb = new ServerBootstrap().group(group)
                 .channelFactory(transport.server())
                 .option(ChannelOption.SO_BACKLOG, TCP_BACKLOG)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childHandler(tcpListener);
-        tcpServers.add(bindOrExplain(sb.bind(at).await(), at, "tcp"));
+        try {
+            tcpServers.add(bindOrExplain(sb.bind(at).await(), at, "tcp"));
+        } catch (BindException e) {
+            closeAll(bindings);
+            throw e;
+        }
+        udp.addAll(bindings);
         bound.add(at);
+    }
+
+    private static void closeAll(List<Channel> channels) {
+        for (Channel ch : channels) {
+            ch.close().awaitUninterruptibly();
+        }
     }
 
     private static Channel bindOrExplain(ChannelFuture f, InetSocketAddress at, String proto)

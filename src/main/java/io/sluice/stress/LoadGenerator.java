@@ -54,7 +54,7 @@ final class LoadGenerator {
     private final Options options;
     private final QueryMaker queries;
     private final PrintStream verboseOut;
-    final RunStats stats = new RunStats();
+    RunStats stats = new RunStats();
     private final List<Link> links = new ArrayList<>();
     private final SplittableRandom random = new SplittableRandom();
     private final long[] ringKeys = new long[1 << 20];
@@ -295,6 +295,17 @@ final class LoadGenerator {
             return true;
         }
         return false;
+    }
+
+    /**
+     * Starts counting afresh (after a warm-up). Queries in flight count as sent in the new count,
+     * since their answers or timeouts will.
+     */
+    void forgetSoFar() throws InterruptedException {
+        loop.submit(() -> {
+            stats = new RunStats();
+            stats.sent = pending;
+        }).sync();
     }
 
     /** This generator's counts since the last call, taken on its loop. */

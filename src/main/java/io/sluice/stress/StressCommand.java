@@ -76,6 +76,10 @@ public final class StressCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print the summary as one JSON object on stdout (interval lines go to stderr).")
     boolean json;
 
+    @Option(names = "--warmup", paramLabel = "DURATION",
+            description = "Run this long first and forget it: nothing before counts in lines or summary.")
+    String warmup;
+
     @Option(names = "--timeout", paramLabel = "DURATION", description = "An unanswered query counts as lost after this. Default 2s.")
     String timeout = "2s";
 
@@ -106,10 +110,12 @@ public final class StressCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         List<LoadGenerator> generators = new ArrayList<>();
+        long warmupNanos;
         PrintStream lines = json ? err : out;
         Long runNanos;
         try {
             runNanos = duration == null ? null : nanos(duration, "--duration");
+            warmupNanos = warmup == null ? 0 : nanos(warmup, "--warmup");
             long timeoutNanos = nanos(timeout, "--timeout");
             if (concurrency < 1 || displayMillis < 1 || rate < 0 || (sockets != null && sockets < 1) || threads < 1
                     || threads > concurrency) {
@@ -142,9 +148,15 @@ public final class StressCommand implements Callable<Integer> {
             err.println("dnsstress: cannot reach " + resolver + ": " + e.getMessage());
             return EXIT_NO_ANSWER;
         }
-        long started = System.nanoTime(); // the run is timed from its first query, not from JVM start-up
         Signal.handle(new Signal("INT"), s -> interrupted.countDown());
         Signal.handle(new Signal("TERM"), s -> interrupted.countDown());
+        boolean stoppedEarly = warmupNanos > 0 && interrupted.await(warmupNanos, TimeUnit.NANOSECONDS);
+        if (!stoppedEarly) {
+            for (LoadGenerator g : generators) {
+                g.forgetSoFar();
+            }
+        }
+        long started = System.nanoTime(); // timed from the first counted query, not from JVM start-up
         long end = runNanos == null ? Long.MAX_VALUE : started + runNanos;
         long lastLine = started;
         while (true) {

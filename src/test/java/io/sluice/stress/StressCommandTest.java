@@ -73,8 +73,8 @@ class StressCommandTest {
             assertTrue(LINE.matcher(r.err).find(), "interval lines on stderr: " + r.err);
             assertTrue(up.lastQuery().length > 30, "a random label in front of example.");
 
-            Result tcp = run("-r", up.hostPort(), "--tcp", "-concurrency", "8", "--duration", "500ms", "--json",
-                    "example.");
+            Result tcp = run("-r", up.hostPort(), "--tcp", "-concurrency", "8", "--warmup", "200ms",
+                    "--duration", "500ms", "--json", "example.");
             assertEquals(0, tcp.code, tcp.err);
             assertTrue(up.tcpQueries() > 0);
         }

@@ -1,0 +1,156 @@
+package io.sluice.stress;
+
+import com.google.common.net.HostAndPort;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.FixedRecvByteBufAllocator;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollDatagramChannel;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.DatagramPacket;
+import io.netty.channel.socket.nio.NioDatagramChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
+import io.netty.handler.codec.LengthFieldPrepender;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import sun.misc.Signal;
+
+/**
+ * {@code answer}: an authoritative server that answers every query, UDP and TCP on one port, as
+ * the fast upstream of a benchmark where nsd is not installed: {@code A 192.0.2.1} for an A query,
+ * an empty NOERROR for any other type. It reads the header and question only.
+ */
+@Command(name = "answer", mixinStandardHelpOptions = true,
+        description = "Answer every DNS query (A 192.0.2.1), for benchmarks without nsd.")
+public final class AnswerCommand implements Callable<Integer> {
+    /** The answer record: a pointer to the question name, A, IN, TTL 60, 192.0.2.1. */
+    private static final byte[] A_RECORD = {
+        (byte) 0xC0, 0x0C, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, (byte) 192, 0, 2, 1};
+
+    @Option(names = "--listen", paramLabel = "HOST:PORT", description = "Default 127.0.0.1:5300.")
+    String listen = "127.0.0.1:5300";
+
+    @Override
+    public Integer call() throws Exception {
+        HostAndPort hp = HostAndPort.fromString(listen).withDefaultPort(53);
+        InetSocketAddress at = new InetSocketAddress(InetAddress.getByName(hp.getHost()), hp.getPort());
+        boolean epoll = Epoll.isAvailable();
+        EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("answer", true),
+                epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
+        try {
+            new Bootstrap().group(group)
+                    .channelFactory(epoll ? EpollDatagramChannel::new : NioDatagramChannel::new)
+                    .option(ChannelOption.SO_RCVBUF, 4 << 20)
+                    .option(ChannelOption.RCVBUF_ALLOCATOR, new FixedRecvByteBufAllocator(4096).maxMessagesPerRead(16))
+                    .handler(new Udp()).bind(at).sync();
+            new ServerBootstrap().group(group)
+                    .channelFactory(epoll ? EpollServerSocketChannel::new : NioServerSocketChannel::new)
+                    .childHandler(new ChannelInitializer<>() {
+                        @Override
+                        protected void initChannel(Channel ch) {
+                            ch.pipeline().addLast(new LengthFieldBasedFrameDecoder(65535, 0, 2, 0, 2),
+                                    new LengthFieldPrepender(2), new Tcp());
+                        }
+                    }).bind(at).sync();
+        } catch (Exception e) {
+            System.err.println("answer: cannot listen on " + listen + ": " + e.getMessage());
+            group.shutdownGracefully();
+            return 1;
+        }
+        System.err.println("answer: answering every query on " + listen + " (udp, tcp)");
+        CountDownLatch stop = new CountDownLatch(1);
+        Signal.handle(new Signal("TERM"), s -> stop.countDown());
+        Signal.handle(new Signal("INT"), s -> stop.countDown());
+        stop.await();
+        group.shutdownGracefully().sync();
+        return 0;
+    }
+
+    /** The answer to {@code q}, or null when it is not a query with one readable question. */
+    static ByteBuf answer(ByteBuf q, ByteBuf out) {
+        int base = q.readerIndex();
+        int end = q.writerIndex();
+        if (end - base < 12 || (q.getByte(base + 2) & 0x80) != 0 || q.getUnsignedShort(base + 4) != 1) {
+            return null;
+        }
+        int pos = base + 12;
+        while (pos < end && q.getUnsignedByte(pos) != 0) {
+            int len = q.getUnsignedByte(pos);
+            if (len > 63) {
+                return null;
+            }
+            pos += len + 1;
+        }
+        if (pos + 5 > end) {
+            return null;
+        }
+        int questionEnd = pos + 5;
+        boolean a = q.getUnsignedShort(pos + 1) == 1;
+        out.writeShort(q.getUnsignedShort(base));
+        out.writeShort(0x8400 | (q.getUnsignedShort(base + 2) & 0x7900)); // QR, AA; opcode, RD kept
+        out.writeShort(1);
+        out.writeShort(a ? 1 : 0);
+        out.writeZero(4);
+        out.writeBytes(q, base + 12, questionEnd - base - 12);
+        if (a) {
+            out.writeBytes(A_RECORD);
+        }
+        return out;
+    }
+
+    private static final class Udp extends SimpleChannelInboundHandler<DatagramPacket> {
+        @Override
+        protected void channelRead0(ChannelHandlerContext ctx, DatagramPacket p) {
+            ByteBuf out = ctx.alloc().buffer(512);
+            if (answer(p.content(), out) == null) {
+                out.release();
+                return;
+            }
+            ctx.write(new DatagramPacket(out, p.sender()), ctx.voidPromise());
+        }
+
+        @Override
+        public void channelReadComplete(ChannelHandlerContext ctx) {
+            ctx.flush();
+        }
+    }
+
+    private static final class Tcp extends SimpleChannelInboundHandler<ByteBuf> {
+        @Override
+        protected void channelRead0(ChannelHandlerContext ctx, ByteBuf frame) {
+            ByteBuf out = ctx.alloc().buffer(512);
+            if (answer(frame, out) == null) {
+                out.release();
+                ctx.close();
+                return;
+            }
+            ctx.write(out, ctx.voidPromise());
+        }
+
+        @Override
+        public void channelReadComplete(ChannelHandlerContext ctx) {
+            ctx.flush();
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            ctx.close();
+        }
+    }
+}
