@@ -118,8 +118,8 @@ public final class Forwarder {
     }
 
     /**
-     * Forwards the query that {@code view} has just read from {@code query}. Takes its own
-     * reference to {@code query}; the caller keeps and releases its own.
+     * Forwards the query that {@code view} has just read from {@code query}. Keeps a copy of
+     * {@code query}; the caller keeps and releases its own.
      *
      * @param clientAddress the UDP client's address, or null when {@code client} is a TCP connection
      */
@@ -132,8 +132,11 @@ public final class Forwarder {
             return;
         }
         PendingQuery q = slots[free[--freeCount]];
-        q.query = query.retain();
-        q.questionEnd = view.questionEnd();
+        // A copy, not a reference: a datagram read by recvmmsg is a slice of a buffer shared with
+        // up to 15 others, which a reference would keep alive until this query's answer or timeout.
+        q.query = client.alloc().directBuffer(query.readableBytes()).writeBytes(query, query.readerIndex(),
+                query.readableBytes());
+        q.questionEnd = view.questionEnd() - view.base(); // the copy starts at index 0
         q.clientId = view.id();
         q.client = client;
         q.clientAddress = clientAddress;

@@ -36,6 +36,12 @@ import java.util.Map;
 public final class Frontend {
     /** Largest query datagram read; a query this large is already far past any real one. */
     static final int MAX_UDP_QUERY_BYTES = 4096;
+    /**
+     * Datagrams one recvmmsg call may return: the read buffer holds this many slots of
+     * {@link #MAX_UDP_QUERY_BYTES}. One such call per wake-up, as ../shared/UDP-FAST-PATH.md found
+     * best at both saturation and moderate load.
+     */
+    static final int DATAGRAMS_PER_READ = 16;
     /** Socket receive buffer asked for (the kernel caps it at net.core.rmem_max). */
     static final int SOCKET_RCVBUF_BYTES = 4 << 20;
     private static final int TCP_BACKLOG = 1024;
@@ -103,11 +109,18 @@ public final class Frontend {
             Bootstrap b = new Bootstrap().group(f.loop())
                     .channelFactory(() -> transport.datagram(Transport.familyOf(address.getAddress())))
                     .option(ChannelOption.SO_RCVBUF, SOCKET_RCVBUF_BYTES)
-                    .option(ChannelOption.RCVBUF_ALLOCATOR, new FixedRecvByteBufAllocator(MAX_UDP_QUERY_BYTES)
-                            .maxMessagesPerRead(Transport.READS_PER_WAKEUP))
                     .handler(new UdpListener(handlers.get(f.loop())));
             if (transport.reusePort()) {
-                b.option(EpollChannelOption.SO_REUSEPORT, true);
+                // epoll: recvmmsg into slots of one buffer; queries forwarded are copied out of it
+                // (Forwarder.forward), so a slow upstream never pins a whole batch buffer.
+                b.option(EpollChannelOption.SO_REUSEPORT, true)
+                        .option(EpollChannelOption.MAX_DATAGRAM_PAYLOAD_SIZE, MAX_UDP_QUERY_BYTES)
+                        .option(ChannelOption.RCVBUF_ALLOCATOR,
+                                new FixedRecvByteBufAllocator(MAX_UDP_QUERY_BYTES * DATAGRAMS_PER_READ)
+                                        .maxMessagesPerRead(1));
+            } else {
+                b.option(ChannelOption.RCVBUF_ALLOCATOR, new FixedRecvByteBufAllocator(MAX_UDP_QUERY_BYTES)
+                        .maxMessagesPerRead(Transport.READS_PER_WAKEUP));
             }
             try {
                 Channel ch = bindOrExplain(b.bind(at).await(), at, "udp");
