@@ -88,6 +88,10 @@ public final class Main implements Callable<Integer> {
             description = "A public_suffix_list.dat to use instead of the one in Guava.")
     String publicSuffixList;
 
+    @Option(names = "--metrics", paramLabel = "HOST:PORT",
+            description = "Serve counters at http://HOST:PORT/metrics (Prometheus text). Default: off.")
+    String metrics;
+
     private final CountDownLatch stop = new CountDownLatch(1);
 
     public static void main(String[] args) {
@@ -157,6 +161,7 @@ public final class Main implements Callable<Integer> {
         flag(b, "--dry-run", "dry-run", dryRun ? "true" : null);
         flag(b, "--max-domains", "limits.max-domains", maxDomains);
         flag(b, "--public-suffix-list", "public-suffix-list", publicSuffixList);
+        flag(b, "--metrics", "metrics", metrics);
         return b.build();
     }
 

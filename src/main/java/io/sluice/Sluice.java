@@ -11,12 +11,15 @@ import io.sluice.frontend.Frontend;
 import io.sluice.limit.Clock;
 import io.sluice.limit.Limits;
 import io.sluice.metrics.Meters;
+import io.sluice.metrics.MetricsEndpoint;
 import io.sluice.transport.Addresses;
 import io.sluice.transport.Transport;
+import java.io.IOException;
 import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
@@ -33,6 +36,7 @@ public final class Sluice implements AutoCloseable {
     private final Frontend frontend;
     private final Meters meters;
     private final Limits limits;
+    private MetricsEndpoint metrics;
 
     private Sluice(Settings settings, Transport transport, EventLoopGroup group, UpstreamPool pool,
                    List<Forwarder> forwarders, Frontend frontend, Meters meters, Limits limits) {
@@ -76,7 +80,20 @@ public final class Sluice implements AutoCloseable {
             }
             Frontend frontend = Frontend.bind(settings, transport, group, forwarders, limits, meters);
             limits.start();
-            return new Sluice(settings, transport, group, pool, forwarders, frontend, meters, limits);
+            Sluice sluice = new Sluice(settings, transport, group, pool, forwarders, frontend, meters, limits);
+            if (settings.metrics() != null) {
+                try {
+                    sluice.metrics = MetricsEndpoint.start(settings.metrics(), meters,
+                            Map.of("tracked_domains", () -> (long) limits.tracked()));
+                } catch (IOException e) {
+                    sluice.close();
+                    BindException b = new BindException(Addresses.text(settings.metrics()) + "/http (metrics): "
+                            + e.getMessage());
+                    b.initCause(e);
+                    throw b;
+                }
+            }
+            return sluice;
         } catch (BindException | InterruptedException | RuntimeException e) {
             shutdown(group, forwarders, pool);
             limits.close();
@@ -93,13 +110,19 @@ public final class Sluice implements AutoCloseable {
         return meters;
     }
 
+    /** Where /metrics is served, or null. */
+    public InetSocketAddress metricsAddress() {
+        return metrics == null ? null : metrics.address();
+    }
+
     /** The startup line: what listens where, for which upstreams, on which transport. */
     public String describe() {
         String listen = frontend.addresses().stream().map(Addresses::text).collect(Collectors.joining(", "));
         String upstreams = settings.upstreams().stream().map(Addresses::text).collect(Collectors.joining(", "));
         return "listening on " + listen + " (udp x" + frontend.udpSocketsPerAddress() + ", tcp)"
                 + "; upstreams " + upstreams + " (timeout " + settings.timeout().toMillis() + " ms)"
-                + "; threads " + settings.threads() + "; transport " + transport + "; " + limits.describe();
+                + "; threads " + settings.threads() + "; transport " + transport + "; " + limits.describe()
+                + (metrics == null ? "" : "; metrics http://" + Addresses.text(metrics.address()) + "/metrics");
     }
 
     /**
@@ -108,6 +131,9 @@ public final class Sluice implements AutoCloseable {
      */
     @Override
     public void close() {
+        if (metrics != null) {
+            metrics.close();
+        }
         frontend.stopReading();
         long deadline = System.nanoTime() + settings.timeout().toNanos();
         while (inFlight() > 0 && System.nanoTime() < deadline) {

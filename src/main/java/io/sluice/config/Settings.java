@@ -25,6 +25,7 @@ import org.xbill.DNS.ResolverConfig;
  * @param maxFails            consecutive timeouts after which an upstream is marked down
  * @param healthCheckInterval how often a down upstream is probed
  * @param limits              the per-domain limits
+ * @param metrics             where to serve /metrics, or null for nowhere
  */
 public record Settings(
         List<InetSocketAddress> listen,
@@ -37,7 +38,8 @@ public record Settings(
         int upstreamSockets,
         int maxFails,
         Duration healthCheckInterval,
-        LimitSettings limits) {
+        LimitSettings limits,
+        InetSocketAddress metrics) {
 
     public static final int DEFAULT_PORT = 5353;
     public static final int UPSTREAM_DEFAULT_PORT = 53;
@@ -73,6 +75,7 @@ public record Settings(
         private Path publicSuffixList;
         private final Map<String, LimitSettings.DomainLimit> domains = new LinkedHashMap<>();
         private List<Network> exemptClients = List.of();
+        private InetSocketAddress metrics;
 
         /**
          * Sets one key. A scalar key takes exactly one value; {@code listen} and {@code upstreams}
@@ -105,6 +108,7 @@ public record Settings(
                 case "action" -> action = Values.named(one(values), LimitSettings.Action.values(), a -> a.configName);
                 case "dry-run" -> dryRun = Values.bool(one(values));
                 case "public-suffix-list" -> publicSuffixList = readable(one(values));
+                case "metrics" -> metrics = Values.address(one(values), 9153, true);
                 default -> throw new ConfigException("unknown setting");
             }
             return this;
@@ -140,7 +144,7 @@ public record Settings(
             LimitSettings limits = new LimitSettings(defaultLimit, algorithm, burst, action, dryRun, maxDomains,
                     janitorInterval, publicSuffixList, overrides, exemptClients);
             return new Settings(l, u, threads, timeout, maxInflight, maxTcpConnections, tcpIdleTimeout,
-                    upstreamSockets, maxFails, healthCheckInterval, limits);
+                    upstreamSockets, maxFails, healthCheckInterval, limits, metrics);
         }
 
         private static List<InetSocketAddress> systemResolvers() throws ConfigException {

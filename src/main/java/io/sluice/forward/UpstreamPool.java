@@ -1,5 +1,6 @@
 package io.sluice.forward;
 
+import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -26,11 +27,8 @@ public final class UpstreamPool implements AutoCloseable {
     private final List<Upstream> upstreams;
     private final Duration timeout;
     private final Duration probeInterval;
-    private final ScheduledExecutorService prober = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "sluice-health");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ScheduledExecutorService prober = Executors.newSingleThreadScheduledExecutor(
+            new ThreadFactoryBuilder().setNameFormat("sluice-health").setDaemon(true).build());
 
     public UpstreamPool(List<InetSocketAddress> addresses, int maxFails, Duration timeout, Duration probeInterval) {
         List<Upstream> list = new ArrayList<>();

@@ -1,5 +1,6 @@
 package io.sluice.limit;
 
+import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import java.time.Duration;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -19,11 +20,8 @@ public final class Janitor implements AutoCloseable {
     private final DomainLimiter limiter;
     private final String refusalVerb;
     private final int maxDomains;
-    private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "sluice-janitor");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(
+            new ThreadFactoryBuilder().setNameFormat("sluice-janitor").setDaemon(true).build());
     private long overflowSeen;
     private boolean overflowing;
 

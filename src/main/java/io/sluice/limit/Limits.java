@@ -106,6 +106,11 @@ public final class Limits implements AutoCloseable {
         return false;
     }
 
+    /** Domains with a counter now; 0 when limits are off. */
+    public int tracked() {
+        return limiter == null ? 0 : limiter.tracked();
+    }
+
     public boolean hasExemptions() {
         return exempt.length > 0;
     }
