@@ -1,0 +1,98 @@
+package io.sluice.limit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import io.sluice.config.LimitSettings.Algorithm;
+import io.sluice.domain.DomainProbe;
+import io.sluice.domain.RegistrableDomains;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
+
+/** The janitor's thread: eviction, and one log line per change, never one per query. */
+class JanitorTest {
+    private static final RegistrableDomains PSL = RegistrableDomains.fromGuava();
+    private final ManualClock clock = new ManualClock();
+    private final ListAppender<ILoggingEvent> logged = new ListAppender<>();
+    private final Logger janitorLog = (Logger) LoggerFactory.getLogger(Janitor.class);
+
+    @BeforeEach
+    void capture() {
+        logged.start();
+        janitorLog.addAppender(logged);
+    }
+
+    @AfterEach
+    void release() {
+        janitorLog.detachAppender(logged);
+    }
+
+    private List<String> lines(Predicate<String> which) {
+        synchronized (logged.list) {
+            return logged.list.stream().map(ILoggingEvent::getFormattedMessage).filter(which).toList();
+        }
+    }
+
+    /** Waits for the janitor's thread to have logged a matching line (at most 5 s). */
+    private void awaitLine(String part) throws InterruptedException {
+        for (int i = 0; i < 500 && lines(l -> l.contains(part)).isEmpty(); i++) {
+            Thread.sleep(10);
+        }
+    }
+
+    @Test
+    void overflowIsLoggedOnceWhenItStartsAndOnceWhenItEnds() throws Exception {
+        DomainLimiter limiter = new DomainLimiter(Algorithm.FIXED_WINDOW, Policy.of(5, Duration.ofSeconds(1), 0),
+                Map.of(), 10, clock);
+        try (Janitor janitor = new Janitor(limiter, false, 10)) {
+            janitor.start(Duration.ofMillis(20));
+            DomainProbe p = new DomainProbe();
+            for (int i = 0; i < 1000; i++) {
+                PSL.reduce("www.flood" + i + ".example", p);
+                limiter.refusedBy(p);
+            }
+            assertEquals(10, limiter.tracked());
+            awaitLine("counter table full");
+            clock.advanceMillis(1000); // every window ends: the next sweep empties the table
+            awaitLine("overflow ended");
+            assertEquals(1, lines(l -> l.contains("counter table full")).size());
+            assertEquals(1, lines(l -> l.contains("overflow ended")).size());
+            assertEquals(0, limiter.tracked());
+            List<String> refusals = lines(l -> l.startsWith("limiting"));
+            assertTrue(refusals.size() <= 2, "one line for the overflow counter, not one per query: " + refusals);
+        }
+    }
+
+    @Test
+    void refusalsAreLoggedOncePerDomainPerWindow() throws Exception {
+        DomainLimiter limiter = new DomainLimiter(Algorithm.FIXED_WINDOW, Policy.of(1, Duration.ofSeconds(1), 0),
+                Map.of(), 100, clock);
+        try (Janitor janitor = new Janitor(limiter, true, 100)) {
+            janitor.start(Duration.ofSeconds(5));
+            DomainProbe p = new DomainProbe();
+            PSL.reduce("a.example.com", p);
+            for (int i = 0; i < 50; i++) {
+                limiter.refusedBy(p);
+            }
+            awaitLine("example.com");
+            clock.advanceMillis(1000);
+            for (int i = 0; i < 50; i++) {
+                limiter.refusedBy(p);
+            }
+            for (int i = 0; i < 500 && lines(l -> l.contains("example.com")).size() < 2; i++) {
+                Thread.sleep(10);
+            }
+            assertEquals(List.of("dry run, would refuse example.com: over 1 queries per 1s",
+                    "dry run, would refuse example.com: over 1 queries per 1s"), lines(l -> l.contains("example.com")));
+        }
+    }
+}
