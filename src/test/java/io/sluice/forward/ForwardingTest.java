@@ -18,6 +18,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 import org.xbill.DNS.Flags;
 import org.xbill.DNS.GenericEDNSOption;
 import org.xbill.DNS.Message;
+import org.xbill.DNS.OPTRecord;
 import org.xbill.DNS.Rcode;
 import org.xbill.DNS.Section;
 import org.xbill.DNS.Type;
@@ -102,6 +103,16 @@ class ForwardingTest {
         assertEquals(false, tcp.getHeader().getFlag(Flags.TC));
         assertEquals(1, tcp.getSection(Section.ANSWER).size());
         assertTrue(tcp.toWire().length > 2500);
+    }
+
+    @Test
+    void aUdpReplyAsLargeAsTheClientAllowsPassesWhole() throws Exception {
+        Message m = Dns.message(8, TestUpstream.HUGE, Type.TXT);
+        m.addRecord(new OPTRecord(65000, 0, 0), Section.ADDITIONAL);
+        byte[] query = m.toWire();
+        byte[] direct = Dns.udp(upstream.address(), query);
+        assertTrue(direct.length > 5000, "the upstream sends it whole over UDP");
+        assertArrayEquals(direct, Dns.udp(sluice.address(), query));
     }
 
     @Test

@@ -41,6 +41,8 @@ public final class TestUpstream implements AutoCloseable {
     public enum Mode { ANSWER, SILENT, FORGE_FIRST }
 
     public static final String BIG = "big.example.";
+    /** About 6,000 bytes of TXT: over sluice's 4,096-byte UDP reply slot. */
+    public static final String HUGE = "huge.example.";
     public static final String NX = "nx.example.";
 
     private final DatagramSocket udp;
@@ -256,7 +258,7 @@ public final class TestUpstream implements AutoCloseable {
                     Name.fromString("mail.example.")), Section.ANSWER);
             case Type.TXT -> {
                 List<String> strings = new ArrayList<>();
-                int count = name.equals(Name.fromString(BIG)) ? 12 : 1;
+                int count = name.equals(Name.fromString(BIG)) ? 12 : name.equals(Name.fromString(HUGE)) ? 24 : 1;
                 for (int i = 0; i < count; i++) {
                     strings.add(count == 1 ? "hello" : "x".repeat(250));
                 }
