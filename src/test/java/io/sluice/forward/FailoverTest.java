@@ -127,4 +127,19 @@ class FailoverTest {
             assertEquals(0, s.sluice().meters().answered.sum());
         }
     }
+
+    @Test
+    void anUpstreamThatClosesItsTcpConnectionsIsReconnectedTo() throws Exception {
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), "timeout", TIMEOUT_MS + "ms", "threads", "1")) {
+            up.closeTcpAfterAnswer(true);
+            for (int i = 0; i < 5; i++) {
+                byte[] reply = Dns.tcp(s.address(), Dns.query(i, "tcp" + i + ".example.", Type.A));
+                assertEquals(Rcode.NOERROR, Dns.rcode(reply), "query " + i);
+                assertEquals(i, Dns.id(reply));
+            }
+            assertEquals(5, up.tcpQueries(), "each query on a new connection, none lost, none sent twice");
+            assertEquals(0, s.sluice().meters().servfail.sum());
+        }
+    }
 }

@@ -20,6 +20,11 @@ public final class RunningSluice implements AutoCloseable {
         return start(upstreams, Clock.system(), b -> { }, keyValues);
     }
 
+    /** Starts with extra settings applied after the defaults of this fixture. */
+    public static RunningSluice start(List<TestUpstream> upstreams, Customizer more) throws Exception {
+        return start(upstreams, Clock.system(), more);
+    }
+
     /** Settings changes that are not key and value pairs. */
     public interface Customizer {
         void apply(Settings.Builder b) throws Exception;

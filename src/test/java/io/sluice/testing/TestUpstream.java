@@ -57,6 +57,7 @@ public final class TestUpstream implements AutoCloseable {
     private final AtomicInteger tcpQueries = new AtomicInteger();
     private final List<DatagramPacket> held = new ArrayList<>();
     private volatile int holdUntil;
+    private volatile boolean closeTcpAfterAnswer;
     private volatile boolean closed;
 
     public TestUpstream() throws IOException {
@@ -91,6 +92,11 @@ public final class TestUpstream implements AutoCloseable {
 
     public void mode(Mode m) {
         mode.set(m);
+    }
+
+    /** Closes each TCP connection right after its first answer, as a server tidying up would. */
+    public void closeTcpAfterAnswer(boolean close) {
+        closeTcpAfterAnswer = close;
     }
 
     /** Holds UDP replies until {@code n} queries are waiting, then sends them all. */
@@ -211,6 +217,9 @@ public final class TestUpstream implements AutoCloseable {
                         out.write(r);
                     }
                     out.flush();
+                }
+                if (closeTcpAfterAnswer) {
+                    return;
                 }
             }
         } catch (IOException e) {

@@ -1,0 +1,36 @@
+package io.sluice.frontend;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.testing.Dns;
+import io.sluice.testing.RunningSluice;
+import io.sluice.testing.TestUpstream;
+import java.io.IOException;
+import java.net.DatagramSocket;
+import java.net.Inet6Address;
+import java.net.InetSocketAddress;
+import java.util.List;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.xbill.DNS.Rcode;
+import org.xbill.DNS.Type;
+
+/** Listen addresses other than the IPv4 loopback. */
+class ListenAddressTest {
+
+    @Test
+    void servesOverIpv6() throws Exception {
+        try (DatagramSocket probe = new DatagramSocket(new InetSocketAddress("::1", 0))) {
+            probe.getLocalPort();
+        } catch (IOException e) {
+            Assumptions.abort("no IPv6 loopback on this machine");
+        }
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), b -> b.set("listen", List.of("[::1]:0")))) {
+            assertTrue(s.address().getAddress() instanceof Inet6Address, s.address().toString());
+            assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(1, "v6.example.", Type.AAAA))));
+            assertEquals(Rcode.NOERROR, Dns.rcode(Dns.tcp(s.address(), Dns.query(2, "v6.example.", Type.AAAA))));
+        }
+    }
+}
