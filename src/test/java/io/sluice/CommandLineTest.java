@@ -2,11 +2,13 @@ package io.sluice;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.testing.Dns;
 import io.sluice.testing.TestUpstream;
 import java.io.IOException;
+import java.net.DatagramPacket;
 import java.net.DatagramSocket;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -116,6 +118,41 @@ class CommandLineTest {
                     && err.contains("threads 1") && err.contains("transport "), err);
             assertTrue(err.contains("limits sliding-window 50 per 2s, action nxdomain (dry run), 0 overrides"), err);
             assertTrue(err.contains("stopped;"), err);
+        }
+    }
+
+    @Test
+    void sigtermLetsQueriesInFlightFinish() throws Exception {
+        int port;
+        try (DatagramSocket probe = new DatagramSocket(0, InetAddress.getLoopbackAddress())) {
+            port = probe.getLocalPort();
+        }
+        try (TestUpstream up = new TestUpstream()) {
+            Path log = dir.resolve("drain.log");
+            Process p = command("--listen", "127.0.0.1:" + port, "--upstream", up.hostPort(), "--timeout", "3s")
+                    .redirectError(log.toFile()).start();
+            InetSocketAddress at = new InetSocketAddress(InetAddress.getLoopbackAddress(), port);
+            byte[] ready = null;
+            for (int i = 0; i < 100 && ready == null; i++) {
+                ready = Dns.udp(at, Dns.query(i, "ready.example.", Type.A), 100);
+            }
+            assertNotNull(ready, "serving");
+            up.delayMillis(800);
+            try (DatagramSocket client = new DatagramSocket()) {
+                client.setSoTimeout(5000);
+                byte[] q = Dns.query(0x5151, "slow.example.", Type.A);
+                client.send(new DatagramPacket(q, q.length, at));
+                Thread.sleep(200); // the query is now waiting on the upstream
+                p.destroy(); // SIGTERM
+                byte[] buf = new byte[512];
+                DatagramPacket answer = new DatagramPacket(buf, buf.length);
+                client.receive(answer);
+                assertEquals(0x5151, Dns.id(buf), "the query in flight was answered after SIGTERM");
+                assertEquals(Rcode.NOERROR, Dns.rcode(buf));
+            }
+            assertTrue(p.waitFor(10, TimeUnit.SECONDS));
+            assertEquals(0, p.exitValue(), Files.readString(log));
+            assertNull(Dns.udp(at, Dns.query(2, "after.example.", Type.A), 300), "nothing listens any more");
         }
     }
 

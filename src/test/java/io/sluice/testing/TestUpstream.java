@@ -58,6 +58,7 @@ public final class TestUpstream implements AutoCloseable {
     private final List<DatagramPacket> held = new ArrayList<>();
     private volatile int holdUntil;
     private volatile boolean closeTcpAfterAnswer;
+    private volatile long delayMillis;
     private volatile boolean closed;
 
     public TestUpstream() throws IOException {
@@ -92,6 +93,11 @@ public final class TestUpstream implements AutoCloseable {
 
     public void mode(Mode m) {
         mode.set(m);
+    }
+
+    /** Waits this long before each UDP answer (answers are then sent one after another). */
+    public void delayMillis(long ms) {
+        delayMillis = ms;
     }
 
     /** Closes each TCP connection right after its first answer, as a server tidying up would. */
@@ -146,6 +152,9 @@ public final class TestUpstream implements AutoCloseable {
                 continue;
             }
             try {
+                if (delayMillis > 0) {
+                    Thread.sleep(delayMillis);
+                }
                 if (holdUntil > 0) {
                     held.add(new DatagramPacket(query, query.length, p.getSocketAddress()));
                     if (held.size() >= holdUntil) {
@@ -161,6 +170,8 @@ public final class TestUpstream implements AutoCloseable {
                 if (!closed) {
                     throw new RuntimeException(e);
                 }
+            } catch (InterruptedException e) {
+                return;
             }
         }
     }
