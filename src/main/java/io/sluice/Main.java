@@ -133,6 +133,10 @@ public final class Main implements Callable<Integer> {
             return EXIT_START_FAILED;
         } catch (InterruptedException e) {
             return EXIT_START_FAILED;
+        } catch (RuntimeException e) {
+            // e.g. an upstream whose address family this host cannot reach: one line, not a trace
+            System.err.println("sluice: cannot start: " + e.getMessage());
+            return EXIT_START_FAILED;
         }
         Signal.handle(new Signal("TERM"), s -> stop.countDown());
         Signal.handle(new Signal("INT"), s -> stop.countDown());
