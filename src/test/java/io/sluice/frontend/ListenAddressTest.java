@@ -33,4 +33,19 @@ class ListenAddressTest {
             assertEquals(Rcode.NOERROR, Dns.rcode(Dns.tcp(s.address(), Dns.query(2, "v6.example.", Type.AAAA))));
         }
     }
+
+    @Test
+    void everyListenAddressServesUdpAndTcp() throws Exception {
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up),
+                     b -> b.set("listen", List.of("127.0.0.1:0", "127.0.0.2:0")))) {
+            List<InetSocketAddress> bound = s.sluice().addresses();
+            assertEquals(2, bound.size());
+            assertEquals("127.0.0.2", bound.get(1).getAddress().getHostAddress());
+            for (InetSocketAddress at : bound) {
+                assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(at, Dns.query(1, "multi.example.", Type.A))));
+                assertEquals(Rcode.NOERROR, Dns.rcode(Dns.tcp(at, Dns.query(2, "multi.example.", Type.A))));
+            }
+        }
+    }
 }
