@@ -93,28 +93,16 @@ class CommandLineTest {
 
     @Test
     void servesThenStopsCleanlyOnSigterm() throws Exception {
-        int port;
-        try (DatagramSocket probe = new DatagramSocket(0, InetAddress.getLoopbackAddress())) {
-            port = probe.getLocalPort();
-        }
         try (TestUpstream up = new TestUpstream()) {
-            Path log = dir.resolve("stderr.log");
-            Process p = command("--listen", "127.0.0.1:" + port, "--upstream", up.hostPort(), "--threads", "1",
+            Serving s = serve("stderr.log", "--upstream", up.hostPort(), "--threads", "1",
                     "--limit", "50", "--window", "2s", "--algorithm", "sliding-window", "--action", "nxdomain",
-                    "--max-domains", "500", "--dry-run").redirectError(log.toFile()).start();
-            InetSocketAddress at = new InetSocketAddress(InetAddress.getLoopbackAddress(), port);
-            byte[] reply = null;
-            for (int i = 0; i < 100 && reply == null; i++) {
-                reply = Dns.udp(at, Dns.query(i, "cli.example.", Type.A), 100);
-            }
-            assertNotNull(reply, "served over UDP");
-            assertEquals(Rcode.NOERROR, Dns.rcode(reply));
-            assertEquals(Rcode.NOERROR, Dns.rcode(Dns.tcp(at, Dns.query(1, "cli.example.", Type.A))));
-            p.destroy(); // SIGTERM
-            assertTrue(p.waitFor(10, TimeUnit.SECONDS));
-            String err = Files.readString(log);
-            assertEquals(0, p.exitValue(), err);
-            assertTrue(err.contains("listening on 127.0.0.1:" + port) && err.contains("upstreams " + up.hostPort())
+                    "--max-domains", "500", "--dry-run");
+            assertEquals(Rcode.NOERROR, Dns.rcode(Dns.tcp(s.at, Dns.query(1, "cli.example.", Type.A))));
+            s.process.destroy(); // SIGTERM
+            assertTrue(s.process.waitFor(10, TimeUnit.SECONDS));
+            String err = Files.readString(s.log);
+            assertEquals(0, s.process.exitValue(), err);
+            assertTrue(err.contains("listening on 127.0.0.1:" + s.at.getPort()) && err.contains("upstreams " + up.hostPort())
                     && err.contains("threads 1") && err.contains("transport "), err);
             assertTrue(err.contains("limits sliding-window 50 per 2s, action nxdomain (dry run), 0 overrides"), err);
             assertTrue(err.contains("stopped;"), err);
@@ -123,20 +111,11 @@ class CommandLineTest {
 
     @Test
     void sigtermLetsQueriesInFlightFinish() throws Exception {
-        int port;
-        try (DatagramSocket probe = new DatagramSocket(0, InetAddress.getLoopbackAddress())) {
-            port = probe.getLocalPort();
-        }
         try (TestUpstream up = new TestUpstream()) {
-            Path log = dir.resolve("drain.log");
-            Process p = command("--listen", "127.0.0.1:" + port, "--upstream", up.hostPort(), "--timeout", "3s")
-                    .redirectError(log.toFile()).start();
-            InetSocketAddress at = new InetSocketAddress(InetAddress.getLoopbackAddress(), port);
-            byte[] ready = null;
-            for (int i = 0; i < 100 && ready == null; i++) {
-                ready = Dns.udp(at, Dns.query(i, "ready.example.", Type.A), 100);
-            }
-            assertNotNull(ready, "serving");
+            Serving serving = serve("drain.log", "--upstream", up.hostPort(), "--timeout", "3s");
+            Process p = serving.process;
+            InetSocketAddress at = serving.at;
+            Path log = serving.log;
             up.delayMillis(800);
             try (DatagramSocket client = new DatagramSocket()) {
                 client.setSoTimeout(5000);
@@ -154,6 +133,29 @@ class CommandLineTest {
             assertEquals(0, p.exitValue(), Files.readString(log));
             assertNull(Dns.udp(at, Dns.query(2, "after.example.", Type.A), 300), "nothing listens any more");
         }
+    }
+
+    record Serving(Process process, InetSocketAddress at, Path log) {
+    }
+
+    /** Starts sluice on a free loopback port and waits until it answers over UDP. */
+    private Serving serve(String logName, String... args) throws IOException {
+        int port;
+        try (DatagramSocket probe = new DatagramSocket(0, InetAddress.getLoopbackAddress())) {
+            port = probe.getLocalPort();
+        }
+        Path log = dir.resolve(logName);
+        List<String> all = new ArrayList<>(List.of("--listen", "127.0.0.1:" + port));
+        all.addAll(List.of(args));
+        Process p = command(all.toArray(new String[0])).redirectError(log.toFile()).start();
+        InetSocketAddress at = new InetSocketAddress(InetAddress.getLoopbackAddress(), port);
+        byte[] reply = null;
+        for (int i = 0; i < 100 && reply == null; i++) {
+            reply = Dns.udp(at, Dns.query(i, "ready.example.", Type.A), 100);
+        }
+        assertNotNull(reply, "serving over UDP: " + Files.readString(log));
+        assertEquals(Rcode.NOERROR, Dns.rcode(reply));
+        return new Serving(p, at, log);
     }
 
     private static void assertUsage(Run r, String names) {
