@@ -36,10 +36,12 @@ public final class Sluice implements AutoCloseable {
     private final Frontend frontend;
     private final Meters meters;
     private final Limits limits;
-    private MetricsEndpoint metrics;
+    /** The /metrics endpoint, or null. */
+    private final MetricsEndpoint metrics;
 
     private Sluice(Settings settings, Transport transport, EventLoopGroup group, UpstreamPool pool,
-                   List<Forwarder> forwarders, Frontend frontend, Meters meters, Limits limits) {
+                   List<Forwarder> forwarders, Frontend frontend, Meters meters, Limits limits,
+                   MetricsEndpoint metrics) {
         this.settings = settings;
         this.transport = transport;
         this.group = group;
@@ -48,6 +50,7 @@ public final class Sluice implements AutoCloseable {
         this.frontend = frontend;
         this.meters = meters;
         this.limits = limits;
+        this.metrics = metrics;
     }
 
     /** Starts serving with the system clock. */
@@ -70,6 +73,7 @@ public final class Sluice implements AutoCloseable {
         UpstreamPool pool = new UpstreamPool(settings.upstreams(), settings.maxFails(), settings.timeout(),
                 settings.healthCheckInterval());
         List<Forwarder> forwarders = new ArrayList<>();
+        MetricsEndpoint metrics = null;
         try {
             int inflightPerLoop = Math.max(1, settings.maxInflight() / settings.threads());
             for (EventExecutor e : group) {
@@ -78,26 +82,34 @@ public final class Sluice implements AutoCloseable {
                 f.start();
                 forwarders.add(f);
             }
+            metrics = startMetrics(settings, meters, limits);
             Frontend frontend = Frontend.bind(settings, transport, group, forwarders, limits, meters);
             limits.start();
-            Sluice sluice = new Sluice(settings, transport, group, pool, forwarders, frontend, meters, limits);
-            if (settings.metrics() != null) {
-                try {
-                    sluice.metrics = MetricsEndpoint.start(settings.metrics(), meters,
-                            Map.of("tracked_domains", () -> (long) limits.tracked()));
-                } catch (IOException e) {
-                    sluice.close();
-                    BindException b = new BindException(Addresses.text(settings.metrics()) + "/http (metrics): "
-                            + e.getMessage());
-                    b.initCause(e);
-                    throw b;
-                }
-            }
-            return sluice;
+            return new Sluice(settings, transport, group, pool, forwarders, frontend, meters, limits, metrics);
         } catch (BindException | InterruptedException | RuntimeException e) {
+            if (metrics != null) {
+                metrics.close();
+            }
             shutdown(group, forwarders, pool);
             limits.close();
             throw e;
+        }
+    }
+
+    /** The /metrics endpoint when one is asked for, else null. */
+    private static MetricsEndpoint startMetrics(Settings settings, Meters meters, Limits limits)
+            throws BindException {
+        if (settings.metrics() == null) {
+            return null;
+        }
+        try {
+            return MetricsEndpoint.start(settings.metrics(), meters,
+                    Map.of("tracked_domains", () -> (long) limits.tracked()));
+        } catch (IOException e) {
+            BindException b = new BindException(Addresses.text(settings.metrics()) + "/http (metrics): "
+                    + e.getMessage());
+            b.initCause(e);
+            throw b;
         }
     }
 
@@ -148,7 +160,6 @@ public final class Sluice implements AutoCloseable {
         shutdown(group, forwarders, pool);
         limits.close();
     }
-
 
     private int inFlight() {
         int n = 0;

@@ -12,6 +12,7 @@ import java.net.DatagramPacket;
 import java.net.DatagramSocket;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -88,6 +89,13 @@ class CommandLineTest {
             Run r = run("--listen", "127.0.0.1:" + taken.getLocalPort(), "--upstream", "127.0.0.1:53");
             assertEquals(1, r.code, r.err);
             assertTrue(r.err.contains("127.0.0.1:" + taken.getLocalPort()) && r.err.contains("in use"), r.err);
+        }
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            Run r = run("--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:53",
+                    "--metrics", "127.0.0.1:" + taken.getLocalPort());
+            assertEquals(1, r.code, r.err);
+            assertTrue(r.err.contains("metrics") && r.err.contains(String.valueOf(taken.getLocalPort())), r.err);
+            assertEquals(1, r.err.strip().split("\n").length, "one line: " + r.err);
         }
     }
 
