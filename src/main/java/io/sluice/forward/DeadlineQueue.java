@@ -1,7 +1,5 @@
 package io.sluice.forward;
 
-import java.util.Arrays;
-
 /**
  * Attempts in the order they were sent. Every attempt waits the same timeout, so that order is
  * also deadline order, and expiring is a walk from the head that stops at the first live entry not
@@ -45,14 +43,5 @@ final class DeadlineQueue {
         System.arraycopy(ring, 0, bigger, tail, head);
         ring = bigger;
         head = 0;
-    }
-
-    int size() {
-        return size;
-    }
-
-    @Override
-    public String toString() {
-        return "DeadlineQueue" + Arrays.toString(Arrays.copyOf(ring, Math.min(size, 8)));
     }
 }

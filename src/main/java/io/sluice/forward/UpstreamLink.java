@@ -38,10 +38,6 @@ abstract class UpstreamLink {
         }
     }
 
-    final int pending() {
-        return pending;
-    }
-
     /** Calls {@code action} with each waiting ID; used when a connection ends, never per query. */
     final void forEachWaiting(IntConsumer action) {
         for (int id = 0; id < slotById.length && pending > 0; id++) {

@@ -47,10 +47,6 @@ public final class Counter extends DomainKey {
         return STATE.compareAndSet(this, expected, next);
     }
 
-    public Policy policy() {
-        return policy;
-    }
-
     /**
      * The Extended DNS Error text of a refusal, made once per counter: a flood of refusals does
      * not format a string each.

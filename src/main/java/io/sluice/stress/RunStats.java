@@ -18,6 +18,7 @@ final class RunStats {
     long sent;
     long received;
     long timeouts;
+    /** Answers that came after their query had timed out: counted as lost, shown apart. */
     long late;
     final long[] rcodes = new long[16];
 

@@ -196,8 +196,8 @@ public final class StressCommand implements Callable<Integer> {
         if (json) {
             StringBuilder j = new StringBuilder("{");
             j.append(String.format(Locale.ROOT, "\"target\":\"%s\",\"duration_s\":%.3f,\"sent\":%d,\"received\":%d,"
-                    + "\"lost\":%d,\"timeouts\":%d,\"qps\":%.1f,\"rcodes\":{", resolver, seconds, s.sent, s.received,
-                    lost, s.timeouts, qps));
+                    + "\"lost\":%d,\"timeouts\":%d,\"late\":%d,\"qps\":%.1f,\"rcodes\":{", resolver, seconds, s.sent,
+                    s.received, lost, s.timeouts, s.late, qps));
             String sep = "";
             for (var e : s.rcodeCounts().entrySet()) {
                 j.append(sep).append('"').append(e.getKey()).append("\":").append(e.getValue());
@@ -215,7 +215,7 @@ public final class StressCommand implements Callable<Integer> {
                     resolver, seconds, s.sent, s.received, lost, s.sent == 0 ? 0 : 100.0 * lost / s.sent, qps);
             StringBuilder r = new StringBuilder("rcodes:");
             s.rcodeCounts().forEach((k, v) -> r.append(' ').append(k).append('=').append(v));
-            out.println(r.append(" timeouts=").append(s.timeouts));
+            out.println(r.append(" timeouts=").append(s.timeouts).append(" late=").append(s.late));
             out.printf(Locale.ROOT, "latency ms: min %.3f  p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  max %.3f%n",
                     lat.get("min"), lat.get("p50"), lat.get("p90"), lat.get("p99"), lat.get("p99.9"), lat.get("max"));
         }

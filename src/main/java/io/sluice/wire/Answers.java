@@ -20,7 +20,6 @@ public final class Answers {
     /** EDE info codes (RFC 8914 section 4) sluice uses. */
     public static final int EDE_OTHER = 0;
     public static final int EDE_NO_REACHABLE_AUTHORITY = 22;
-    public static final int EDE_PROHIBITED = 18;
 
     private static final int OPT_FIXED_BYTES = 11;
     private static final int EDE_HEADER_BYTES = 6;

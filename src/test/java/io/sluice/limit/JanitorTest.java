@@ -42,9 +42,9 @@ class JanitorTest {
         }
     }
 
-    /** Waits for the janitor's thread to have logged a matching line (at most 5 s). */
-    private void awaitLine(String part) throws InterruptedException {
-        for (int i = 0; i < 500 && lines(l -> l.contains(part)).isEmpty(); i++) {
+    /** Waits for the janitor's thread to have logged {@code count} matching lines (at most 5 s). */
+    private void awaitLines(String part, int count) throws InterruptedException {
+        for (int i = 0; i < 500 && lines(l -> l.contains(part)).size() < count; i++) {
             Thread.sleep(10);
         }
     }
@@ -61,9 +61,9 @@ class JanitorTest {
                 limiter.refusedBy(p);
             }
             assertEquals(10, limiter.tracked());
-            awaitLine("counter table full");
+            awaitLines("counter table full", 1);
             clock.advanceMillis(1000); // every window ends: the next sweep empties the table
-            awaitLine("overflow ended");
+            awaitLines("overflow ended", 1);
             assertEquals(1, lines(l -> l.contains("counter table full")).size());
             assertEquals(1, lines(l -> l.contains("overflow ended")).size());
             assertEquals(0, limiter.tracked());
@@ -83,14 +83,12 @@ class JanitorTest {
             for (int i = 0; i < 50; i++) {
                 limiter.refusedBy(p);
             }
-            awaitLine("example.com");
+            awaitLines("example.com", 1);
             clock.advanceMillis(1000);
             for (int i = 0; i < 50; i++) {
                 limiter.refusedBy(p);
             }
-            for (int i = 0; i < 500 && lines(l -> l.contains("example.com")).size() < 2; i++) {
-                Thread.sleep(10);
-            }
+            awaitLines("example.com", 2);
             assertEquals(List.of("dry run, would refuse example.com: over 1 queries per 1s",
                     "dry run, would refuse example.com: over 1 queries per 1s"), lines(l -> l.contains("example.com")));
         }

@@ -43,7 +43,7 @@ class AnswersTest {
         ByteBuf q = Unpooled.wrappedBuffer(wire);
         view.read(q);
         ByteBuf a = Answers.withQuestion(UnpooledByteBufAllocator.DEFAULT, q, view, Wire.FLAG_RA,
-                Wire.RCODE_REFUSED, Answers.EDE_PROHIBITED, Answers.text("limit"));
+                Wire.RCODE_REFUSED, Answers.EDE_NO_REACHABLE_AUTHORITY, Answers.text("limit"));
         byte[] out = ByteBufUtil.getBytes(a);
         Message r = new Message(out);
         assertEquals(Rcode.REFUSED, r.getRcode());
@@ -51,7 +51,7 @@ class AnswersTest {
         assertEquals(Answers.ADVERTISED_UDP_PAYLOAD, opt.getPayloadSize());
         assertEquals(0x8000, opt.getFlags() & 0x8000, "DO copied");
         ExtendedErrorCodeOption ede = (ExtendedErrorCodeOption) opt.getOptions().get(0);
-        assertEquals(Answers.EDE_PROHIBITED, ede.getErrorCode());
+        assertEquals(Answers.EDE_NO_REACHABLE_AUTHORITY, ede.getErrorCode());
         assertEquals("limit", ede.getText());
         assertTrue(out.length <= wire.length + 6 + "limit".length(), "no amplification beyond the EDE");
     }
