@@ -24,6 +24,7 @@ final class TcpUpstreamLink extends UpstreamLink {
     private final Bootstrap bootstrap;
     private Channel channel;
     private boolean connected;
+    /** The connection has answered before: a close then is the upstream tidying up, worth one retry. */
     private boolean answeredOnce;
 
     TcpUpstreamLink(Forwarder forwarder, Upstream upstream, Bootstrap template, int connectTimeoutMillis) {
@@ -51,11 +52,6 @@ final class TcpUpstreamLink extends UpstreamLink {
         } else if (channel == null) {
             connect();
         }
-    }
-
-    /** True when the connection has answered before: a close then is the upstream tidying up. */
-    boolean answeredOnce() {
-        return answeredOnce;
     }
 
     private void connect() {

@@ -126,9 +126,4 @@ public final class DomainLimiter {
     RefusalLog refusals() {
         return refusals;
     }
-
-    /** True for the counter shared by domains that found the table full. */
-    public boolean isOverflow(Counter c) {
-        return c == overflow;
-    }
 }
