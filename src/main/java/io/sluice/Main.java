@@ -92,6 +92,42 @@ public final class Main implements Callable<Integer> {
             description = "Serve counters at http://HOST:PORT/metrics (Prometheus text). Default: off.")
     String metrics;
 
+    @Option(names = "--backend", paramLabel = "NAME",
+            description = "Where counters live: memory | redis | chronicle. Default memory.")
+    String backend;
+
+    @Option(names = "--redis", paramLabel = "URI",
+            description = "redis://host:port[/db] or rediss:// (TLS). Default redis://127.0.0.1:6379.")
+    String redis;
+
+    @Option(names = "--redis-cluster", paramLabel = "h:p,...",
+            description = "Seed nodes of a Redis Cluster, instead of --redis.")
+    String redisCluster;
+
+    @Option(names = "--redis-mode", paramLabel = "NAME",
+            description = "exact (each decision asks Redis) | async (local, synced). Default exact.")
+    String redisMode;
+
+    @Option(names = "--redis-timeout", paramLabel = "DURATION",
+            description = "Longest wait on Redis before --redis-failure decides. Default 50ms.")
+    String redisTimeout;
+
+    @Option(names = "--redis-failure", paramLabel = "NAME",
+            description = "While Redis is slow or away: local | open | closed. Default local.")
+    String redisFailure;
+
+    @Option(names = "--sync-interval", paramLabel = "DURATION",
+            description = "Async mode: how often counts are synced with Redis. Default 50ms.")
+    String syncInterval;
+
+    @Option(names = "--state-file", paramLabel = "PATH",
+            description = "The Chronicle Map file of --backend chronicle. Default ./sluice-counters.dat.")
+    String stateFile;
+
+    @Option(names = "--reset-corrupt-state-file",
+            description = "If the state file cannot be read, move it aside and start a fresh one (else exit 2).")
+    boolean resetCorruptStateFile;
+
     private final CountDownLatch stop = new CountDownLatch(1);
 
     public static void main(String[] args) {
@@ -166,6 +202,15 @@ public final class Main implements Callable<Integer> {
         flag(b, "--max-domains", "limits.max-domains", maxDomains);
         flag(b, "--public-suffix-list", "public-suffix-list", publicSuffixList);
         flag(b, "--metrics", "metrics", metrics);
+        flag(b, "--backend", "backend", backend);
+        flag(b, "--redis", "redis", redis);
+        flag(b, "--redis-cluster", "redis-cluster", redisCluster);
+        flag(b, "--redis-mode", "redis-mode", redisMode);
+        flag(b, "--redis-timeout", "redis-timeout", redisTimeout);
+        flag(b, "--redis-failure", "redis-failure", redisFailure);
+        flag(b, "--sync-interval", "sync-interval", syncInterval);
+        flag(b, "--state-file", "state-file", stateFile);
+        flag(b, "--reset-corrupt-state-file", "reset-corrupt-state-file", resetCorruptStateFile ? "true" : null);
         return b.build();
     }
 

@@ -3,13 +3,19 @@ package io.sluice;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
+import io.sluice.backend.chronicle.ChronicleCounters;
+import io.sluice.config.BackendSettings;
 import io.sluice.config.ConfigException;
 import io.sluice.config.Settings;
 import io.sluice.forward.Forwarder;
 import io.sluice.forward.UpstreamPool;
 import io.sluice.frontend.Frontend;
+import io.sluice.domain.DomainKey;
 import io.sluice.limit.Clock;
+import io.sluice.limit.CounterStore;
+import io.sluice.limit.HeapCounters;
 import io.sluice.limit.Limits;
+import io.sluice.limit.Policy;
 import io.sluice.metrics.Meters;
 import io.sluice.metrics.MetricsEndpoint;
 import io.sluice.transport.Addresses;
@@ -22,6 +28,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.stream.Collectors;
 
 /** A running forwarder: its event loops, upstreams and listeners, started and stopped as one. */
@@ -66,7 +73,7 @@ public final class Sluice implements AutoCloseable {
      */
     public static Sluice start(Settings settings, Clock clock)
             throws BindException, ConfigException, InterruptedException {
-        Limits limits = Limits.from(settings.limits(), clock);
+        Limits limits = Limits.from(settings.limits(), clock, policies -> counterStore(settings, policies));
         Transport transport = Transport.best();
         Meters meters = new Meters();
         EventLoopGroup group = transport.newGroup(settings.threads(), "sluice-loop");
@@ -96,6 +103,18 @@ public final class Sluice implements AutoCloseable {
         }
     }
 
+    private static CounterStore counterStore(Settings settings, Function<DomainKey, Policy> policies)
+            throws ConfigException {
+        BackendSettings b = settings.backend();
+        if (b.kind() != BackendSettings.Kind.CHRONICLE) {
+            return new HeapCounters();
+        }
+        // Chronicle reports usage over the network unless told not to before its first class loads.
+        System.setProperty("chronicle.analytics.disable", "true");
+        return ChronicleCounters.open(b.stateFile(), settings.limits().maxDomains(), b.resetCorruptStateFile(),
+                policies);
+    }
+
     /** The /metrics endpoint when one is asked for, else null. */
     private static MetricsEndpoint startMetrics(Settings settings, Meters meters, Limits limits)
             throws BindException {
@@ -120,6 +139,10 @@ public final class Sluice implements AutoCloseable {
 
     public Meters meters() {
         return meters;
+    }
+
+    public Limits limits() {
+        return limits;
     }
 
     /** Where /metrics is served, or null. */

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.testing.Dns;
+import io.sluice.testing.SluiceProcess;
 import io.sluice.testing.TestUpstream;
 import java.io.IOException;
 import java.net.DatagramPacket;
@@ -102,15 +103,15 @@ class CommandLineTest {
     @Test
     void servesThenStopsCleanlyOnSigterm() throws Exception {
         try (TestUpstream up = new TestUpstream()) {
-            Serving s = serve("stderr.log", "--upstream", up.hostPort(), "--threads", "1",
+            SluiceProcess s = serve("stderr.log", "--upstream", up.hostPort(), "--threads", "1",
                     "--limit", "50", "--window", "2s", "--algorithm", "sliding-window", "--action", "nxdomain",
                     "--max-domains", "500", "--dry-run");
-            assertEquals(Rcode.NOERROR, Dns.rcode(Dns.tcp(s.at, Dns.query(1, "cli.example.", Type.A))));
-            s.process.destroy(); // SIGTERM
-            assertTrue(s.process.waitFor(10, TimeUnit.SECONDS));
-            String err = Files.readString(s.log);
-            assertEquals(0, s.process.exitValue(), err);
-            assertTrue(err.contains("listening on 127.0.0.1:" + s.at.getPort()) && err.contains("upstreams " + up.hostPort())
+            assertEquals(Rcode.NOERROR, Dns.rcode(Dns.tcp(s.at(), Dns.query(1, "cli.example.", Type.A))));
+            s.process().destroy(); // SIGTERM
+            assertTrue(s.process().waitFor(10, TimeUnit.SECONDS));
+            String err = Files.readString(s.log());
+            assertEquals(0, s.process().exitValue(), err);
+            assertTrue(err.contains("listening on 127.0.0.1:" + s.at().getPort()) && err.contains("upstreams " + up.hostPort())
                     && err.contains("threads 1") && err.contains("transport "), err);
             assertTrue(err.contains("limits sliding-window 50 per 2s, action nxdomain (dry run), 0 overrides"), err);
             assertTrue(err.contains("stopped;"), err);
@@ -120,10 +121,10 @@ class CommandLineTest {
     @Test
     void sigtermLetsQueriesInFlightFinish() throws Exception {
         try (TestUpstream up = new TestUpstream()) {
-            Serving serving = serve("drain.log", "--upstream", up.hostPort(), "--timeout", "3s");
-            Process p = serving.process;
-            InetSocketAddress at = serving.at;
-            Path log = serving.log;
+            SluiceProcess serving = serve("drain.log", "--upstream", up.hostPort(), "--timeout", "3s");
+            Process p = serving.process();
+            InetSocketAddress at = serving.at();
+            Path log = serving.log();
             up.delayMillis(800);
             try (DatagramSocket client = new DatagramSocket()) {
                 client.setSoTimeout(5000);
@@ -143,27 +144,8 @@ class CommandLineTest {
         }
     }
 
-    record Serving(Process process, InetSocketAddress at, Path log) {
-    }
-
-    /** Starts sluice on a free loopback port and waits until it answers over UDP. */
-    private Serving serve(String logName, String... args) throws IOException {
-        int port;
-        try (DatagramSocket probe = new DatagramSocket(0, InetAddress.getLoopbackAddress())) {
-            port = probe.getLocalPort();
-        }
-        Path log = dir.resolve(logName);
-        List<String> all = new ArrayList<>(List.of("--listen", "127.0.0.1:" + port));
-        all.addAll(List.of(args));
-        Process p = command(all.toArray(new String[0])).redirectError(log.toFile()).start();
-        InetSocketAddress at = new InetSocketAddress(InetAddress.getLoopbackAddress(), port);
-        byte[] reply = null;
-        for (int i = 0; i < 100 && reply == null; i++) {
-            reply = Dns.udp(at, Dns.query(i, "ready.example.", Type.A), 100);
-        }
-        assertNotNull(reply, "serving over UDP: " + Files.readString(log));
-        assertEquals(Rcode.NOERROR, Dns.rcode(reply));
-        return new Serving(p, at, log);
+    private SluiceProcess serve(String logName, String... args) throws IOException {
+        return SluiceProcess.serve(dir.resolve(logName), args);
     }
 
     private static void assertUsage(Run r, String names) {
@@ -188,10 +170,6 @@ class CommandLineTest {
     }
 
     private static ProcessBuilder command(String... args) {
-        List<String> cmd = new ArrayList<>(List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", System.getProperty("java.class.path"), Main.class.getName()));
-        cmd.addAll(List.of(args));
-        return new ProcessBuilder(cmd);
+        return SluiceProcess.command(args);
     }
 }

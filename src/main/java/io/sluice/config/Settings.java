@@ -1,6 +1,7 @@
 package io.sluice.config;
 
 import java.net.InetSocketAddress;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -25,6 +26,7 @@ import org.xbill.DNS.ResolverConfig;
  * @param maxFails            consecutive timeouts after which an upstream is marked down
  * @param healthCheckInterval how often a down upstream is probed
  * @param limits              the per-domain limits
+ * @param backend             where the limits' counters live
  * @param metrics             where to serve /metrics, or null for nowhere
  */
 public record Settings(
@@ -39,6 +41,7 @@ public record Settings(
         int maxFails,
         Duration healthCheckInterval,
         LimitSettings limits,
+        BackendSettings backend,
         InetSocketAddress metrics) {
 
     public static final int DEFAULT_PORT = 5353;
@@ -76,6 +79,15 @@ public record Settings(
         private final Map<String, LimitSettings.DomainLimit> domains = new LinkedHashMap<>();
         private List<Network> exemptClients = List.of();
         private InetSocketAddress metrics;
+        private BackendSettings.Kind backend = BackendSettings.Kind.MEMORY;
+        private URI redis = BackendSettings.DEFAULT_REDIS;
+        private List<String> redisCluster = List.of();
+        private BackendSettings.RedisMode redisMode = BackendSettings.RedisMode.EXACT;
+        private Duration redisTimeout = Duration.ofMillis(50);
+        private BackendSettings.RedisFailure redisFailure = BackendSettings.RedisFailure.LOCAL;
+        private Duration syncInterval = Duration.ofMillis(50);
+        private Path stateFile = Path.of("sluice-counters.dat");
+        private boolean resetCorruptStateFile = false;
 
         /**
          * Sets one key. A scalar key takes exactly one value; {@code listen} and {@code upstreams}
@@ -109,6 +121,17 @@ public record Settings(
                 case "dry-run" -> dryRun = Values.bool(one(values));
                 case "public-suffix-list" -> publicSuffixList = readable(one(values));
                 case "metrics" -> metrics = Values.address(one(values), 9153, true);
+                case "backend" -> backend = Values.named(one(values), BackendSettings.Kind.values(), k -> k.configName);
+                case "redis" -> redis = redisUri(one(values));
+                case "redis-cluster" -> redisCluster = seeds(values);
+                case "redis-mode" -> redisMode = Values.named(one(values), BackendSettings.RedisMode.values(),
+                        m -> m.configName);
+                case "redis-timeout" -> redisTimeout = positive(Values.duration(one(values)));
+                case "redis-failure" -> redisFailure = Values.named(one(values), BackendSettings.RedisFailure.values(),
+                        f -> f.configName);
+                case "sync-interval" -> syncInterval = positive(Values.duration(one(values)));
+                case "state-file" -> stateFile = Path.of(one(values).trim());
+                case "reset-corrupt-state-file" -> resetCorruptStateFile = Values.bool(one(values));
                 default -> throw new ConfigException("unknown setting");
             }
             return this;
@@ -143,8 +166,14 @@ public record Settings(
                     d.window() == null ? new LimitSettings.DomainLimit(d.queries(), window) : d));
             LimitSettings limits = new LimitSettings(defaultLimit, algorithm, burst, action, dryRun, maxDomains,
                     janitorInterval, publicSuffixList, overrides, exemptClients);
+            if (backend == BackendSettings.Kind.REDIS && algorithm == LimitSettings.Algorithm.TOKEN_BUCKET) {
+                throw new ConfigException("limits.algorithm: token-bucket is not offered with backend redis;"
+                        + " use fixed-window or sliding-window");
+            }
+            BackendSettings b = new BackendSettings(backend, redis, redisCluster, redisMode, redisTimeout,
+                    redisFailure, syncInterval, stateFile, resetCorruptStateFile);
             return new Settings(l, u, threads, timeout, maxInflight, maxTcpConnections, tcpIdleTimeout,
-                    upstreamSockets, maxFails, healthCheckInterval, limits, metrics);
+                    upstreamSockets, maxFails, healthCheckInterval, limits, b, metrics);
         }
 
         private static List<InetSocketAddress> systemResolvers() throws ConfigException {
@@ -173,6 +202,35 @@ public record Settings(
                 throw new ConfigException("expected 'unlimited' or { queries: N, window: DURATION }");
             }
             return 0;
+        }
+
+        private static URI redisUri(String value) throws ConfigException {
+            URI u;
+            try {
+                u = new URI(value.trim());
+            } catch (java.net.URISyntaxException e) {
+                throw new ConfigException("'" + value + "' is not a URI: " + e.getReason());
+            }
+            if (!"redis".equals(u.getScheme()) && !"rediss".equals(u.getScheme()) || u.getHost() == null) {
+                throw new ConfigException("'" + value + "': expected redis://host:port[/db] or rediss://host:port[/db]");
+            }
+            return u;
+        }
+
+        private static List<String> seeds(List<String> values) throws ConfigException {
+            List<String> out = new ArrayList<>();
+            for (String v : values) {
+                for (String one : v.split(",")) {
+                    if (!one.isBlank()) {
+                        InetSocketAddress a = Values.address(one, 6379, false);
+                        out.add(a.getHostString() + ":" + a.getPort());
+                    }
+                }
+            }
+            if (out.isEmpty()) {
+                throw new ConfigException("needs at least one host:port");
+            }
+            return out;
         }
 
         private static List<Network> networks(List<String> values) throws ConfigException {

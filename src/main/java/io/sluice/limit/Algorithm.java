@@ -1,21 +1,30 @@
 package io.sluice.limit;
 
+import io.sluice.config.LimitSettings;
+
 /**
- * How a counter's word moves with time and queries. Implementations hold no state of their own:
- * everything is in the {@link Counter}'s word, updated by compare-and-set.
+ * How a domain's 64-bit word moves with time and queries, as pure functions of the word: the
+ * caller owns the word and applies the result, by compare-and-set in memory or under the entry's
+ * lock in a Chronicle Map. A word of 0 is a domain never seen (or forgotten).
+ *
+ * <p>No algorithm ever stores a word whose low 24 bits are all zero and whose sign bit is set, so
+ * {@link #REFUSE} and {@link Counter#DEAD} can never be mistaken for a state.
  */
-interface Algorithm {
-    int ALLOWED = 0;
-    int REFUSED = 1;
-    /** The counter was retired by the janitor: look the domain up again. */
-    int RETIRED = 2;
+public interface Algorithm {
+    /** Returned by {@link #acquire} when the query is over the budget; the word stays as it was. */
+    long REFUSE = Long.MIN_VALUE | (1L << 32);
 
-    /** Counts one query if the budget allows it. */
-    int tryAcquire(Counter c, long now);
+    /** The word after counting one more query at {@code now}, or {@link #REFUSE}. */
+    long acquire(long word, Policy p, long now);
 
-    /**
-     * Retires {@code c} (swaps in {@link Counter#DEAD}) if forgetting it changes no future
-     * decision; true if it did.
-     */
-    boolean retireIfIdle(Counter c, long now);
+    /** Whether forgetting the word (back to 0) changes no decision from {@code now} on. */
+    boolean idle(long word, Policy p, long now);
+
+    static Algorithm of(LimitSettings.Algorithm a) {
+        return switch (a) {
+            case FIXED_WINDOW -> new FixedWindow();
+            case SLIDING_WINDOW -> new SlidingWindow();
+            case TOKEN_BUCKET -> new TokenBucket();
+        };
+    }
 }

@@ -7,11 +7,11 @@ import java.lang.invoke.VarHandle;
 import java.nio.charset.StandardCharsets;
 
 /**
- * One domain's count, and its key in the limiter's table (a counter is its own key, which saves a
- * cache miss per lookup): a single 64-bit word that its {@link Algorithm} updates by compare-and-set,
- * so a decision is one read and at most a few CAS attempts, never a lock. The janitor retires a
- * counter by swapping its word for {@link #DEAD}; whoever then reads {@code DEAD} looks the domain
- * up again, so no update can land on a counter that has left the table.
+ * One domain in the limiter's table (a counter is its own key, which saves a cache miss per
+ * lookup): its policy and, with {@link HeapCounters}, its single 64-bit word, moved by
+ * compare-and-set. The janitor retires a heap counter by swapping its word for {@link #DEAD};
+ * whoever then reads {@code DEAD} looks the domain up again, so no update can land on a counter
+ * that has left the table.
  */
 public final class Counter extends DomainKey {
     /** The word of a counter removed from the table. No algorithm stores it in a live counter. */
@@ -37,6 +37,10 @@ public final class Counter extends DomainKey {
     Counter(DomainProbe domain, Policy policy) {
         super(domain);
         this.policy = policy;
+    }
+
+    public Policy policy() {
+        return policy;
     }
 
     long get() {

@@ -25,6 +25,7 @@ public final class DomainLimiter {
     static final String OVERFLOW_NAME = "overflow.sluice.invalid";
 
     private final Algorithm algorithm;
+    private final CounterStore store;
     private final Clock clock;
     private final Policy defaultPolicy;
     private final Map<DomainKey, Policy> overrides;
@@ -43,11 +44,13 @@ public final class DomainLimiter {
      */
     public DomainLimiter(LimitSettings.Algorithm algorithm, Policy defaultPolicy, Map<DomainKey, Policy> overrides,
                          int maxDomains, Clock clock) {
-        this.algorithm = switch (algorithm) {
-            case FIXED_WINDOW -> new FixedWindow();
-            case SLIDING_WINDOW -> new SlidingWindow();
-            case TOKEN_BUCKET -> new TokenBucket();
-        };
+        this(Algorithm.of(algorithm), new HeapCounters(), defaultPolicy, overrides, maxDomains, clock);
+    }
+
+    public DomainLimiter(Algorithm algorithm, CounterStore store, Policy defaultPolicy,
+                         Map<DomainKey, Policy> overrides, int maxDomains, Clock clock) {
+        this.algorithm = algorithm;
+        this.store = store;
         this.clock = clock;
         this.defaultPolicy = defaultPolicy;
         this.overrides = new HashMap<>(overrides);
@@ -72,10 +75,10 @@ public final class DomainLimiter {
                 }
                 c = track(domain, p);
             }
-            switch (algorithm.tryAcquire(c, now)) {
-                case Algorithm.ALLOWED:
+            switch (store.acquire(c, algorithm, now)) {
+                case CounterStore.ALLOWED:
                     return null;
-                case Algorithm.REFUSED:
+                case CounterStore.REFUSED:
                     refusals.note(c, now);
                     return c;
                 default:
@@ -105,17 +108,34 @@ public final class DomainLimiter {
         return fresh;
     }
 
-    /** Retires and removes the counters whose state no longer matters. Runs off the event loops. */
+    /**
+     * Removes the counters whose state no longer matters, then lets the store prune what it keeps
+     * elsewhere. Runs off the event loops.
+     */
     int evictIdle() {
         long now = clock.epochNanos();
         int removed = 0;
         for (Counter c : counters.values()) {
-            if (algorithm.retireIfIdle(c, now) && counters.remove(c, c)) {
+            if (store.release(c, algorithm, now) && counters.remove(c, c)) {
                 tracked.decrementAndGet();
                 removed++;
             }
         }
+        store.prune(algorithm, now);
         return removed; // the overflow counter is not in the table: its word simply moves on
+    }
+
+    /** The budget of a registrable domain; {@link Policy#UNLIMITED} when it is never counted. */
+    public Policy policyOf(DomainKey domain) {
+        return overrides.getOrDefault(domain, defaultPolicy);
+    }
+
+    public CounterStore store() {
+        return store;
+    }
+
+    public Clock clock() {
+        return clock;
     }
 
     /** Counters in the table now. */

@@ -39,7 +39,15 @@ public final class Janitor implements AutoCloseable {
 
     /** One pass: evict, then report overflow changes. */
     private void sweep() {
-        int removed = limiter.evictIdle();
+        int removed;
+        try {
+            removed = limiter.evictIdle();
+        } catch (RuntimeException e) {
+            // A store outside the process may fail; the next pass tries again (a thrown task would
+            // never run again).
+            log.warn("janitor: {}", e.toString());
+            return;
+        }
         long hits = limiter.overflowHits.sum();
         if (hits > overflowSeen && !overflowing) {
             overflowing = true;

@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * Everything the query handler needs to limit: the suffix list, the limiter, exempt clients, the
@@ -29,13 +30,24 @@ public final class Limits implements AutoCloseable {
         this.exempt = settings.exemptClients().toArray(new Network[0]);
     }
 
-    /**
-     * Loads the suffix list and checks the overrides against it.
-     *
-     * @throws ConfigException when the list file cannot be used or an override is not a
-     *                         registrable domain
-     */
+    /** {@link #from(LimitSettings, Clock, StoreOpener)} with the counters in memory. */
     public static Limits from(LimitSettings s, Clock clock) throws ConfigException {
+        return from(s, clock, policies -> new HeapCounters());
+    }
+
+    /** Where the words live: opened once the policies are known, only when limits are on. */
+    @FunctionalInterface
+    public interface StoreOpener {
+        CounterStore open(Function<DomainKey, Policy> policies) throws ConfigException;
+    }
+
+    /**
+     * Loads the suffix list, checks the overrides against it and opens the counter store.
+     *
+     * @throws ConfigException when the list file cannot be used, an override is not a registrable
+     *                         domain, or the store cannot be opened
+     */
+    public static Limits from(LimitSettings s, Clock clock, StoreOpener stores) throws ConfigException {
         if (s.off()) {
             return new Limits(s, null, null, null);
         }
@@ -61,7 +73,9 @@ public final class Limits implements AutoCloseable {
             }
             overrides.put(DomainKey.of(name), policy(e.getValue(), s.burst()));
         }
-        DomainLimiter limiter = new DomainLimiter(s.algorithm(), policy(s.defaultLimit(), s.burst()), overrides,
+        Policy defaultPolicy = policy(s.defaultLimit(), s.burst());
+        CounterStore store = stores.open(key -> overrides.getOrDefault(key, defaultPolicy));
+        DomainLimiter limiter = new DomainLimiter(Algorithm.of(s.algorithm()), store, defaultPolicy, overrides,
                 s.maxDomains(), clock);
         return new Limits(s, domains, limiter, new Janitor(limiter, s.dryRun(), s.maxDomains()));
     }
@@ -124,13 +138,15 @@ public final class Limits implements AutoCloseable {
         String burst = s.algorithm() == LimitSettings.Algorithm.TOKEN_BUCKET && s.burst() > 0 ? " burst " + s.burst() : "";
         return "limits " + s.algorithm() + " " + s.defaultLimit() + burst + ", action " + s.action()
                 + (s.dryRun() ? " (dry run)" : "") + ", " + s.domains().size() + " overrides, "
-                + s.exemptClients().size() + " exempt networks, max-domains " + s.maxDomains();
+                + s.exemptClients().size() + " exempt networks, max-domains " + s.maxDomains()
+                + ", counters " + limiter.store().describe();
     }
 
     @Override
     public void close() {
         if (janitor != null) {
             janitor.close();
+            limiter.store().close();
         }
     }
 }

@@ -9,28 +9,14 @@ package io.sluice.limit;
 final class TokenBucket implements Algorithm {
 
     @Override
-    public int tryAcquire(Counter c, long now) {
-        Policy p = c.policy;
+    public long acquire(long tat, Policy p, long now) {
         long interval = Math.max(1, p.windowNanos() / p.queries());
-        long horizon = interval * p.burst();
-        while (true) {
-            long tat = c.get();
-            if (tat == Counter.DEAD) {
-                return RETIRED;
-            }
-            long next = Math.max(tat, now) + interval;
-            if (next - now > horizon) {
-                return REFUSED;
-            }
-            if (c.compareAndSet(tat, next)) {
-                return ALLOWED;
-            }
-        }
+        long next = Math.max(tat, now) + interval;
+        return next - now > interval * p.burst() ? REFUSE : next;
     }
 
     @Override
-    public boolean retireIfIdle(Counter c, long now) {
-        long tat = c.get();
-        return tat != Counter.DEAD && tat <= now && c.compareAndSet(tat, Counter.DEAD);
+    public boolean idle(long tat, Policy p, long now) {
+        return tat <= now;
     }
 }

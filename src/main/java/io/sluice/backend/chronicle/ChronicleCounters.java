@@ -1,0 +1,213 @@
+package io.sluice.backend.chronicle;
+
+import io.netty.util.concurrent.FastThreadLocal;
+import io.sluice.config.ConfigException;
+import io.sluice.domain.DomainKey;
+import io.sluice.limit.Algorithm;
+import io.sluice.limit.Counter;
+import io.sluice.limit.CounterStore;
+import io.sluice.limit.Policy;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Function;
+import java.util.concurrent.atomic.LongAdder;
+import net.openhft.chronicle.core.values.LongValue;
+import net.openhft.chronicle.map.ChronicleMap;
+import net.openhft.chronicle.map.ExternalMapQueryContext;
+import net.openhft.chronicle.map.MapEntry;
+import net.openhft.chronicle.values.Values;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The words in a persisted Chronicle Map, keyed by the domain's wire bytes: a restart keeps the
+ * counts of the current window, and every sluice on the host that opens the same file shares them.
+ *
+ * <p>Each decision reads and writes the word under the entry's segment update lock
+ * ({@code queryContext} + {@code updateLock}): Chronicle's locks work across processes, and holding
+ * the lock means no other process can remove the entry and reuse its memory under us. A reference
+ * into the entry kept across decisions would be faster but could, after another process's janitor
+ * removed the entry, land a compare-and-set on a different domain's word.
+ */
+public final class ChronicleCounters implements CounterStore {
+    private static final Logger log = LoggerFactory.getLogger(ChronicleCounters.class);
+    /** Most registrable domains are 8 to 20 wire bytes; Chronicle sizes its segments from this. */
+    private static final int AVERAGE_KEY_CHARS = 16;
+
+    private final ChronicleMap<CharSequence, LongValue> map;
+    private final Path file;
+    private final Function<DomainKey, Policy> policies;
+    /** Decisions that failed inside Chronicle (a full segment): counted, and the query allowed. */
+    public final LongAdder failures = new LongAdder();
+    /** Counters found without an entry by the last janitor pass; only the janitor touches it. */
+    private final Set<Counter> absentOnce = new HashSet<>();
+    private final FastThreadLocal<Scratch> scratch = new FastThreadLocal<>() {
+        @Override
+        protected Scratch initialValue() {
+            return new Scratch();
+        }
+    };
+
+    /** Per thread: the key being looked up and a value to copy words through, reused per query. */
+    private static final class Scratch {
+        final StringBuilder key = new StringBuilder(32);
+        final LongValue value = Values.newHeapInstance(LongValue.class);
+    }
+
+    private ChronicleCounters(ChronicleMap<CharSequence, LongValue> map, Path file,
+                              Function<DomainKey, Policy> policies) {
+        this.map = map;
+        this.file = file;
+        this.policies = policies;
+    }
+
+    /**
+     * Opens {@code file}, or creates it sized for {@code maxDomains}.
+     *
+     * @param policies the budget of a domain read back from the file, for pruning
+     * @param reset    when the file cannot be read, move it aside and create a fresh one
+     * @throws ConfigException when the file cannot be opened or created (and {@code reset} is false
+     *                         or did not help)
+     */
+    public static ChronicleCounters open(Path file, int maxDomains, boolean reset,
+                                         Function<DomainKey, Policy> policies) throws ConfigException {
+        try {
+            return new ChronicleCounters(create(file, maxDomains), file, policies);
+        } catch (IOException | RuntimeException e) {
+            if (!reset || !Files.exists(file)) {
+                throw new ConfigException("state-file: " + file + ": cannot open it as a counter map ("
+                        + reason(e) + "); remove it, or start with --reset-corrupt-state-file");
+            }
+            Path aside = file.resolveSibling(file.getFileName() + ".corrupt-" + System.currentTimeMillis());
+            try {
+                Files.move(file, aside);
+                log.warn("state file {} could not be read ({}): moved to {}, starting with a fresh one",
+                        file, reason(e), aside);
+                return new ChronicleCounters(create(file, maxDomains), file, policies);
+            } catch (IOException | RuntimeException again) {
+                throw new ConfigException("state-file: " + file + ": " + reason(again));
+            }
+        }
+    }
+
+    private static ChronicleMap<CharSequence, LongValue> create(Path file, int maxDomains) throws IOException {
+        Path parent = file.toAbsolutePath().getParent();
+        if (parent != null && !Files.isDirectory(parent)) {
+            throw new IOException("no directory " + parent);
+        }
+        return ChronicleMap.of(CharSequence.class, LongValue.class)
+                .name("sluice-counters")
+                .entries(maxDomains)
+                .averageKeySize(AVERAGE_KEY_CHARS)
+                .createPersistedTo(file.toFile());
+    }
+
+    private static String reason(Throwable e) {
+        String m = e.getMessage();
+        return e.getClass().getSimpleName() + (m == null ? "" : ": " + m.lines().findFirst().orElse(""));
+    }
+
+    @Override
+    public int acquire(Counter c, Algorithm algorithm, long now) {
+        Scratch s = scratch.get();
+        s.key.setLength(0);
+        c.appendWireChars(s.key);
+        try (ExternalMapQueryContext<CharSequence, LongValue, ?> q = map.queryContext(s.key)) {
+            q.updateLock().lock();
+            MapEntry<CharSequence, LongValue> entry = q.entry();
+            long word = entry == null ? 0 : entry.value().getUsing(s.value).getValue();
+            long next = algorithm.acquire(word, c.policy(), now);
+            if (next == Algorithm.REFUSE) {
+                return REFUSED;
+            }
+            s.value.setValue(next);
+            if (entry == null) {
+                q.insert(q.absentEntry(), q.wrapValueAsData(s.value));
+            } else {
+                q.replaceValue(entry, q.wrapValueAsData(s.value));
+            }
+            return ALLOWED;
+        } catch (IllegalStateException e) {
+            // A segment full: the file holds more domains than it was sized for. Allowing keeps
+            // traffic flowing; the metric and the janitor's pruning say and fix it.
+            failures.increment();
+            return ALLOWED;
+        }
+    }
+
+    /**
+     * The word lives in the file, reached by key, so a loop still holding {@code c} counts
+     * correctly: {@code c} may go as soon as its word is idle. A counter without an entry was
+     * either pruned by another process or is about to count its first query, so it goes only when
+     * a second pass still finds no entry; else the table's bound would not bound the file.
+     */
+    @Override
+    public boolean release(Counter c, Algorithm algorithm, long now) {
+        Scratch s = scratch.get();
+        s.key.setLength(0);
+        c.appendWireChars(s.key);
+        LongValue v = map.getUsing(s.key, s.value);
+        if (v != null) {
+            boolean idle = algorithm.idle(v.getValue(), c.policy(), now);
+            if (idle) {
+                absentOnce.remove(c);
+            }
+            return idle;
+        }
+        return !absentOnce.add(c) && absentOnce.remove(c);
+    }
+
+    /**
+     * Removes entries whose windows have ended, whoever wrote them: the idle ones are listed
+     * first, then each is checked again and removed under its lock, since another process may
+     * have counted a query in between (and removing inside Chronicle's own iteration was seen to
+     * leave entries behind).
+     */
+    @Override
+    public int prune(Algorithm algorithm, long now) {
+        List<String> idle = new ArrayList<>();
+        map.forEachEntry(e -> {
+            String key = e.key().get().toString();
+            if (isIdle(key, e.value().get().getValue(), algorithm, now)) {
+                idle.add(key);
+            }
+        });
+        int removed = 0;
+        for (String key : idle) {
+            try (ExternalMapQueryContext<CharSequence, LongValue, ?> q = map.queryContext(key)) {
+                q.updateLock().lock();
+                MapEntry<CharSequence, LongValue> entry = q.entry();
+                if (entry != null && isIdle(key, entry.value().get().getValue(), algorithm, now)) {
+                    q.remove(entry);
+                    removed++;
+                }
+            }
+        }
+        return removed;
+    }
+
+    private boolean isIdle(String key, long word, Algorithm algorithm, long now) {
+        Policy p = policies.apply(DomainKey.fromWireChars(key));
+        return p == Policy.UNLIMITED || algorithm.idle(word, p, now);
+    }
+
+    @Override
+    public long size() {
+        return map.longSize();
+    }
+
+    @Override
+    public String describe() {
+        return "chronicle " + file + " (" + map.longSize() + " domains kept)";
+    }
+
+    @Override
+    public void close() {
+        map.close();
+    }
+}

@@ -1,0 +1,100 @@
+package io.sluice.config;
+
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * Where the limiter's counters live. Documented key by key in {@code conf/sluice.yml}.
+ *
+ * @param kind           memory, redis or chronicle
+ * @param redis          a standalone Redis, {@code redis://host:port[/db]} or {@code rediss://...}
+ * @param redisCluster   seed nodes of a Redis Cluster; when not empty, used instead of {@code redis}
+ * @param redisMode      exact (every decision asks Redis) or async (decide locally, sync deltas)
+ * @param redisTimeout   the longest a query waits on Redis before the failure policy decides it
+ * @param redisFailure   what decides while Redis is slow or away
+ * @param syncInterval   async mode: how often deltas are pushed and totals read back
+ * @param stateFile      the Chronicle Map file
+ * @param resetCorruptStateFile move a state file that cannot be read aside and start a fresh one,
+ *                       instead of refusing to start
+ */
+public record BackendSettings(
+        Kind kind,
+        URI redis,
+        List<String> redisCluster,
+        RedisMode redisMode,
+        Duration redisTimeout,
+        RedisFailure redisFailure,
+        Duration syncInterval,
+        Path stateFile,
+        boolean resetCorruptStateFile) {
+
+    public static final URI DEFAULT_REDIS = URI.create("redis://127.0.0.1:6379");
+
+    public BackendSettings {
+        redisCluster = List.copyOf(redisCluster);
+    }
+
+    public static BackendSettings memory() {
+        return new BackendSettings(Kind.MEMORY, DEFAULT_REDIS, List.of(), RedisMode.EXACT, Duration.ofMillis(50),
+                RedisFailure.LOCAL, Duration.ofMillis(50), Path.of("sluice-counters.dat"), false);
+    }
+
+    public boolean cluster() {
+        return !redisCluster.isEmpty();
+    }
+
+    /** Where the counters live, by configuration name. */
+    public enum Kind {
+        MEMORY("memory"), REDIS("redis"), CHRONICLE("chronicle");
+
+        public final String configName;
+
+        Kind(String configName) {
+            this.configName = configName;
+        }
+
+        @Override
+        public String toString() {
+            return configName;
+        }
+    }
+
+    /** How decisions use Redis, by configuration name. */
+    public enum RedisMode {
+        EXACT("exact"), ASYNC("async");
+
+        public final String configName;
+
+        RedisMode(String configName) {
+            this.configName = configName;
+        }
+
+        @Override
+        public String toString() {
+            return configName;
+        }
+    }
+
+    /** What decides while Redis is slow or away, by configuration name. */
+    public enum RedisFailure {
+        /** The in-process counters, as with the memory backend. */
+        LOCAL("local"),
+        /** Everything is allowed. */
+        OPEN("open"),
+        /** Everything limited is refused. */
+        CLOSED("closed");
+
+        public final String configName;
+
+        RedisFailure(String configName) {
+            this.configName = configName;
+        }
+
+        @Override
+        public String toString() {
+            return configName;
+        }
+    }
+}

@@ -1,0 +1,133 @@
+package io.sluice.backend;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.limit.CounterStore;
+import io.sluice.limit.ManualClock;
+import io.sluice.testing.Dns;
+import io.sluice.testing.RunningSluice;
+import io.sluice.testing.SluiceProcess;
+import io.sluice.testing.TestUpstream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.xbill.DNS.Rcode;
+import org.xbill.DNS.Type;
+
+/** Counters in a Chronicle Map file: kept across restarts, shared by processes, pruned, and guarded. */
+class ChronicleBackendTest {
+    @TempDir
+    Path dir;
+    private final ManualClock clock = new ManualClock();
+    private TestUpstream upstream;
+    private Path file;
+
+    @BeforeEach
+    void upstream() throws Exception {
+        upstream = new TestUpstream();
+        file = dir.resolve("counters.dat");
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        upstream.close();
+    }
+
+    private RunningSluice sluice(String... keyValues) throws Exception {
+        return RunningSluice.start(List.of(upstream), clock, b -> {
+            b.set("backend", List.of("chronicle"));
+            b.set("state-file", List.of(file.toString()));
+        }, keyValues);
+    }
+
+    private static int rcode(InetSocketAddress at, int id, String name) throws Exception {
+        return Dns.rcode(Dns.udp(at, Dns.query(id, name, Type.A)));
+    }
+
+    @Test
+    void aRestartWithinTheWindowKeepsItsCounts() throws Exception {
+        try (RunningSluice s = sluice("limits.default.queries", "3", "limits.default.window", "1h")) {
+            assertEquals(Rcode.NOERROR, rcode(s.address(), 1, "www.kept.com."));
+            assertEquals(Rcode.NOERROR, rcode(s.address(), 2, "mail.kept.com."));
+        }
+        try (RunningSluice s = sluice("limits.default.queries", "3", "limits.default.window", "1h")) {
+            assertEquals(Rcode.NOERROR, rcode(s.address(), 3, "kept.com."), "the third of three");
+            assertEquals(Rcode.REFUSED, rcode(s.address(), 4, "kept.com."), "the first run's two still count");
+            clock.advanceMillis(3_600_000);
+            assertEquals(Rcode.NOERROR, rcode(s.address(), 5, "kept.com."), "a new window");
+        }
+    }
+
+    @Test
+    void twoProcessesOnOneFileShareABudget() throws Exception {
+        // A window of 1000 hours: both processes read the system clock and must share one window.
+        String[] limits = {"--backend", "chronicle", "--state-file", file.toString(), "--limit", "4",
+                "--window", "1000h", "--upstream", upstream.hostPort(), "--threads", "1"};
+        try (SluiceProcess other = SluiceProcess.serve(dir.resolve("other.log"), limits);
+             RunningSluice here = RunningSluice.start(List.of(upstream), "backend", "chronicle",
+                     "state-file", file.toString(), "limits.default.queries", "4", "limits.default.window", "1000h")) {
+            int answered = 0;
+            for (int i = 0; i < 10; i++) {
+                InetSocketAddress at = i % 2 == 0 ? other.at() : here.address();
+                int rcode = rcode(at, i, "host" + i + ".shared.com.");
+                assertTrue(rcode == Rcode.NOERROR || rcode == Rcode.REFUSED, "rcode " + rcode);
+                answered += rcode == Rcode.NOERROR ? 1 : 0;
+            }
+            assertEquals(4, answered, "one budget of 4 between the two processes");
+        }
+    }
+
+    @Test
+    void theFileHoldsAtMostMaxDomainsAndIsPrunedWhenWindowsEnd() throws Exception {
+        try (RunningSluice s = sluice("limits.default.queries", "1000", "limits.max-domains", "50",
+                "limits.janitor-interval", "50ms")) {
+            for (int i = 0; i < 200; i++) {
+                assertEquals(Rcode.NOERROR, rcode(s.address(), i, "d" + i + ".com."));
+            }
+            // 50 domains and the overflow counter that the other 150 share
+            CounterStore store = s.sluice().limits().limiter().store();
+            assertEquals(51, store.size());
+            clock.advanceMillis(2_000);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (store.size() > 0 && System.nanoTime() < deadline) {
+                Thread.sleep(20); // waiting for the janitor thread, not for a window
+            }
+            assertEquals(0, store.size(), "the janitor removed the counters of ended windows");
+        }
+    }
+
+    @Test
+    void aCorruptFileExitsTwoUnlessAFreshOneIsAskedFor() throws Exception {
+        byte[] junk = new byte[64 * 1024];
+        for (int i = 0; i < junk.length; i++) {
+            junk[i] = (byte) (i * 31 + 7);
+        }
+        Files.write(file, junk);
+        String[] args = {"--backend", "chronicle", "--state-file", file.toString(), "--limit", "5",
+                "--upstream", upstream.hostPort(), "--listen", "127.0.0.1:0"};
+        Process p = SluiceProcess.command(args).start();
+        assertTrue(p.waitFor(30, TimeUnit.SECONDS));
+        String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(2, p.exitValue(), err);
+        assertTrue(err.contains("state-file") && err.contains(file.toString()) && err.lines().count() == 1, err);
+
+        String[] reset = Stream.concat(Stream.of(args).filter(a -> !a.startsWith("127.0.0.1:0") && !a.equals("--listen")),
+                Stream.of("--reset-corrupt-state-file")).toArray(String[]::new);
+        try (SluiceProcess s = SluiceProcess.serve(dir.resolve("reset.log"), reset)) {
+            assertEquals(Rcode.NOERROR, rcode(s.at(), 1, "fresh.com."));
+            try (Stream<Path> files = Files.list(dir)) {
+                assertTrue(files.anyMatch(f -> f.getFileName().toString().startsWith("counters.dat.corrupt-")),
+                        "the unreadable file was kept aside");
+            }
+        }
+    }
+}

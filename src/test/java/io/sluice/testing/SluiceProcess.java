@@ -1,0 +1,64 @@
+package io.sluice.testing;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+
+import io.sluice.Main;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.net.DatagramSocket;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.xbill.DNS.Rcode;
+import org.xbill.DNS.Type;
+
+/** sluice run as a real process, from the test classpath, with the JVM flags the tests run with. */
+public record SluiceProcess(Process process, InetSocketAddress at, Path log) implements AutoCloseable {
+
+    /** The java command for {@code Main} with {@code args}. */
+    public static ProcessBuilder command(String... args) {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        // Surefire's argLine: the module flags Chronicle Map needs, as the jar manifest gives them.
+        for (String a : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+            if (a.startsWith("--add-") || a.startsWith("-Dchronicle")) {
+                cmd.add(a);
+            }
+        }
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName()));
+        cmd.addAll(List.of(args));
+        return new ProcessBuilder(cmd);
+    }
+
+    /** Starts sluice on a free loopback port, its stderr in {@code log}, and waits until it answers over UDP. */
+    public static SluiceProcess serve(Path log, String... args) throws IOException {
+        int port;
+        try (DatagramSocket probe = new DatagramSocket(0, InetAddress.getLoopbackAddress())) {
+            port = probe.getLocalPort();
+        }
+        List<String> all = new ArrayList<>(List.of("--listen", "127.0.0.1:" + port));
+        all.addAll(List.of(args));
+        Process p = command(all.toArray(new String[0])).redirectError(log.toFile()).start();
+        InetSocketAddress at = new InetSocketAddress(InetAddress.getLoopbackAddress(), port);
+        byte[] reply = null;
+        for (int i = 0; i < 150 && reply == null && p.isAlive(); i++) {
+            reply = Dns.udp(at, Dns.query(i, "ready.sluice-test.", Type.A), 100);
+        }
+        assertNotNull(reply, "serving over UDP: " + Files.readString(log));
+        assertEquals(Rcode.NOERROR, Dns.rcode(reply));
+        return new SluiceProcess(p, at, log);
+    }
+
+    /** SIGTERM, then waits for the exit. */
+    @Override
+    public void close() throws InterruptedException {
+        process.destroy();
+        if (!process.waitFor(10, TimeUnit.SECONDS)) {
+            process.destroyForcibly();
+        }
+    }
+}
