@@ -4,6 +4,7 @@ import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
 import io.sluice.backend.chronicle.ChronicleCounters;
+import io.sluice.backend.redis.RedisBackend;
 import io.sluice.config.BackendSettings;
 import io.sluice.config.ConfigException;
 import io.sluice.config.Settings;
@@ -45,10 +46,12 @@ public final class Sluice implements AutoCloseable {
     private final Limits limits;
     /** The /metrics endpoint, or null. */
     private final MetricsEndpoint metrics;
+    /** Counters shared through Redis, or null. */
+    private final RedisBackend redis;
 
     private Sluice(Settings settings, Transport transport, EventLoopGroup group, UpstreamPool pool,
                    List<Forwarder> forwarders, Frontend frontend, Meters meters, Limits limits,
-                   MetricsEndpoint metrics) {
+                   MetricsEndpoint metrics, RedisBackend redis) {
         this.settings = settings;
         this.transport = transport;
         this.group = group;
@@ -58,6 +61,7 @@ public final class Sluice implements AutoCloseable {
         this.meters = meters;
         this.limits = limits;
         this.metrics = metrics;
+        this.redis = redis;
     }
 
     /** Starts serving with the system clock. */
@@ -81,6 +85,7 @@ public final class Sluice implements AutoCloseable {
                 settings.healthCheckInterval());
         List<Forwarder> forwarders = new ArrayList<>();
         MetricsEndpoint metrics = null;
+        RedisBackend redis = null;
         try {
             int inflightPerLoop = Math.max(1, settings.maxInflight() / settings.threads());
             for (EventExecutor e : group) {
@@ -90,14 +95,20 @@ public final class Sluice implements AutoCloseable {
                 forwarders.add(f);
             }
             metrics = startMetrics(settings, meters, limits);
-            Frontend frontend = Frontend.bind(settings, transport, group, forwarders, limits, meters);
+            if (limits.active() && settings.backend().kind() == BackendSettings.Kind.REDIS) {
+                redis = RedisBackend.start(settings.backend(), settings.limits().algorithm(), limits.limiter());
+            }
+            Frontend frontend = Frontend.bind(settings, transport, group, forwarders, limits, redis, meters);
             limits.start();
-            return new Sluice(settings, transport, group, pool, forwarders, frontend, meters, limits, metrics);
+            return new Sluice(settings, transport, group, pool, forwarders, frontend, meters, limits, metrics, redis);
         } catch (BindException | InterruptedException | RuntimeException e) {
             if (metrics != null) {
                 metrics.close();
             }
             shutdown(group, forwarders, pool);
+            if (redis != null) {
+                redis.close();
+            }
             limits.close();
             throw e;
         }
@@ -157,6 +168,7 @@ public final class Sluice implements AutoCloseable {
         return "listening on " + listen + " (udp x" + frontend.udpSocketsPerAddress() + ", tcp)"
                 + "; upstreams " + upstreams + " (timeout " + settings.timeout().toMillis() + " ms)"
                 + "; threads " + settings.threads() + "; transport " + transport + "; " + limits.describe()
+                + (redis == null ? "" : ", " + redis.describe())
                 + (metrics == null ? "" : "; metrics http://" + Addresses.text(metrics.address()) + "/metrics");
     }
 
@@ -181,6 +193,9 @@ public final class Sluice implements AutoCloseable {
         }
         frontend.close();
         shutdown(group, forwarders, pool);
+        if (redis != null) {
+            redis.close();
+        }
         limits.close();
     }
 

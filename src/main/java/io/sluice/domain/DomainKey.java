@@ -34,6 +34,11 @@ public class DomainKey implements Comparable<DomainKey> {
                 p.length, p.hash);
     }
 
+    /** The same domain as {@code other}. */
+    protected DomainKey(DomainKey other) {
+        this(other.w0, other.w1, other.w2, other.rest, other.length, other.hash);
+    }
+
     private DomainKey(long w0, long w1, long w2, byte[] rest, int length, int hash) {
         this.w0 = w0;
         this.w1 = w1;

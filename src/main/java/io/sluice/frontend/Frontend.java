@@ -13,6 +13,7 @@ import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.sluice.config.Settings;
+import io.sluice.backend.redis.RedisBackend;
 import io.sluice.forward.Forwarder;
 import io.sluice.limit.Limits;
 import io.sluice.metrics.Meters;
@@ -58,11 +59,11 @@ public final class Frontend {
      * @throws BindException naming the address and protocol that could not be bound
      */
     public static Frontend bind(Settings settings, Transport transport, EventLoopGroup group,
-                                List<Forwarder> forwarders, Limits limits, Meters meters)
+                                List<Forwarder> forwarders, Limits limits, RedisBackend redis, Meters meters)
             throws BindException, InterruptedException {
         Map<EventLoop, QueryHandler> handlers = new IdentityHashMap<>();
         for (Forwarder f : forwarders) {
-            handlers.put(f.loop(), new QueryHandler(f, limits, meters));
+            handlers.put(f.loop(), new QueryHandler(f, limits, meters, redis));
         }
         Frontend frontend = new Frontend();
         TcpListener tcpListener = new TcpListener(handlers, frontend.tcpConnections,

@@ -2,6 +2,8 @@ package io.sluice.frontend;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
+import io.sluice.backend.redis.ExactDecisions;
+import io.sluice.backend.redis.RedisBackend;
 import io.sluice.domain.DomainProbe;
 import io.sluice.forward.Forwarder;
 import io.sluice.limit.Counter;
@@ -18,17 +20,23 @@ import java.net.InetSocketAddress;
  * domain, count it against that domain's budget, then forward it or answer for the limit. One per
  * event loop, shared by the UDP socket and the TCP connections of that loop.
  */
-final class QueryHandler {
+final class QueryHandler implements ExactDecisions.Verdicts {
     private final QueryView view = new QueryView();
     private final DomainProbe domain = new DomainProbe();
     private final Forwarder forwarder;
     private final Limits limits;
     private final Meters meters;
+    /** Counters shared through Redis, or null. */
+    private final RedisBackend redis;
+    /** This loop's Redis exact-mode decisions, or null. */
+    private final ExactDecisions exact;
 
-    QueryHandler(Forwarder forwarder, Limits limits, Meters meters) {
+    QueryHandler(Forwarder forwarder, Limits limits, Meters meters, RedisBackend redis) {
         this.forwarder = forwarder;
         this.limits = limits;
         this.meters = meters;
+        this.redis = redis;
+        this.exact = redis == null ? null : redis.exactDecisions(forwarder.loop(), this);
     }
 
     /**
@@ -68,13 +76,45 @@ final class QueryHandler {
         return limits.exempt(address);
     }
 
-    /** Counts the query; when it is over its domain's budget, acts and returns true. */
+    /**
+     * Counts the query; returns true when it is taken care of here: over its domain's budget and
+     * answered (or dropped), or parked until Redis decides.
+     */
     private boolean overLimit(ByteBuf message, Channel client, InetSocketAddress clientAddress) {
         limits.domains().reduce(message, view.nameStart(), domain);
-        Counter over = limits.limiter().refusedBy(domain);
-        if (over == null) {
+        Counter c = limits.limiter().counterFor(domain);
+        if (c == null) {
             return false;
         }
+        if (redis == null) {
+            return !limits.limiter().tryAcquire(c) && refuse(c, message, client, clientAddress);
+        }
+        return switch (redis.decide(c, exact, message, client, clientAddress)) {
+            case RedisBackend.ALLOWED -> false;
+            case RedisBackend.REFUSED -> refuse(c, message, client, clientAddress);
+            default -> true; // parked: allow() or refuse() below, once Redis answers
+        };
+    }
+
+    @Override
+    public void allow(ExactDecisions.ParkedQuery q) {
+        if (view.read(q.message()) == QueryView.Check.QUERY) {
+            forwarder.forward(q.message(), view, q.client(), q.address());
+        }
+    }
+
+    @Override
+    public void refuse(ExactDecisions.ParkedQuery q, Counter over) {
+        if (view.read(q.message()) == QueryView.Check.QUERY && !refuse(over, q.message(), q.client(), q.address())) {
+            forwarder.forward(q.message(), view, q.client(), q.address());
+        }
+    }
+
+    /**
+     * Acts on a query over {@code over}'s budget ({@link #view} holding it): returns true when it
+     * was answered or dropped, false when it is to be forwarded anyway (dry run).
+     */
+    private boolean refuse(Counter over, ByteBuf message, Channel client, InetSocketAddress clientAddress) {
         if (limits.dryRun()) {
             meters.limitedDryRun.increment();
             return false;
@@ -101,7 +141,10 @@ final class QueryHandler {
         return true;
     }
 
-    void flush() {
+    /** The end of a read burst: what was parked goes to Redis, what was written goes out. */
+    @Override
+    public void flush() {
+        RedisBackend.endOfBurst(exact);
         forwarder.flush();
     }
 

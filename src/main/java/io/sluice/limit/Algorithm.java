@@ -17,6 +17,14 @@ public interface Algorithm {
     /** The word after counting one more query at {@code now}, or {@link #REFUSE}. */
     long acquire(long word, Policy p, long now);
 
+    /**
+     * The word with {@code queries} more counted in the current window, whatever the budget:
+     * queries another process allowed. Not offered by the token bucket.
+     */
+    default long addToCurrent(long word, Policy p, long now, long queries) {
+        throw new UnsupportedOperationException(getClass().getSimpleName() + " keeps no per-window count");
+    }
+
     /** Whether forgetting the word (back to 0) changes no decision from {@code now} on. */
     boolean idle(long word, Policy p, long now);
 

@@ -18,10 +18,12 @@ public final class Counter extends DomainKey {
     static final long DEAD = Long.MIN_VALUE;
 
     private static final VarHandle STATE;
+    private static final VarHandle UNSYNCED;
 
     static {
         try {
             STATE = MethodHandles.lookup().findVarHandle(Counter.class, "state", long.class);
+            UNSYNCED = MethodHandles.lookup().findVarHandle(Counter.class, "unsynced", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -33,8 +35,21 @@ public final class Counter extends DomainKey {
     /** The window of the last refusal logged for this domain; at most one line per window. */
     volatile long loggedWindow = -1;
     private volatile byte[] refusalText;
+    /** Queries allowed here and not yet synced elsewhere (Redis async mode); 0 otherwise. */
+    @SuppressWarnings("unused") // through UNSYNCED
+    private volatile int unsynced;
+    /**
+     * The window (low 32 bits of its index) in which a shared store said this domain is over its
+     * budget: until it ends, queries are refused without asking again. Fixed windows only.
+     */
+    public volatile int overInWindow = -1;
 
     Counter(DomainProbe domain, Policy policy) {
+        super(domain);
+        this.policy = policy;
+    }
+
+    Counter(DomainKey domain, Policy policy) {
         super(domain);
         this.policy = policy;
     }
@@ -49,6 +64,16 @@ public final class Counter extends DomainKey {
 
     boolean compareAndSet(long expected, long next) {
         return STATE.compareAndSet(this, expected, next);
+    }
+
+    /** Adds to the unsynced count; returns the count before. */
+    int addUnsynced(int n) {
+        return (int) UNSYNCED.getAndAdd(this, n);
+    }
+
+    /** Takes the unsynced count, leaving 0. */
+    public int takeUnsynced() {
+        return (int) UNSYNCED.getAndSet(this, 0);
     }
 
     /**

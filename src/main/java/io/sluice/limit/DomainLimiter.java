@@ -5,6 +5,7 @@ import io.sluice.domain.DomainKey;
 import io.sluice.domain.DomainProbe;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
@@ -37,6 +38,8 @@ public final class DomainLimiter {
     private final Counter overflow;
     final LongAdder overflowHits = new LongAdder();
     private final RefusalLog refusals = new RefusalLog();
+    /** Set before traffic when counts are synced elsewhere; then read-only. */
+    private volatile Queue<Counter> unsynced;
 
     /**
      * @param defaultPolicy the budget of a domain without an override; may be {@link Policy#UNLIMITED}
@@ -64,37 +67,53 @@ public final class DomainLimiter {
      * budget it is over (for the answer's text and the log).
      */
     public Counter refusedBy(DomainProbe domain) {
-        long now = clock.epochNanos();
+        Counter c = counterFor(domain);
+        return c == null || tryAcquire(c) ? null : c;
+    }
+
+    /** The counter of {@code domain}, made if it is new; null when the domain is never counted. */
+    public Counter counterFor(DomainProbe domain) {
         Counter c = counters.get(domain);
+        if (c != null) {
+            return c;
+        }
+        // A probe equals a key with the same bytes, so a HashMap can be searched with it.
+        Policy p = overrides.getOrDefault(domain, defaultPolicy);
+        return p == Policy.UNLIMITED ? null : track(new Counter(domain, p));
+    }
+
+    /** Counts a query for {@code c}'s domain in this process's store: true when it is allowed. */
+    public boolean tryAcquire(Counter c) {
+        long now = clock.epochNanos();
         while (true) {
-            if (c == null) {
-                // A probe equals a key with the same bytes, so a HashMap can be searched with it.
-                Policy p = overrides.getOrDefault(domain, defaultPolicy);
-                if (p == Policy.UNLIMITED) {
-                    return null; // not tracked at all
-                }
-                c = track(domain, p);
-            }
             switch (store.acquire(c, algorithm, now)) {
                 case CounterStore.ALLOWED:
-                    return null;
+                    if (unsynced != null && c.addUnsynced(1) == 0) {
+                        unsynced.offer(c);
+                    }
+                    return true;
                 case CounterStore.REFUSED:
                     refusals.note(c, now);
-                    return c;
+                    return false;
                 default:
-                    c = counters.get(domain); // retired under us: its successor, or a new one
+                    c = successor(c);
             }
         }
     }
 
-    private Counter track(DomainProbe domain, Policy p) {
-        boolean override = p != defaultPolicy;
+    /** The counter that took over from one the janitor retired: the same domain, maybe new. */
+    private Counter successor(Counter retired) {
+        Counter c = counters.get(retired); // a retired counter is equal to its successor
+        return c != null ? c : track(new Counter(retired, retired.policy));
+    }
+
+    private Counter track(Counter fresh) {
+        boolean override = fresh.policy != defaultPolicy;
         if (!override && tracked.incrementAndGet() > maxDomains) {
             tracked.decrementAndGet();
             overflowHits.increment();
             return overflow;
         }
-        Counter fresh = new Counter(domain, p);
         Counter existing = counters.putIfAbsent(fresh, fresh);
         if (existing != null) {
             if (!override) {
@@ -106,6 +125,37 @@ public final class DomainLimiter {
             tracked.incrementAndGet(); // overrides are few and configured: they may exceed the bound
         }
         return fresh;
+    }
+
+    /**
+     * From now on, queries allowed here are also counted apart until taken, and a counter with
+     * such counts is put in {@code queue} once: for a store that syncs counts elsewhere.
+     */
+    public void countUnsynced(Queue<Counter> queue) {
+        this.unsynced = queue;
+    }
+
+    /**
+     * Adds queries counted elsewhere to {@code c}'s current window, as if they had been allowed
+     * here (but not counted apart), so that this process's decisions see them.
+     */
+    public void addElsewhere(Counter c, long queries) {
+        long now = clock.epochNanos();
+        while (true) {
+            long s = c.get();
+            if (s == Counter.DEAD) {
+                return; // retired: its window ended, and those counts with it
+            }
+            long next = algorithm.addToCurrent(s, c.policy, now, queries);
+            if (next == s || c.compareAndSet(s, next)) {
+                return;
+            }
+        }
+    }
+
+    /** Queues {@code c} for the refusal log (at most once per window): for refusals decided elsewhere. */
+    public void noteRefusal(Counter c) {
+        refusals.note(c, clock.epochNanos());
     }
 
     /**

@@ -21,6 +21,13 @@ final class FixedWindow implements Algorithm {
     }
 
     @Override
+    public long addToCurrent(long word, Policy p, long now, long queries) {
+        int window = (int) (now / p.windowNanos());
+        long count = (int) (word >>> 32) == window ? word & 0xFFFFFFFFL : 0;
+        return ((long) window << 32) | Math.max(1, Math.min(count + queries, Integer.MAX_VALUE));
+    }
+
+    @Override
     public boolean idle(long word, Policy p, long now) {
         return (int) (word >>> 32) != (int) (now / p.windowNanos());
     }

@@ -39,6 +39,16 @@ final class SlidingWindow implements Algorithm {
     }
 
     @Override
+    public long addToCurrent(long word, Policy p, long now, long queries) {
+        int window = (int) ((now / p.windowNanos()) & WINDOW_MASK);
+        int stored = (int) (word >>> 48);
+        long previous = stored == window ? (word >>> 24) & COUNT_MASK
+                : stored == ((window - 1) & WINDOW_MASK) ? word & COUNT_MASK : 0;
+        long current = stored == window ? word & COUNT_MASK : 0;
+        return ((long) window << 48) | (previous << 24) | Math.max(1, Math.min(current + queries, COUNT_MASK));
+    }
+
+    @Override
     public boolean idle(long word, Policy p, long now) {
         long index = now / p.windowNanos();
         int stored = (int) (word >>> 48);

@@ -1,0 +1,226 @@
+package io.sluice.backend.redis;
+
+import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisChannelHandler;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisConnectionStateListener;
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.Delay;
+import io.lettuce.core.resource.DefaultClientResources;
+import io.sluice.config.BackendSettings;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One Lettuce connection to a standalone Redis or a Redis Cluster, shared by every event loop:
+ * Lettuce pipelines what they send on it. Runs the scripts by EVALSHA (EVAL once when a server
+ * answers NOSCRIPT, which also loads it), and knows whether Redis is there: one log line when it
+ * goes away (a lost connection or a failed call) and one when it is back.
+ *
+ * <p>Nothing here blocks a caller: calls that cannot be sent fail at once (the connection rejects
+ * commands while disconnected) and calls that get no answer fail after the timeout; Lettuce
+ * reconnects by itself. If Redis is not there at start, a background thread keeps trying.
+ */
+public final class RedisLink implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(RedisLink.class);
+    private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(1);
+    private static final long RETRY_MILLIS = 1000;
+
+    private final BackendSettings settings;
+    private final String target;
+    private final ClientResources resources;
+    private final AbstractRedisClient client;
+    private final ScheduledExecutorService connector = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "sluice-redis-connect");
+        t.setDaemon(true);
+        return t;
+    });
+    private volatile StatefulConnection<String, String> connection;
+    private volatile RedisScriptingAsyncCommands<String, String> commands;
+    private volatile boolean up;
+    /** Whether the away line was written since start: the back line only follows one. */
+    private boolean downSaid;
+    private volatile boolean closing;
+
+    private RedisLink(BackendSettings settings) {
+        this.settings = settings;
+        // Redis work is light: Lettuce's smallest pools (2 each), beside sluice's own loops.
+        this.resources = DefaultClientResources.builder().ioThreadPoolSize(2).computationThreadPoolSize(2)
+                .reconnectDelay(Delay.exponential(Duration.ofMillis(100), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS))
+                .build();
+        SocketOptions socket = SocketOptions.builder().connectTimeout(CONNECT_TIMEOUT).build();
+        TimeoutOptions timeouts = TimeoutOptions.enabled(settings.redisTimeout());
+        if (settings.cluster()) {
+            List<RedisURI> seeds = new ArrayList<>();
+            for (String s : settings.redisCluster()) {
+                seeds.add(RedisURI.create("redis://" + s));
+            }
+            RedisClusterClient c = RedisClusterClient.create(resources, seeds);
+            // Node connections are opened lazily and topology refreshes come and go: commands wait
+            // for a connection (bounded by the timeout), and only calls say whether Redis is there.
+            c.setOptions(ClusterClientOptions.builder().socketOptions(socket).timeoutOptions(timeouts).build());
+            this.client = c;
+            this.target = "redis cluster " + String.join(",", settings.redisCluster());
+        } else {
+            RedisClient c = RedisClient.create(resources, RedisURI.create(settings.redis().toString()));
+            c.setOptions(ClientOptions.builder().socketOptions(socket).timeoutOptions(timeouts)
+                    .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).build());
+            this.client = c;
+            this.target = "redis " + settings.redis();
+        }
+        if (!settings.cluster()) {
+            client.addListener(connectionWatch());
+        }
+    }
+
+    private RedisConnectionStateListener connectionWatch() {
+        return new RedisConnectionStateListener() {
+            @Override
+            public void onRedisConnected(RedisChannelHandler<?, ?> h, java.net.SocketAddress a) {
+                if (connection != null) {
+                    markUp();
+                }
+            }
+
+            @Override
+            public void onRedisDisconnected(RedisChannelHandler<?, ?> h) {
+                markDown("connection lost");
+            }
+        };
+    }
+
+    /** Connects now if Redis is there, else keeps trying in the background; never throws for an absent Redis. */
+    public static RedisLink open(BackendSettings settings) {
+        RedisLink link = new RedisLink(settings);
+        if (!link.connect()) {
+            link.connector.scheduleWithFixedDelay(() -> {
+                if (link.connection == null && link.connect()) {
+                    link.connector.shutdown();
+                }
+            }, RETRY_MILLIS, RETRY_MILLIS, TimeUnit.MILLISECONDS);
+        }
+        return link;
+    }
+
+    /** Not under the link's lock: Lettuce's thread marks the link up while this waits on it. */
+    private boolean connect() {
+        try {
+            if (client instanceof RedisClusterClient c) {
+                var conn = c.connect();
+                commands = conn.async();
+                connection = conn;
+            } else {
+                var conn = ((RedisClient) client).connect();
+                commands = conn.async();
+                connection = conn;
+            }
+            markUp();
+            return true;
+        } catch (RuntimeException e) {
+            markDown(e.getMessage());
+            return false;
+        }
+    }
+
+    /** Whether the last call (or the connection) says Redis is there. */
+    public boolean up() {
+        return up;
+    }
+
+    public boolean cluster() {
+        return settings.cluster();
+    }
+
+    /** The cluster slot of {@code key}; 0 for a standalone Redis, where every key may share a call. */
+    public int slot(String key) {
+        return settings.cluster() ? SlotHash.getSlot(key) : 0;
+    }
+
+    /**
+     * Runs {@code script}. The future completes on a Lettuce thread, exceptionally when Redis is
+     * away or later than the timeout.
+     */
+    public CompletableFuture<List<Object>> run(Script script, String[] keys, String[] args) {
+        RedisScriptingAsyncCommands<String, String> c = commands;
+        if (c == null) {
+            return CompletableFuture.failedFuture(new IllegalStateException("not connected"));
+        }
+        CompletableFuture<List<Object>> first = c.<List<Object>>evalsha(script.sha1(), ScriptOutputType.MULTI, keys,
+                args).toCompletableFuture();
+        return first.handle((r, e) -> {
+            if (e == null) {
+                return CompletableFuture.completedFuture(r);
+            }
+            if (unwrap(e) instanceof RedisNoScriptException) {
+                return c.<List<Object>>eval(script.text(), ScriptOutputType.MULTI, keys, args).toCompletableFuture();
+            }
+            return CompletableFuture.<List<Object>>failedFuture(unwrap(e));
+        }).thenCompose(f -> f).whenComplete((r, e) -> {
+            if (e == null) {
+                markUp();
+            } else {
+                markDown(unwrap(e).toString());
+            }
+        });
+    }
+
+    private static Throwable unwrap(Throwable e) {
+        return e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+    }
+
+    private synchronized void markUp() {
+        if (!up) {
+            up = true;
+            if (downSaid) {
+                log.info("{} is back: counters are shared again", target);
+            }
+        }
+    }
+
+    private synchronized void markDown(String why) {
+        if (closing) {
+            return;
+        }
+        if (up || !downSaid) {
+            up = false;
+            downSaid = true;
+            log.warn("{} is away ({}): deciding with --redis-failure {} until it is back", target, why,
+                    settings.redisFailure());
+        }
+    }
+
+    public String describe() {
+        return target + (up ? "" : " (not reachable yet)");
+    }
+
+    @Override
+    public void close() {
+        closing = true;
+        connector.shutdownNow();
+        StatefulConnection<String, String> c = connection;
+        if (c != null) {
+            c.close();
+        }
+        client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+        resources.shutdown(0, 1, TimeUnit.SECONDS);
+    }
+}

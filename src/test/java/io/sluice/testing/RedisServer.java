@@ -1,0 +1,185 @@
+package io.sluice.testing;
+
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
+
+/**
+ * A real {@code redis-server} process on a free loopback port, for tests. Without Debian's
+ * {@code redis-server} installed the tests that need one are skipped, with one line saying so;
+ * with {@code SLUICE_REQUIRE_REDIS} set (as {@code .ci/run} does) they fail instead.
+ */
+public final class RedisServer implements AutoCloseable {
+    private static boolean skipSaid;
+
+    private final Path dir;
+    private final int port;
+    private final List<String> extra;
+    private Process process;
+
+    private RedisServer(Path dir, int port, List<String> extra) {
+        this.dir = dir;
+        this.port = port;
+        this.extra = extra;
+    }
+
+    /** Skips (or, when Redis is required, fails) the calling test unless redis-server is installed. */
+    public static void assumeInstalled() {
+        if (onPath("redis-server") && onPath("redis-cli")) {
+            return;
+        }
+        String why = "redis-server and redis-cli are not installed (apt-get install redis-server)";
+        if (System.getenv("SLUICE_REQUIRE_REDIS") != null) {
+            fail(why + ", and SLUICE_REQUIRE_REDIS is set");
+        }
+        synchronized (RedisServer.class) {
+            if (!skipSaid) {
+                System.err.println("sluice tests: Redis tests skipped: " + why);
+                skipSaid = true;
+            }
+        }
+        Assumptions.abort(why);
+    }
+
+    private static boolean onPath(String program) {
+        for (String d : System.getenv().getOrDefault("PATH", "").split(":")) {
+            if (Files.isExecutable(Path.of(d, program))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Starts one in {@code dir} (its working directory), with extra {@code redis-server} arguments. */
+    public static RedisServer start(Path dir, String... extra) throws IOException, InterruptedException {
+        int port;
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            port = s.getLocalPort();
+        }
+        RedisServer r = new RedisServer(dir, port, List.of(extra));
+        r.start();
+        return r;
+    }
+
+    /** (Re)starts the process on the same port. */
+    public void start() throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>(List.of("redis-server", "--port", Integer.toString(port),
+                "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir.toString()));
+        cmd.addAll(extra);
+        process = new ProcessBuilder(cmd).redirectErrorStream(true)
+                .redirectOutput(dir.resolve("redis-" + port + ".log").toFile()).start();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!"+PONG".equals(command("PING"))) {
+            if (System.nanoTime() > deadline || !process.isAlive()) {
+                fail("redis-server on port " + port + " did not start: "
+                        + Files.readString(dir.resolve("redis-" + port + ".log")));
+            }
+            Thread.sleep(20);
+        }
+    }
+
+    /** SIGKILL: Redis vanishes as in a crash. */
+    public void kill() throws InterruptedException {
+        process.destroyForcibly();
+        process.waitFor(10, TimeUnit.SECONDS);
+    }
+
+    public int port() {
+        return port;
+    }
+
+    public String uri() {
+        return "redis://127.0.0.1:" + port;
+    }
+
+    public String hostPort() {
+        return "127.0.0.1:" + port;
+    }
+
+    /**
+     * Sends one inline command and returns the first line of the reply, or null when nothing
+     * answers; enough for PING, GET and PTTL.
+     */
+    public String command(String line) {
+        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port)) {
+            s.setSoTimeout(2000);
+            OutputStream out = s.getOutputStream();
+            out.write((line + "\r\n").getBytes(StandardCharsets.UTF_8));
+            out.flush();
+            InputStream in = s.getInputStream();
+            StringBuilder reply = new StringBuilder();
+            int c;
+            while ((c = in.read()) != -1 && c != '\n') {
+                reply.append((char) c);
+            }
+            String first = reply.toString().strip();
+            if (first.startsWith("$") && !first.equals("$-1")) {
+                StringBuilder value = new StringBuilder();
+                while ((c = in.read()) != -1 && c != '\n') {
+                    value.append((char) c);
+                }
+                return value.toString().strip();
+            }
+            return first;
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    /** Runs {@code redis-cli} with {@code args}; returns its output, failing on a non-zero exit. */
+    public static String cli(String... args) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>(List.of("redis-cli"));
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
+            fail("redis-cli " + String.join(" ", args) + ": " + out);
+        }
+        return out;
+    }
+
+    /**
+     * Three masters made into a Redis Cluster with {@code redis-cli --cluster create}, each in its
+     * own directory under {@code dir}.
+     */
+    public static List<RedisServer> cluster(Path dir) throws IOException, InterruptedException {
+        List<RedisServer> nodes = new ArrayList<>();
+        List<String> create = new ArrayList<>(List.of("--cluster", "create"));
+        for (int i = 0; i < 3; i++) {
+            Path d = Files.createDirectories(dir.resolve("node" + i));
+            RedisServer r = start(d, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                    "--cluster-node-timeout", "2000");
+            nodes.add(r);
+            create.add(r.hostPort());
+        }
+        create.addAll(List.of("--cluster-replicas", "0", "--cluster-yes"));
+        cli(create.toArray(new String[0]));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        for (RedisServer r : nodes) {
+            while (!cli("-p", Integer.toString(r.port), "cluster", "info").contains("cluster_state:ok")) {
+                if (System.nanoTime() > deadline) {
+                    fail("the cluster did not become ready");
+                }
+                Thread.sleep(50);
+            }
+        }
+        return nodes;
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        kill();
+    }
+}
