@@ -26,10 +26,12 @@ import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
 /** A running forwarder: its event loops, upstreams and listeners, started and stopped as one. */
@@ -94,10 +96,10 @@ public final class Sluice implements AutoCloseable {
                 f.start();
                 forwarders.add(f);
             }
-            metrics = startMetrics(settings, meters, limits);
             if (limits.active() && settings.backend().kind() == BackendSettings.Kind.REDIS) {
                 redis = RedisBackend.start(settings.backend(), settings.limits().algorithm(), limits.limiter());
             }
+            metrics = startMetrics(settings, meters, limits, redis);
             Frontend frontend = Frontend.bind(settings, transport, group, forwarders, limits, redis, meters);
             limits.start();
             return new Sluice(settings, transport, group, pool, forwarders, frontend, meters, limits, metrics, redis);
@@ -127,14 +129,21 @@ public final class Sluice implements AutoCloseable {
     }
 
     /** The /metrics endpoint when one is asked for, else null. */
-    private static MetricsEndpoint startMetrics(Settings settings, Meters meters, Limits limits)
-            throws BindException {
+    private static MetricsEndpoint startMetrics(Settings settings, Meters meters, Limits limits,
+                                                RedisBackend redis) throws BindException {
         if (settings.metrics() == null) {
             return null;
         }
         try {
-            return MetricsEndpoint.start(settings.metrics(), meters,
-                    Map.of("tracked_domains", () -> (long) limits.tracked()));
+            Map<String, Supplier<Long>> gauges = new LinkedHashMap<>();
+            gauges.put("tracked_domains", () -> (long) limits.tracked());
+            if (limits.active() && limits.limiter().store().size() >= 0) {
+                gauges.put("state_file_domains", () -> limits.limiter().store().size());
+            }
+            if (redis != null) {
+                gauges.put("redis_up", () -> redis.up() ? 1L : 0L);
+            }
+            return MetricsEndpoint.start(settings.metrics(), meters, gauges);
         } catch (IOException e) {
             BindException b = new BindException(Addresses.text(settings.metrics()) + "/http (metrics): "
                     + e.getMessage());

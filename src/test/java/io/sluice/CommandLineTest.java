@@ -34,7 +34,8 @@ class CommandLineTest {
     void helpAndVersionExitZero() throws Exception {
         Run help = run("--help");
         assertEquals(0, help.code);
-        assertTrue(help.out.contains("--upstream") && help.out.contains("--timeout"), help.out);
+        assertTrue(help.out.contains("--upstream") && help.out.contains("--timeout")
+                && help.out.contains("--backend") && help.out.contains("--state-file"), help.out);
         Run version = run("--version");
         assertEquals(0, version.code);
         assertTrue(version.out.startsWith("sluice "), version.out);
@@ -54,6 +55,13 @@ class CommandLineTest {
         assertUsage(run("--burst", "-1"), "--burst");
         assertUsage(run("--max-domains", "none"), "--max-domains");
         assertUsage(run("--public-suffix-list", "/no/such/list.dat"), "--public-suffix-list");
+        assertUsage(run("--backend", "postgres"), "--backend");
+        assertUsage(run("--redis", "localhost:6379"), "--redis");
+        assertUsage(run("--redis-cluster", "a:b:c"), "--redis-cluster");
+        assertUsage(run("--redis-mode", "eventual"), "--redis-mode");
+        assertUsage(run("--redis-timeout", "soon"), "--redis-timeout");
+        assertUsage(run("--redis-failure", "panic"), "--redis-failure");
+        assertUsage(run("--sync-interval", "0ms"), "--sync-interval");
     }
 
     @Test

@@ -37,6 +37,38 @@ class ConfigFileTest {
     }
 
     @Test
+    void readsTheBackendKeys() throws Exception {
+        Settings s = load("""
+                limits: { default: { queries: 5 } }
+                backend: redis
+                redis: rediss://cache.example:6380/2
+                redis-cluster: [10.0.0.1:7000, "10.0.0.2:7001"]
+                redis-mode: async
+                redis-timeout: 20ms
+                redis-failure: closed
+                sync-interval: 100ms
+                state-file: /var/lib/sluice/counters.dat
+                reset-corrupt-state-file: true
+                """);
+        BackendSettings b = s.backend();
+        assertEquals(BackendSettings.Kind.REDIS, b.kind());
+        assertEquals("rediss://cache.example:6380/2", b.redis().toString());
+        assertEquals(List.of("10.0.0.1:7000", "10.0.0.2:7001"), b.redisCluster());
+        assertEquals(BackendSettings.RedisMode.ASYNC, b.redisMode());
+        assertEquals(Duration.ofMillis(20), b.redisTimeout());
+        assertEquals(BackendSettings.RedisFailure.CLOSED, b.redisFailure());
+        assertEquals(Duration.ofMillis(100), b.syncInterval());
+        assertEquals(Path.of("/var/lib/sluice/counters.dat"), b.stateFile());
+        assertTrue(b.resetCorruptStateFile());
+
+        ConfigException e = assertThrows(ConfigException.class,
+                () -> load("backend: redis\nlimits: { algorithm: token-bucket }\n"));
+        assertTrue(e.getMessage().contains("token-bucket is not offered with backend redis"), e.getMessage());
+        e = assertThrows(ConfigException.class, () -> load("redis: http://cache.example\n"));
+        assertTrue(e.getMessage().contains("line 1") && e.getMessage().contains("redis"), e.getMessage());
+    }
+
+    @Test
     void readsEveryKey() throws Exception {
         Settings s = load("""
                 listen: ["127.0.0.1:5300", "[::1]:5300"]

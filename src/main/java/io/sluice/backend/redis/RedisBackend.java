@@ -84,6 +84,11 @@ public final class RedisBackend implements AutoCloseable {
         };
     }
 
+    /** Whether Redis answers now, for the metrics. */
+    public boolean up() {
+        return link.up();
+    }
+
     RedisLink link() {
         return link;
     }
