@@ -34,7 +34,8 @@ public final class Counter extends DomainKey {
     private volatile long state;
     /** The window of the last refusal logged for this domain; at most one line per window. */
     volatile long loggedWindow = -1;
-    private volatile byte[] refusalText;
+    /** Made from the name when first needed, so a flood of refusals or Redis calls formats nothing. */
+    private volatile Texts texts;
     /** Queries allowed here and not yet synced elsewhere (Redis async mode); 0 otherwise. */
     @SuppressWarnings("unused") // through UNSYNCED
     private volatile int unsynced;
@@ -76,16 +77,26 @@ public final class Counter extends DomainKey {
         return (int) UNSYNCED.getAndSet(this, 0);
     }
 
-    /**
-     * The Extended DNS Error text of a refusal, made once per counter: a flood of refusals does
-     * not format a string each.
-     */
-    public byte[] refusalText() {
-        byte[] t = refusalText;
+    private record Texts(String name, byte[] refusal) {
+    }
+
+    private Texts texts() {
+        Texts t = texts;
         if (t == null) {
-            t = ("sluice: " + name() + " over " + policy).getBytes(StandardCharsets.US_ASCII);
-            refusalText = t; // racy but idempotent
+            String n = name();
+            t = new Texts(n, ("sluice: " + n + " over " + policy).getBytes(StandardCharsets.US_ASCII));
+            texts = t; // racy but idempotent
         }
         return t;
+    }
+
+    /** The Extended DNS Error text of a refusal. */
+    public byte[] refusalText() {
+        return texts().refusal();
+    }
+
+    /** {@link #name()}, made once. */
+    public String cachedName() {
+        return texts().name();
     }
 }

@@ -67,7 +67,7 @@ final class DeltaSync implements AutoCloseable {
             int d = c.takeUnsynced();
             // A counter can be queued again while this loop drains: count it once per call.
             if (d > 0 && deltas.merge(c, d, Integer::sum) == d) {
-                String key = RedisKeys.key(c.name(), RedisKeys.window(c, now));
+                String key = RedisKeys.key(c.cachedName(), RedisKeys.window(c, now));
                 bySlot.computeIfAbsent(backend.link().slot(key), s -> new ArrayList<>()).add(c);
             }
         }
@@ -87,7 +87,7 @@ final class DeltaSync implements AutoCloseable {
         args[0] = "f";
         for (int i = 0; i < counters.size(); i++) {
             Counter c = counters.get(i);
-            keys[i] = RedisKeys.key(c.name(), RedisKeys.window(c, now));
+            keys[i] = RedisKeys.key(c.cachedName(), RedisKeys.window(c, now));
             args[1 + 2 * i] = Integer.toString(deltas.get(c));
             args[2 + 2 * i] = RedisKeys.ttlMillis(c, false);
         }
