@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * Redis exact mode for one event loop. A query for a counted domain is parked (a copy of it) until
@@ -26,7 +27,13 @@ public final class ExactDecisions {
     /** Parked queries of one loop at once; past this, the failure policy decides at once. */
     private static final int MAX_PARKED = 65_536;
     /** Domains per script call: bounds the time one call holds Redis. */
-    private static final int MAX_DOMAINS_PER_CALL = 64;
+    private static final int MAX_DOMAINS_PER_CALL = 256;
+    /**
+     * Rounds of calls a loop has in flight at once. While they are out, new queries wait for the
+     * next round, so under load each round carries more domains and each query costs fewer calls
+     * and thread wake-ups; when idle a query goes at the end of its own burst.
+     */
+    private static final int MAX_ROUNDS_IN_FLIGHT = 2;
 
     /** What the handler does with a decided query; called on the loop. */
     public interface Verdicts {
@@ -61,6 +68,7 @@ public final class ExactDecisions {
     private Map<Counter, Batch> waiting = new HashMap<>();
     private int parked;
     private boolean flushQueued;
+    private int roundsInFlight;
     private final Runnable flush = this::flushVerdicts;
 
     ExactDecisions(EventLoop loop, RedisBackend backend, DomainLimiter limiter, Verdicts verdicts) {
@@ -97,7 +105,7 @@ public final class ExactDecisions {
 
     /** At the end of a read burst: one call per slot for everything parked in it. */
     void send() {
-        if (waiting.isEmpty()) {
+        if (waiting.isEmpty() || roundsInFlight >= MAX_ROUNDS_IN_FLIGHT) {
             return;
         }
         Map<Integer, List<Batch>> bySlot = new HashMap<>();
@@ -110,14 +118,29 @@ public final class ExactDecisions {
             group.add(b);
         }
         waiting = new HashMap<>();
+        int calls = 0;
+        for (List<Batch> group : bySlot.values()) {
+            calls += (group.size() + MAX_DOMAINS_PER_CALL - 1) / MAX_DOMAINS_PER_CALL;
+        }
+        Round round = new Round(calls);
+        roundsInFlight++;
         for (List<Batch> group : bySlot.values()) {
             for (int from = 0; from < group.size(); from += MAX_DOMAINS_PER_CALL) {
-                call(group.subList(from, Math.min(group.size(), from + MAX_DOMAINS_PER_CALL)), now);
+                call(round, group.subList(from, Math.min(group.size(), from + MAX_DOMAINS_PER_CALL)), now);
             }
         }
     }
 
-    private void call(List<Batch> batches, long now) {
+    /** The calls sent together; the round ends when the last is settled. */
+    private static final class Round {
+        int pending;
+
+        Round(int calls) {
+            this.pending = calls;
+        }
+    }
+
+    private void call(Round round, List<Batch> batches, long now) {
         List<String> keys = new ArrayList<>(batches.size() * 2);
         String[] args = new String[1 + 4 * batches.size()];
         args[0] = sliding ? "s" : "f";
@@ -137,10 +160,20 @@ public final class ExactDecisions {
             args[a++] = Double.toString(share);
         }
         backend.link().run(backend.decideScript(), keys.toArray(new String[0]), args)
-                .whenComplete((reply, error) -> loop.execute(() -> settle(batches, reply, error)));
+                .whenComplete((reply, error) -> {
+                    try {
+                        loop.execute(() -> settle(round, batches, reply, error));
+                    } catch (RejectedExecutionException stopping) {
+                        batches.forEach(b -> b.queries.forEach(q -> q.message().release()));
+                    }
+                });
     }
 
-    private void settle(List<Batch> batches, List<Object> reply, Throwable error) {
+    private void settle(Round round, List<Batch> batches, List<Object> reply, Throwable error) {
+        if (--round.pending == 0) {
+            roundsInFlight--;
+            send(); // what waited for this round
+        }
         for (int i = 0; i < batches.size(); i++) {
             Batch b = batches.get(i);
             parked -= b.queries.size();

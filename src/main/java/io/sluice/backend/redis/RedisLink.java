@@ -164,8 +164,13 @@ public final class RedisLink implements AutoCloseable {
         if (c == null) {
             return CompletableFuture.failedFuture(new IllegalStateException("not connected"));
         }
-        CompletableFuture<List<Object>> first = c.<List<Object>>evalsha(script.sha1(), ScriptOutputType.MULTI, keys,
-                args).toCompletableFuture();
+        CompletableFuture<List<Object>> first;
+        try {
+            first = c.<List<Object>>evalsha(script.sha1(), ScriptOutputType.MULTI, keys, args).toCompletableFuture();
+        } catch (RuntimeException e) { // a command the client refuses outright
+            markDown(e.toString());
+            return CompletableFuture.failedFuture(e);
+        }
         return first.handle((r, e) -> {
             if (e == null) {
                 return CompletableFuture.completedFuture(r);
