@@ -79,7 +79,8 @@ public final class Sluice implements AutoCloseable {
      */
     public static Sluice start(Settings settings, Clock clock)
             throws BindException, ConfigException, InterruptedException {
-        Limits limits = Limits.from(settings.limits(), clock, policies -> counterStore(settings, policies));
+        Limits limits = Limits.from(settings.limits(), clock, policies -> counterStore(settings, policies),
+                settings.backend().kind() == BackendSettings.Kind.REDIS);
         Transport transport = Transport.best();
         Meters meters = new Meters();
         EventLoopGroup group = transport.newGroup(settings.threads(), "sluice-loop");

@@ -13,17 +13,15 @@ import java.nio.charset.StandardCharsets;
  * whoever then reads {@code DEAD} looks the domain up again, so no update can land on a counter
  * that has left the table.
  */
-public final class Counter extends DomainKey {
+public sealed class Counter extends DomainKey permits SharedCounter {
     /** The word of a counter removed from the table. No algorithm stores it in a live counter. */
     static final long DEAD = Long.MIN_VALUE;
 
     private static final VarHandle STATE;
-    private static final VarHandle UNSYNCED;
 
     static {
         try {
             STATE = MethodHandles.lookup().findVarHandle(Counter.class, "state", long.class);
-            UNSYNCED = MethodHandles.lookup().findVarHandle(Counter.class, "unsynced", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -36,14 +34,6 @@ public final class Counter extends DomainKey {
     volatile long loggedWindow = -1;
     /** Made from the name when first needed, so a flood of refusals or Redis calls formats nothing. */
     private volatile Texts texts;
-    /** Queries allowed here and not yet synced elsewhere (Redis async mode); 0 otherwise. */
-    @SuppressWarnings("unused") // through UNSYNCED
-    private volatile int unsynced;
-    /**
-     * The window (low 32 bits of its index) in which a shared store said this domain is over its
-     * budget: until it ends, queries are refused without asking again. Fixed windows only.
-     */
-    public volatile int overInWindow = -1;
 
     Counter(DomainProbe domain, Policy policy) {
         super(domain);
@@ -65,16 +55,6 @@ public final class Counter extends DomainKey {
 
     boolean compareAndSet(long expected, long next) {
         return STATE.compareAndSet(this, expected, next);
-    }
-
-    /** Adds to the unsynced count; returns the count before. */
-    int addUnsynced(int n) {
-        return (int) UNSYNCED.getAndAdd(this, n);
-    }
-
-    /** Takes the unsynced count, leaving 0. */
-    public int takeUnsynced() {
-        return (int) UNSYNCED.getAndSet(this, 0);
     }
 
     private record Texts(String name, byte[] refusal) {

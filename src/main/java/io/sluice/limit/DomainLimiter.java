@@ -39,7 +39,8 @@ public final class DomainLimiter {
     final LongAdder overflowHits = new LongAdder();
     private final RefusalLog refusals = new RefusalLog();
     /** Set before traffic when counts are synced elsewhere; then read-only. */
-    private volatile Queue<Counter> unsynced;
+    private volatile Queue<SharedCounter> unsynced;
+    private final boolean shared;
 
     /**
      * @param defaultPolicy the budget of a domain without an override; may be {@link Policy#UNLIMITED}
@@ -47,11 +48,13 @@ public final class DomainLimiter {
      */
     public DomainLimiter(LimitSettings.Algorithm algorithm, Policy defaultPolicy, Map<DomainKey, Policy> overrides,
                          int maxDomains, Clock clock) {
-        this(Algorithm.of(algorithm), new HeapCounters(), defaultPolicy, overrides, maxDomains, clock);
+        this(Algorithm.of(algorithm), new HeapCounters(), defaultPolicy, overrides, maxDomains, clock, false);
     }
 
+    /** @param shared make {@link SharedCounter}s, for a budget shared through Redis */
     public DomainLimiter(Algorithm algorithm, CounterStore store, Policy defaultPolicy,
-                         Map<DomainKey, Policy> overrides, int maxDomains, Clock clock) {
+                         Map<DomainKey, Policy> overrides, int maxDomains, Clock clock, boolean shared) {
+        this.shared = shared;
         this.algorithm = algorithm;
         this.store = store;
         this.clock = clock;
@@ -59,7 +62,7 @@ public final class DomainLimiter {
         this.overrides = new HashMap<>(overrides);
         this.maxDomains = maxDomains;
         this.counters = new ConcurrentHashMap<>(Math.min(maxDomains, 1 << 16));
-        this.overflow = new Counter(DomainProbe.of(OVERFLOW_NAME), defaultPolicy);
+        this.overflow = newCounter(DomainProbe.of(OVERFLOW_NAME), defaultPolicy);
     }
 
     /**
@@ -79,7 +82,7 @@ public final class DomainLimiter {
         }
         // A probe equals a key with the same bytes, so a HashMap can be searched with it.
         Policy p = overrides.getOrDefault(domain, defaultPolicy);
-        return p == Policy.UNLIMITED ? null : track(new Counter(domain, p));
+        return p == Policy.UNLIMITED ? null : track(newCounter(domain, p));
     }
 
     /** Counts a query for {@code c}'s domain in this process's store: true when it is allowed. */
@@ -88,8 +91,8 @@ public final class DomainLimiter {
         while (true) {
             switch (store.acquire(c, algorithm, now)) {
                 case CounterStore.ALLOWED:
-                    if (unsynced != null && c.addUnsynced(1) == 0) {
-                        unsynced.offer(c);
+                    if (unsynced != null && ((SharedCounter) c).addUnsynced(1) == 0) {
+                        unsynced.offer((SharedCounter) c);
                     }
                     return true;
                 case CounterStore.REFUSED:
@@ -104,7 +107,7 @@ public final class DomainLimiter {
     /** The counter that took over from one the janitor retired: the same domain, maybe new. */
     private Counter successor(Counter retired) {
         Counter c = counters.get(retired); // a retired counter is equal to its successor
-        return c != null ? c : track(new Counter(retired, retired.policy));
+        return c != null ? c : track(shared ? new SharedCounter(retired, retired.policy) : new Counter(retired, retired.policy));
     }
 
     private Counter track(Counter fresh) {
@@ -131,8 +134,15 @@ public final class DomainLimiter {
      * From now on, queries allowed here are also counted apart until taken, and a counter with
      * such counts is put in {@code queue} once: for a store that syncs counts elsewhere.
      */
-    public void countUnsynced(Queue<Counter> queue) {
+    public void countUnsynced(Queue<SharedCounter> queue) {
+        if (!shared) {
+            throw new IllegalStateException("counters are not shared");
+        }
         this.unsynced = queue;
+    }
+
+    private Counter newCounter(DomainProbe domain, Policy p) {
+        return shared ? new SharedCounter(domain, p) : new Counter(domain, p);
     }
 
     /**

@@ -32,7 +32,7 @@ public final class Limits implements AutoCloseable {
 
     /** {@link #from(LimitSettings, Clock, StoreOpener)} with the counters in memory. */
     public static Limits from(LimitSettings s, Clock clock) throws ConfigException {
-        return from(s, clock, policies -> new HeapCounters());
+        return from(s, clock, policies -> new HeapCounters(), false);
     }
 
     /** Where the words live: opened once the policies are known, only when limits are on. */
@@ -44,10 +44,12 @@ public final class Limits implements AutoCloseable {
     /**
      * Loads the suffix list, checks the overrides against it and opens the counter store.
      *
+     * @param shared whether the budgets are shared through Redis (the counters keep more)
      * @throws ConfigException when the list file cannot be used, an override is not a registrable
      *                         domain, or the store cannot be opened
      */
-    public static Limits from(LimitSettings s, Clock clock, StoreOpener stores) throws ConfigException {
+    public static Limits from(LimitSettings s, Clock clock, StoreOpener stores, boolean shared)
+            throws ConfigException {
         if (s.off()) {
             return new Limits(s, null, null, null);
         }
@@ -76,7 +78,7 @@ public final class Limits implements AutoCloseable {
         Policy defaultPolicy = policy(s.defaultLimit(), s.burst());
         CounterStore store = stores.open(key -> overrides.getOrDefault(key, defaultPolicy));
         DomainLimiter limiter = new DomainLimiter(Algorithm.of(s.algorithm()), store, defaultPolicy, overrides,
-                s.maxDomains(), clock);
+                s.maxDomains(), clock, shared);
         return new Limits(s, domains, limiter, new Janitor(limiter, s.dryRun(), s.maxDomains()));
     }
 

@@ -2,6 +2,7 @@ package io.sluice.backend.redis;
 
 import io.sluice.limit.Counter;
 import io.sluice.limit.DomainLimiter;
+import io.sluice.limit.SharedCounter;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -37,7 +38,7 @@ final class DeltaSync implements AutoCloseable {
     private final RedisBackend backend;
     private final DomainLimiter limiter;
     private final Duration interval;
-    private final ConcurrentLinkedQueue<Counter> dirty = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<SharedCounter> dirty = new ConcurrentLinkedQueue<>();
     private final Map<Counter, Synced> synced = new HashMap<>();
     private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "sluice-redis-sync");
@@ -62,7 +63,7 @@ final class DeltaSync implements AutoCloseable {
         long now = limiter.clock().epochNanos();
         Map<Integer, List<Counter>> bySlot = new HashMap<>();
         Map<Counter, Integer> deltas = new HashMap<>();
-        Counter c;
+        SharedCounter c;
         while ((c = dirty.poll()) != null) {
             int d = c.takeUnsynced();
             // A counter can be queued again while this loop drains: count it once per call.

@@ -5,6 +5,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
 import io.sluice.limit.Counter;
 import io.sluice.limit.DomainLimiter;
+import io.sluice.limit.SharedCounter;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -85,7 +86,7 @@ public final class ExactDecisions {
      */
     int decide(Counter c, ByteBuf message, Channel client, InetSocketAddress address) {
         long now = limiter.clock().epochNanos();
-        if (!sliding && c.overInWindow == (int) RedisKeys.window(c, now)) {
+        if (!sliding && ((SharedCounter) c).overInWindow == (int) RedisKeys.window(c, now)) {
             limiter.noteRefusal(c);
             return RedisBackend.REFUSED;
         }
@@ -186,7 +187,7 @@ public final class ExactDecisions {
             long allowed = ((Number) reply.get(i)).longValue();
             if (allowed < b.queries.size()) {
                 if (!sliding) {
-                    b.counter.overInWindow = (int) b.window;
+                    ((SharedCounter) b.counter).overInWindow = (int) b.window;
                 }
                 limiter.noteRefusal(b.counter);
             }
