@@ -3,6 +3,7 @@ package io.sluice.metrics;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.limit.ManualClock;
 import io.sluice.testing.Dns;
 import io.sluice.testing.RunningSluice;
 import io.sluice.testing.TestUpstream;
@@ -20,7 +21,8 @@ class MetricsEndpointTest {
     @Test
     void countersAndTheTrackedDomainsAreServedInPrometheusFormat() throws Exception {
         try (TestUpstream up = new TestUpstream();
-             RunningSluice s = RunningSluice.start(List.of(up), "metrics", "127.0.0.1:0",
+             // time held still: three queries must fall in one window
+             RunningSluice s = RunningSluice.start(List.of(up), new ManualClock(), b -> { }, "metrics", "127.0.0.1:0",
                      "limits.default.queries", "2")) {
             for (int i = 0; i < 3; i++) {
                 Dns.udp(s.address(), Dns.query(i, "m" + i + ".example.com.", Type.A));
