@@ -8,10 +8,10 @@ import io.sluice.backend.redis.RedisBackend;
 import io.sluice.config.BackendSettings;
 import io.sluice.config.ConfigException;
 import io.sluice.config.Settings;
+import io.sluice.domain.DomainKey;
 import io.sluice.forward.Forwarder;
 import io.sluice.forward.UpstreamPool;
 import io.sluice.frontend.Frontend;
-import io.sluice.domain.DomainKey;
 import io.sluice.limit.Clock;
 import io.sluice.limit.CounterStore;
 import io.sluice.limit.HeapCounters;
@@ -25,8 +25,8 @@ import java.io.IOException;
 import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
-import java.util.List;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -179,6 +179,8 @@ public final class Sluice implements AutoCloseable {
                 + "; upstreams " + upstreams + " (timeout " + settings.timeout().toMillis() + " ms)"
                 + "; threads " + settings.threads() + "; transport " + transport + "; " + limits.describe()
                 + (redis == null ? "" : ", " + redis.describe())
+                + (!limits.active() && settings.backend().kind() != BackendSettings.Kind.MEMORY
+                        ? " (backend " + settings.backend().kind() + " unused: nothing is limited)" : "")
                 + (metrics == null ? "" : "; metrics http://" + Addresses.text(metrics.address()) + "/metrics");
     }
 

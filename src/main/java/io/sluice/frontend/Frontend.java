@@ -12,8 +12,8 @@ import io.netty.channel.epoll.EpollChannelOption;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.GlobalEventExecutor;
-import io.sluice.config.Settings;
 import io.sluice.backend.redis.RedisBackend;
+import io.sluice.config.Settings;
 import io.sluice.forward.Forwarder;
 import io.sluice.limit.Limits;
 import io.sluice.metrics.Meters;
@@ -56,6 +56,7 @@ public final class Frontend {
     /**
      * Binds every listen address.
      *
+     * @param redis counters shared through Redis, or null
      * @throws BindException naming the address and protocol that could not be bound
      */
     public static Frontend bind(Settings settings, Transport transport, EventLoopGroup group,

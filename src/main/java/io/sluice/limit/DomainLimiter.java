@@ -82,7 +82,7 @@ public final class DomainLimiter {
         }
         // A probe equals a key with the same bytes, so a HashMap can be searched with it.
         Policy p = overrides.getOrDefault(domain, defaultPolicy);
-        return p == Policy.UNLIMITED ? null : track(newCounter(domain, p));
+        return p == Policy.UNLIMITED ? null : track(domain, null, p);
     }
 
     /** Counts a query for {@code c}'s domain in this process's store: true when it is allowed. */
@@ -107,16 +107,22 @@ public final class DomainLimiter {
     /** The counter that took over from one the janitor retired: the same domain, maybe new. */
     private Counter successor(Counter retired) {
         Counter c = counters.get(retired); // a retired counter is equal to its successor
-        return c != null ? c : track(shared ? new SharedCounter(retired, retired.policy) : new Counter(retired, retired.policy));
+        return c != null ? c : track(null, retired, retired.policy);
     }
 
-    private Counter track(Counter fresh) {
-        boolean override = fresh.policy != defaultPolicy;
+    /**
+     * Puts a new counter for the domain of {@code probe} (or else {@code key}) in the table, made
+     * only once there is room: a flood of new domains past the bound allocates nothing.
+     */
+    private Counter track(DomainProbe probe, DomainKey key, Policy p) {
+        boolean override = p != defaultPolicy;
         if (!override && tracked.incrementAndGet() > maxDomains) {
             tracked.decrementAndGet();
             overflowHits.increment();
             return overflow;
         }
+        Counter fresh = probe != null ? newCounter(probe, p)
+                : shared ? new SharedCounter(key, p) : new Counter(key, p);
         Counter existing = counters.putIfAbsent(fresh, fresh);
         if (existing != null) {
             if (!override) {

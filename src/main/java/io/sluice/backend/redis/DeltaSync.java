@@ -14,6 +14,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.slf4j.LoggerFactory;
 
 /**
  * Redis async mode: the event loops decide with the in-process counters, and this thread, every
@@ -26,6 +27,9 @@ import java.util.concurrent.TimeoutException;
  * belong to windows Redis may not see again, and dropping errs toward answering.
  */
 final class DeltaSync implements AutoCloseable {
+    /** Domains per script call: bounds the time one call holds Redis. */
+    private static final int MAX_DOMAINS_PER_CALL = 256;
+
     /** Per domain, this thread's view of the current window. */
     private static final class Synced {
         long window;
@@ -56,7 +60,14 @@ final class DeltaSync implements AutoCloseable {
 
     void start() {
         long ms = interval.toMillis();
-        thread.scheduleWithFixedDelay(this::pass, ms, ms, TimeUnit.MILLISECONDS);
+        thread.scheduleWithFixedDelay(() -> {
+            try {
+                pass();
+            } catch (RuntimeException e) {
+                // a thrown task would never run again; the next pass tries afresh
+                LoggerFactory.getLogger(DeltaSync.class).warn("redis sync: {}", e.toString());
+            }
+        }, ms, ms, TimeUnit.MILLISECONDS);
     }
 
     private void pass() {
@@ -73,8 +84,8 @@ final class DeltaSync implements AutoCloseable {
             }
         }
         for (List<Counter> group : bySlot.values()) {
-            for (int from = 0; from < group.size(); from += 256) {
-                push(group.subList(from, Math.min(group.size(), from + 256)), deltas, now);
+            for (int from = 0; from < group.size(); from += MAX_DOMAINS_PER_CALL) {
+                push(group.subList(from, Math.min(group.size(), from + MAX_DOMAINS_PER_CALL)), deltas, now);
             }
         }
         if (++passes % 100 == 0) {

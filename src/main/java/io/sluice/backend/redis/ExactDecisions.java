@@ -15,10 +15,11 @@ import java.util.concurrent.RejectedExecutionException;
 
 /**
  * Redis exact mode for one event loop. A query for a counted domain is parked (a copy of it) until
- * the end of the read burst; then one script call per cluster slot (one in all on a standalone
- * Redis) asks for every parked domain at once, each as one increment by its number of queries, and
- * the reply, run back on the loop, says how many of each domain's queries are allowed. A fixed-window
- * domain found over its budget is refused here, without a call, until its window ends.
+ * the end of the read burst, or while two rounds of calls are already out, until one returns; then
+ * one script call per cluster slot (one in all on a standalone Redis) asks for every parked domain
+ * at once, each as one increment by its number of queries, and the reply, run back on the loop,
+ * says how many of each domain's queries are allowed. A fixed-window domain found over its budget
+ * is refused here, without a call, until its window ends.
  *
  * <p>Only the loop's thread touches this object; the Redis reply is handed back to it with
  * {@link EventLoop#execute}. A query waits at most the Redis timeout: a failed or late call is
@@ -55,6 +56,7 @@ public final class ExactDecisions {
         final Counter counter;
         final List<ParkedQuery> queries = new ArrayList<>(4);
         long window;
+        String key;
 
         Batch(Counter counter) {
             this.counter = counter;
@@ -113,10 +115,8 @@ public final class ExactDecisions {
         long now = limiter.clock().epochNanos();
         for (Batch b : waiting.values()) {
             b.window = RedisKeys.window(b.counter, now);
-            String domain = b.counter.cachedName();
-            int slot = backend.link().slot(RedisKeys.key(domain, b.window));
-            List<Batch> group = bySlot.computeIfAbsent(slot, s -> new ArrayList<>());
-            group.add(b);
+            b.key = RedisKeys.key(b.counter.cachedName(), b.window);
+            bySlot.computeIfAbsent(backend.link().slot(b.key), s -> new ArrayList<>()).add(b);
         }
         waiting = new HashMap<>();
         int calls = 0;
@@ -147,12 +147,11 @@ public final class ExactDecisions {
         args[0] = sliding ? "s" : "f";
         int a = 1;
         for (Batch b : batches) {
-            String domain = b.counter.cachedName();
-            keys.add(RedisKeys.key(domain, b.window));
+            keys.add(b.key);
             long w = b.counter.policy().windowNanos();
             double share = 0;
             if (sliding) {
-                keys.add(RedisKeys.key(domain, b.window - 1));
+                keys.add(RedisKeys.key(b.counter.cachedName(), b.window - 1));
                 share = 1.0 - (double) (now - b.window * w) / w;
             }
             args[a++] = Integer.toString(b.queries.size());
