@@ -20,6 +20,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.xbill.DNS.Rcode;
 import org.xbill.DNS.Type;
 
@@ -64,6 +66,23 @@ class ChronicleBackendTest {
             assertEquals(Rcode.REFUSED, rcode(s.address(), 4, "kept.com."), "the first run's two still count");
             clock.advanceMillis(3_600_000);
             assertEquals(Rcode.NOERROR, rcode(s.address(), 5, "kept.com."), "a new window");
+        }
+    }
+
+    /** The same words as the memory backend: every algorithm works on the file. */
+    @ParameterizedTest
+    @CsvSource({"sliding-window", "token-bucket"})
+    void theOtherAlgorithmsKeepTheirCountsAcrossARestartToo(String algorithm) throws Exception {
+        try (RunningSluice s = sluice("limits.default.queries", "4", "limits.default.window", "1h",
+                "limits.algorithm", algorithm)) {
+            for (int i = 0; i < 3; i++) {
+                assertEquals(Rcode.NOERROR, rcode(s.address(), i, "a" + i + ".algo.net."));
+            }
+        }
+        try (RunningSluice s = sluice("limits.default.queries", "4", "limits.default.window", "1h",
+                "limits.algorithm", algorithm)) {
+            assertEquals(Rcode.NOERROR, rcode(s.address(), 3, "algo.net."), "the fourth of four");
+            assertEquals(Rcode.REFUSED, rcode(s.address(), 4, "algo.net."), "the first run's three still count");
         }
     }
 

@@ -203,6 +203,28 @@ class RedisBackendTest {
     }
 
     @Test
+    void aRedisThatStopsAnsweringCostsAQueryNoMoreThanTheTimeout() throws Exception {
+        try (RedisServer redis = RedisServer.start(dir);
+             RunningSluice s = sluice("redis", redis.uri(), "limits.default.queries", "100",
+                     "redis-failure", "open", "redis-timeout", "100ms")) {
+            assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(1, "a.paused.com.", Type.A))));
+            redis.pause(true); // the connection stays up; calls get no answer
+            try {
+                for (int i = 0; i < 3; i++) {
+                    long start = System.nanoTime();
+                    byte[] r = Dns.udp(s.address(), Dns.query(2 + i, "b.paused.com.", Type.A), 2000);
+                    long ms = (System.nanoTime() - start) / 1_000_000;
+                    assertNotNull(r, "answered while Redis is paused");
+                    assertEquals(Rcode.NOERROR, Dns.rcode(r), "--redis-failure open");
+                    assertTrue(ms < 1000, "waited " + ms + " ms on a 100 ms timeout");
+                }
+            } finally {
+                redis.pause(false);
+            }
+        }
+    }
+
+    @Test
     void asyncModeLearnsTheFleetCountWithinASyncInterval() throws Exception {
         try (RedisServer redis = RedisServer.start(dir);
              RunningSluice a = sluice("redis", redis.uri(), "redis-mode", "async", "sync-interval", "20ms",

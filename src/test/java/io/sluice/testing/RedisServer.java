@@ -91,9 +91,15 @@ public final class RedisServer implements AutoCloseable {
     }
 
     /** SIGKILL: Redis vanishes as in a crash. */
-    public void kill() throws InterruptedException {
+    public void kill() throws IOException, InterruptedException {
+        pause(false); // a stopped process would not die until continued
         process.destroyForcibly();
         process.waitFor(10, TimeUnit.SECONDS);
+    }
+
+    /** SIGSTOP or SIGCONT: a Redis that holds its connections but answers nothing, then resumes. */
+    public void pause(boolean paused) throws IOException, InterruptedException {
+        new ProcessBuilder("kill", paused ? "-STOP" : "-CONT", Long.toString(process.pid())).start().waitFor();
     }
 
     public int port() {
@@ -179,7 +185,7 @@ public final class RedisServer implements AutoCloseable {
     }
 
     @Override
-    public void close() throws InterruptedException {
+    public void close() throws IOException, InterruptedException {
         kill();
     }
 }
