@@ -146,10 +146,6 @@ public final class RedisLink implements AutoCloseable {
         return up;
     }
 
-    public boolean cluster() {
-        return settings.cluster();
-    }
-
     /** The cluster slot of {@code key}; 0 for a standalone Redis, where every key may share a call. */
     public int slot(String key) {
         return settings.cluster() ? SlotHash.getSlot(key) : 0;
@@ -192,7 +188,13 @@ public final class RedisLink implements AutoCloseable {
         return e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
     }
 
-    private synchronized void markUp() {
+    private void markUp() {
+        if (!up) { // every successful call passes here: no lock unless the state changes
+            markUpSlow();
+        }
+    }
+
+    private synchronized void markUpSlow() {
         if (!up) {
             up = true;
             if (downSaid) {
