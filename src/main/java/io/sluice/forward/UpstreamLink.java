@@ -38,12 +38,21 @@ abstract class UpstreamLink {
         }
     }
 
-    /** Calls {@code action} with each waiting ID; used when a connection ends, never per query. */
+    /**
+     * Calls {@code action} with each ID waiting now; used when a connection starts or ends, never
+     * per query. The IDs are listed first: a query handed back on a close is retried through this
+     * link under a new ID, which a live iteration would then hand back a second time.
+     */
     final void forEachWaiting(IntConsumer action) {
-        for (int id = 0; id < slotById.length && pending > 0; id++) {
+        int[] ids = new int[pending];
+        int n = 0;
+        for (int id = 0; id < slotById.length && n < ids.length; id++) {
             if (slotById[id] != 0) {
-                action.accept(id);
+                ids[n++] = id;
             }
+        }
+        for (int i = 0; i < n; i++) {
+            action.accept(ids[i]);
         }
     }
 

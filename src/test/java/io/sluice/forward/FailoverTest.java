@@ -133,12 +133,14 @@ class FailoverTest {
         try (TestUpstream up = new TestUpstream();
              RunningSluice s = RunningSluice.start(List.of(up), "timeout", TIMEOUT_MS + "ms", "threads", "1")) {
             up.closeTcpAfterAnswer(true);
-            for (int i = 0; i < 5; i++) {
+            // Many, because the race is narrow: a query written just before the upstream's close
+            // is seen, then handed back and retried (it once got handed back twice: ~0.6% SERVFAIL).
+            for (int i = 0; i < 400; i++) {
                 byte[] reply = Dns.tcp(s.address(), Dns.query(i, "tcp" + i + ".example.", Type.A));
                 assertEquals(Rcode.NOERROR, Dns.rcode(reply), "query " + i);
                 assertEquals(i, Dns.id(reply));
             }
-            assertEquals(5, up.tcpQueries(), "each query on a new connection, none lost, none sent twice");
+            assertEquals(400, up.tcpQueries(), "each query answered once, none lost, none sent twice");
             assertEquals(0, s.sluice().meters().servfail.sum());
         }
     }
