@@ -215,7 +215,7 @@ public final class Sluice implements AutoCloseable {
         int n = 0;
         for (Forwarder f : forwarders) {
             try {
-                n += f.loop().submit(f::inFlight).get();
+                n += f.loop().submit(() -> f.inFlight() + (redis == null ? 0 : redis.parked(f.loop()))).get();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return 0;

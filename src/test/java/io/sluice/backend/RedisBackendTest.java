@@ -9,6 +9,8 @@ import io.sluice.testing.Dns;
 import io.sluice.testing.RedisServer;
 import io.sluice.testing.RunningSluice;
 import io.sluice.testing.TestUpstream;
+import java.net.DatagramPacket;
+import java.net.DatagramSocket;
 import java.net.InetSocketAddress;
 import java.net.StandardProtocolFamily;
 import java.net.StandardSocketOptions;
@@ -218,6 +220,29 @@ class RedisBackendTest {
                     assertEquals(Rcode.NOERROR, Dns.rcode(r), "--redis-failure open");
                     assertTrue(ms < 1000, "waited " + ms + " ms on a 100 ms timeout");
                 }
+            } finally {
+                redis.pause(false);
+            }
+        }
+    }
+
+    @Test
+    void stoppingLetsAQueryParkedOnRedisFinish() throws Exception {
+        try (RedisServer redis = RedisServer.start(dir)) {
+            RunningSluice s = sluice("redis", redis.uri(), "limits.default.queries", "100",
+                    "redis-failure", "open", "redis-timeout", "300ms");
+            try (DatagramSocket client = new DatagramSocket()) {
+                assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(1, "a.drain.com.", Type.A))));
+                redis.pause(true);
+                byte[] q = Dns.query(0x4242, "b.drain.com.", Type.A);
+                client.send(new DatagramPacket(q, q.length, s.address()));
+                Thread.sleep(50); // the query is now parked, its call unanswered
+                s.close(); // returns once nothing is in flight
+                client.setSoTimeout(2000);
+                byte[] buf = new byte[512];
+                client.receive(new DatagramPacket(buf, buf.length));
+                assertEquals(0x4242, Dns.id(buf), "the parked query was answered before the stop completed");
+                assertEquals(Rcode.NOERROR, Dns.rcode(buf));
             } finally {
                 redis.pause(false);
             }

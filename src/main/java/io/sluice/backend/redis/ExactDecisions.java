@@ -106,6 +106,11 @@ public final class ExactDecisions {
         return RedisBackend.PARKED;
     }
 
+    /** Queries parked now, waiting or in calls out. */
+    int parked() {
+        return parked;
+    }
+
     /** At the end of a read burst: one call per slot for everything parked in it. */
     void send() {
         if (waiting.isEmpty() || roundsInFlight >= MAX_ROUNDS_IN_FLIGHT) {

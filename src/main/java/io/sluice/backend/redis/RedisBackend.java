@@ -8,6 +8,8 @@ import io.sluice.config.LimitSettings;
 import io.sluice.limit.Counter;
 import io.sluice.limit.DomainLimiter;
 import java.net.InetSocketAddress;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Counters shared through Redis by every sluice pointed at it. In exact mode each decision is
@@ -29,6 +31,8 @@ public final class RedisBackend implements AutoCloseable {
     private final Script decide = Script.load("decide.lua");
     private final Script add = Script.load("add.lua");
     private final DeltaSync sync;
+    /** Exact mode: each loop's decisions, for draining at stop. */
+    private final Map<EventLoop, ExactDecisions> exact = new ConcurrentHashMap<>();
 
     private RedisBackend(BackendSettings settings, LimitSettings.Algorithm algorithm, DomainLimiter limiter) {
         this.settings = settings;
@@ -51,7 +55,18 @@ public final class RedisBackend implements AutoCloseable {
 
     /** The decisions of one event loop; null in async mode, where the loops decide alone. */
     public ExactDecisions exactDecisions(EventLoop loop, ExactDecisions.Verdicts verdicts) {
-        return sync == null ? new ExactDecisions(loop, this, limiter, verdicts) : null;
+        if (sync != null) {
+            return null;
+        }
+        ExactDecisions e = new ExactDecisions(loop, this, limiter, verdicts);
+        exact.put(loop, e);
+        return e;
+    }
+
+    /** Queries parked on {@code loop} waiting for Redis; call on that loop. */
+    public int parked(EventLoop loop) {
+        ExactDecisions e = exact.get(loop);
+        return e == null ? 0 : e.parked();
     }
 
     /**
