@@ -9,6 +9,7 @@ import java.lang.management.ManagementFactory;
 import java.net.DatagramSocket;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -34,23 +35,40 @@ public record SluiceProcess(Process process, InetSocketAddress at, Path log) imp
         return new ProcessBuilder(cmd);
     }
 
-    /** Starts sluice on a free loopback port, its stderr in {@code log}, and waits until it answers over UDP. */
+    /**
+     * Starts sluice on a free loopback port, its stderr in {@code log}, and waits until it answers
+     * over UDP. A port free when probed can be taken before sluice binds it (an outgoing
+     * connection's source port, from the same range): then it starts again on another.
+     */
     public static SluiceProcess serve(Path log, String... args) throws IOException {
-        int port;
-        try (DatagramSocket probe = new DatagramSocket(0, InetAddress.getLoopbackAddress())) {
-            port = probe.getLocalPort();
+        for (int attempt = 0; ; attempt++) {
+            int port = freeUdpAndTcpPort();
+            List<String> all = new ArrayList<>(List.of("--listen", "127.0.0.1:" + port));
+            all.addAll(List.of(args));
+            Process p = command(all.toArray(new String[0])).redirectError(log.toFile()).start();
+            InetSocketAddress at = new InetSocketAddress(InetAddress.getLoopbackAddress(), port);
+            byte[] reply = null;
+            for (int i = 0; i < 150 && reply == null && p.isAlive(); i++) {
+                reply = Dns.udp(at, Dns.query(i, "ready.sluice-test.", Type.A), 100);
+            }
+            if (reply == null && !p.isAlive() && Files.readString(log).contains("cannot listen") && attempt < 5) {
+                continue;
+            }
+            assertNotNull(reply, "serving over UDP: " + Files.readString(log));
+            assertEquals(Rcode.NOERROR, Dns.rcode(reply));
+            return new SluiceProcess(p, at, log);
         }
-        List<String> all = new ArrayList<>(List.of("--listen", "127.0.0.1:" + port));
-        all.addAll(List.of(args));
-        Process p = command(all.toArray(new String[0])).redirectError(log.toFile()).start();
-        InetSocketAddress at = new InetSocketAddress(InetAddress.getLoopbackAddress(), port);
-        byte[] reply = null;
-        for (int i = 0; i < 150 && reply == null && p.isAlive(); i++) {
-            reply = Dns.udp(at, Dns.query(i, "ready.sluice-test.", Type.A), 100);
+    }
+
+    private static int freeUdpAndTcpPort() throws IOException {
+        while (true) {
+            try (DatagramSocket udp = new DatagramSocket(0, InetAddress.getLoopbackAddress());
+                 ServerSocket tcp = new ServerSocket(udp.getLocalPort(), 1, InetAddress.getLoopbackAddress())) {
+                return tcp.getLocalPort();
+            } catch (IOException taken) {
+                // the TCP side of that port is in use: draw another
+            }
         }
-        assertNotNull(reply, "serving over UDP: " + Files.readString(log));
-        assertEquals(Rcode.NOERROR, Dns.rcode(reply));
-        return new SluiceProcess(p, at, log);
     }
 
     /** SIGTERM, then waits for the exit. */
