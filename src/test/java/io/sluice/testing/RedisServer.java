@@ -64,22 +64,46 @@ public final class RedisServer implements AutoCloseable {
 
     /** Starts one in {@code dir} (its working directory), with extra {@code redis-server} arguments. */
     public static RedisServer start(Path dir, String... extra) throws IOException, InterruptedException {
-        int port;
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            port = s.getLocalPort();
+        for (int attempt = 0; ; attempt++) {
+            int port;
+            try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+                port = s.getLocalPort();
+            }
+            RedisServer r = new RedisServer(dir, port, List.of(extra));
+            // the port can be taken between the probe and redis binding it: then another
+            if (r.tryStart() || attempt == 4) {
+                if (!r.process.isAlive()) {
+                    r.start(); // fails with redis-server's own words
+                }
+                return r;
+            }
         }
-        RedisServer r = new RedisServer(dir, port, List.of(extra));
-        r.start();
-        return r;
     }
 
-    /** (Re)starts the process on the same port. */
-    public void start() throws IOException, InterruptedException {
+    private boolean tryStart() throws IOException, InterruptedException {
+        launch();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!"+PONG".equals(command("PING"))) {
+            if (System.nanoTime() > deadline || !process.isAlive()) {
+                process.destroyForcibly();
+                return false;
+            }
+            Thread.sleep(20);
+        }
+        return true;
+    }
+
+    private void launch() throws IOException {
         List<String> cmd = new ArrayList<>(List.of("redis-server", "--port", Integer.toString(port),
                 "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir.toString()));
         cmd.addAll(extra);
         process = new ProcessBuilder(cmd).redirectErrorStream(true)
                 .redirectOutput(dir.resolve("redis-" + port + ".log").toFile()).start();
+    }
+
+    /** (Re)starts the process on the same port. */
+    public void start() throws IOException, InterruptedException {
+        launch();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!"+PONG".equals(command("PING"))) {
             if (System.nanoTime() > deadline || !process.isAlive()) {
