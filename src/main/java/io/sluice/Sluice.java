@@ -140,6 +140,7 @@ public final class Sluice implements AutoCloseable {
             gauges.put("tracked_domains", () -> (long) limits.tracked());
             if (limits.active() && limits.limiter().store().size() >= 0) {
                 gauges.put("state_file_domains", () -> limits.limiter().store().size());
+                gauges.put("state_file_failures", () -> limits.limiter().store().failures());
             }
             if (redis != null) {
                 gauges.put("redis_up", () -> redis.up() ? 1L : 0L);

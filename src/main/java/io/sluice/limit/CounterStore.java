@@ -32,6 +32,11 @@ public interface CounterStore extends AutoCloseable {
         return -1;
     }
 
+    /** Decisions the store could not make (and allowed), for the metrics. */
+    default long failures() {
+        return 0;
+    }
+
     /** One phrase for the startup line. */
     String describe();
 

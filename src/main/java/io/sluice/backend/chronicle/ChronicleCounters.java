@@ -43,7 +43,7 @@ public final class ChronicleCounters implements CounterStore {
     private final Path file;
     private final Function<DomainKey, Policy> policies;
     /** Decisions that failed inside Chronicle (a full segment): counted, and the query allowed. */
-    public final LongAdder failures = new LongAdder();
+    private final LongAdder failures = new LongAdder();
     /** Counters found without an entry by the last janitor pass; only the janitor touches it. */
     private final Set<Counter> absentOnce = new HashSet<>();
     private final FastThreadLocal<Scratch> scratch = new FastThreadLocal<>() {
@@ -194,6 +194,11 @@ public final class ChronicleCounters implements CounterStore {
     private boolean isIdle(String key, long word, Algorithm algorithm, long now) {
         Policy p = policies.apply(DomainKey.fromWireChars(key));
         return p == Policy.UNLIMITED || algorithm.idle(word, p, now);
+    }
+
+    @Override
+    public long failures() {
+        return failures.sum();
     }
 
     @Override
