@@ -44,6 +44,8 @@ public final class RedisLink implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(RedisLink.class);
     private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(1);
     private static final long RETRY_MILLIS = 1000;
+    private static final int FAILURES_TO_GO_AWAY = 3;
+    private static final long LINE_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
 
     private final BackendSettings settings;
     private final String target;
@@ -60,6 +62,12 @@ public final class RedisLink implements AutoCloseable {
     /** Whether the away line was written since start: the back line only follows one. */
     private boolean downSaid;
     private volatile boolean closing;
+    /** Calls failed since the last success; plain and racy, read only to decide when to go away. */
+    private int failuresInARow;
+    /** Lines are at most one of each kind per interval, however Redis flaps. */
+    private long lastAwayLine = System.nanoTime() - LINE_INTERVAL_NANOS;
+    private long lastBackLine = System.nanoTime() - LINE_INTERVAL_NANOS;
+    private int flaps;
 
     private RedisLink(BackendSettings settings) {
         this.settings = settings;
@@ -164,7 +172,7 @@ public final class RedisLink implements AutoCloseable {
         try {
             first = c.<List<Object>>evalsha(script.sha1(), ScriptOutputType.MULTI, keys, args).toCompletableFuture();
         } catch (RuntimeException e) { // a command the client refuses outright
-            markDown(e.toString());
+            callFailed(e.toString());
             return CompletableFuture.failedFuture(e);
         }
         return first.handle((r, e) -> {
@@ -179,7 +187,7 @@ public final class RedisLink implements AutoCloseable {
             if (e == null) {
                 markUp();
             } else {
-                markDown(unwrap(e).toString());
+                callFailed(unwrap(e).toString());
             }
         });
     }
@@ -189,6 +197,9 @@ public final class RedisLink implements AutoCloseable {
     }
 
     private void markUp() {
+        if (failuresInARow != 0) {
+            failuresInARow = 0; // racy by design: a hint for when to give up, not a count
+        }
         if (!up) { // every successful call passes here: no lock unless the state changes
             markUpSlow();
         }
@@ -198,11 +209,27 @@ public final class RedisLink implements AutoCloseable {
         if (!up) {
             up = true;
             if (downSaid) {
-                log.info("{} is back: counters are shared again", target);
+                long now = System.nanoTime();
+                if (now - lastBackLine >= LINE_INTERVAL_NANOS) {
+                    lastBackLine = now;
+                    log.info("{} is back: counters are shared again{}", target, flaps > 0
+                            ? " (it went away and came back " + flaps + " more times since the last line)" : "");
+                    flaps = 0;
+                } else {
+                    flaps++;
+                }
             }
         }
     }
 
+    /** A failed call: Redis counts as away after a few in a row (one late call is not an outage). */
+    private void callFailed(String why) {
+        if (++failuresInARow >= FAILURES_TO_GO_AWAY) {
+            markDown(why);
+        }
+    }
+
+    /** Redis is away: queries are decided by the failure policy without calling it. */
     private synchronized void markDown(String why) {
         if (closing) {
             return;
@@ -210,8 +237,12 @@ public final class RedisLink implements AutoCloseable {
         if (up || !downSaid) {
             up = false;
             downSaid = true;
-            log.warn("{} is away ({}): deciding with --redis-failure {} until it is back", target, why,
-                    settings.redisFailure());
+            long now = System.nanoTime();
+            if (now - lastAwayLine >= LINE_INTERVAL_NANOS) {
+                lastAwayLine = now;
+                log.warn("{} is away ({}): deciding with --redis-failure {} until it is back", target, why,
+                        settings.redisFailure());
+            }
         }
     }
 
