@@ -34,7 +34,7 @@ import org.slf4j.LoggerFactory;
  * One Lettuce connection to a standalone Redis or a Redis Cluster, shared by every event loop:
  * Lettuce pipelines what they send on it. Runs the scripts by EVALSHA (EVAL once when a server
  * answers NOSCRIPT, which also loads it), and knows whether Redis is there: one log line when it
- * goes away (a lost connection or a failed call) and one when it is back.
+ * goes away (a lost connection, or three failed calls in a row) and one when it is back.
  *
  * <p>Nothing here blocks a caller: calls that cannot be sent fail at once (the connection rejects
  * commands while disconnected) and calls that get no answer fail after the timeout; Lettuce
