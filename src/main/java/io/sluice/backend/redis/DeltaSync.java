@@ -14,6 +14,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -30,13 +31,36 @@ final class DeltaSync implements AutoCloseable {
     /** Domains per script call: bounds the time one call holds Redis. */
     private static final int MAX_DOMAINS_PER_CALL = 256;
 
-    /** Per domain, this thread's view of the current window. */
-    private static final class Synced {
-        long window;
+    /** Per domain, this thread's view of the current window, and its key made once per window. */
+    private final class Synced {
+        final SharedCounter counter;
+        long window = Long.MIN_VALUE;
+        String key;
+        String ttl;
+        int slot;
+        /** Allowed here since the last push, to go in this pass. */
+        int pending;
         /** What this instance added to the window's key. */
         long pushed;
         /** What the other instances had added, as already merged into the local count. */
         long merged;
+
+        Synced(SharedCounter counter) {
+            this.counter = counter;
+        }
+
+        /** Moves to the window of {@code now}: a new key, nothing pushed or merged yet. */
+        void roll(long now) {
+            long w = RedisKeys.window(counter, now);
+            if (w != window) {
+                window = w;
+                key = RedisKeys.key(counter.cachedName(), w);
+                ttl = RedisKeys.ttlMillis(counter, false);
+                slot = backend.link().slot(key);
+                pushed = 0;
+                merged = 0;
+            }
+        }
     }
 
     private final RedisBackend backend;
@@ -44,6 +68,7 @@ final class DeltaSync implements AutoCloseable {
     private final Duration interval;
     private final ConcurrentLinkedQueue<SharedCounter> dirty = new ConcurrentLinkedQueue<>();
     private final Map<Counter, Synced> synced = new HashMap<>();
+    private final Function<Counter, Synced> newSynced = c -> new Synced((SharedCounter) c);
     private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "sluice-redis-sync");
         t.setDaemon(true);
@@ -72,60 +97,60 @@ final class DeltaSync implements AutoCloseable {
 
     private void pass() {
         long now = limiter.clock().epochNanos();
-        Map<Integer, List<Counter>> bySlot = new HashMap<>();
-        Map<Counter, Integer> deltas = new HashMap<>();
+        Map<Integer, List<Synced>> bySlot = new HashMap<>();
         SharedCounter c;
         while ((c = dirty.poll()) != null) {
             int d = c.takeUnsynced();
-            // A counter can be queued again while this loop drains: count it once per call.
-            if (d > 0 && deltas.merge(c, d, Integer::sum) == d) {
-                String key = RedisKeys.key(c.cachedName(), RedisKeys.window(c, now));
-                bySlot.computeIfAbsent(backend.link().slot(key), s -> new ArrayList<>()).add(c);
+            if (d == 0) {
+                continue;
             }
+            Synced s = synced.computeIfAbsent(c, newSynced);
+            s.roll(now);
+            if (s.pending == 0) { // a counter can be queued again while this loop drains: once per call
+                bySlot.computeIfAbsent(s.slot, slot -> new ArrayList<>()).add(s);
+            }
+            s.pending += d;
         }
-        for (List<Counter> group : bySlot.values()) {
+        for (List<Synced> group : bySlot.values()) {
             for (int from = 0; from < group.size(); from += MAX_DOMAINS_PER_CALL) {
-                push(group.subList(from, Math.min(group.size(), from + MAX_DOMAINS_PER_CALL)), deltas, now);
+                push(group.subList(from, Math.min(group.size(), from + MAX_DOMAINS_PER_CALL)));
             }
         }
         if (++passes % 100 == 0) {
-            synced.entrySet().removeIf(e -> e.getValue().window != RedisKeys.window(e.getKey(), now));
+            synced.values().removeIf(s -> s.window != RedisKeys.window(s.counter, now));
         }
     }
 
-    private void push(List<Counter> counters, Map<Counter, Integer> deltas, long now) {
-        String[] keys = new String[counters.size()];
-        String[] args = new String[1 + 2 * counters.size()];
+    private void push(List<Synced> domains) {
+        String[] keys = new String[domains.size()];
+        String[] args = new String[1 + 2 * domains.size()];
         args[0] = "f";
-        for (int i = 0; i < counters.size(); i++) {
-            Counter c = counters.get(i);
-            keys[i] = RedisKeys.key(c.cachedName(), RedisKeys.window(c, now));
-            args[1 + 2 * i] = Integer.toString(deltas.get(c));
-            args[2 + 2 * i] = RedisKeys.ttlMillis(c, false);
+        for (int i = 0; i < domains.size(); i++) {
+            Synced s = domains.get(i);
+            keys[i] = s.key;
+            args[1 + 2 * i] = Integer.toString(s.pending);
+            args[2 + 2 * i] = s.ttl;
         }
-        List<Object> totals;
+        List<Object> totals = null;
         try {
             totals = backend.link().run(backend.addScript(), keys, args)
                     .get(backend.settings().redisTimeout().toMillis() * 2, TimeUnit.MILLISECONDS);
         } catch (ExecutionException | TimeoutException e) {
-            return; // the link logs Redis going away; these counts are dropped
+            // the link says when Redis goes away; these counts are dropped
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return;
         }
-        for (int i = 0; i < counters.size(); i++) {
-            Counter c = counters.get(i);
-            long window = RedisKeys.window(c, now);
-            Synced s = synced.computeIfAbsent(c, k -> new Synced());
-            if (s.window != window) {
-                s.window = window;
-                s.pushed = 0;
-                s.merged = 0;
+        for (int i = 0; i < domains.size(); i++) {
+            Synced s = domains.get(i);
+            int pending = s.pending;
+            s.pending = 0;
+            if (totals == null) {
+                continue;
             }
-            s.pushed += deltas.get(c);
+            s.pushed += pending;
             long others = Math.max(0, ((Number) totals.get(i)).longValue() - s.pushed);
             if (others > s.merged) {
-                limiter.addElsewhere(c, others - s.merged);
+                limiter.addElsewhere(s.counter, others - s.merged);
                 s.merged = others;
             }
         }
