@@ -153,7 +153,8 @@ public final class DomainLimiter {
 
     /**
      * Adds queries counted elsewhere to {@code c}'s current window, as if they had been allowed
-     * here (but not counted apart), so that this process's decisions see them.
+     * here (but not counted apart), so that this process's decisions see them. For counters whose
+     * words are in the heap ({@link HeapCounters}), as the Redis backend's are.
      */
     public void addElsewhere(Counter c, long queries) {
         long now = clock.epochNanos();
