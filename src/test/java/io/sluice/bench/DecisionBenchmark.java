@@ -3,12 +3,18 @@ package io.sluice.bench;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.sluice.config.LimitSettings;
+import io.sluice.backend.chronicle.ChronicleCounters;
 import io.sluice.domain.DomainProbe;
 import io.sluice.domain.RegistrableDomains;
+import io.sluice.limit.Algorithm;
 import io.sluice.limit.Clock;
 import io.sluice.limit.Counter;
+import io.sluice.limit.CounterStore;
 import io.sluice.limit.DomainLimiter;
+import io.sluice.limit.HeapCounters;
 import io.sluice.limit.Policy;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -23,6 +29,7 @@ import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
@@ -51,18 +58,44 @@ public class DecisionBenchmark {
         @Param({"1", "10000", "1000000"})
         int tracked;
 
+        /**
+         * memory, or chronicle (a state file in a temporary directory; the JVM needs the module
+         * flags of the jar manifest: {@code -jvmArgsAppend "--add-exports=..."}).
+         */
+        @Param({"memory"})
+        String store;
+
         RegistrableDomains psl;
         DomainLimiter limiter;
+        private CounterStore counters;
+        private Path file;
 
         @Setup(Level.Trial)
-        public void setUp() {
+        public void setUp() throws Exception {
             psl = RegistrableDomains.fromGuava();
-            limiter = new DomainLimiter(algorithm, Policy.of(Integer.MAX_VALUE, Duration.ofHours(1), 0), Map.of(),
-                    2_000_000, Clock.system());
+            Policy policy = Policy.of(Integer.MAX_VALUE, Duration.ofHours(1), 0);
+            if (store.equals("chronicle")) {
+                System.setProperty("chronicle.analytics.disable", "true");
+                file = Files.createTempDirectory("sluice-bench").resolve("counters.dat");
+                counters = ChronicleCounters.open(file, 2_000_000, false, k -> policy);
+            } else {
+                counters = new HeapCounters();
+            }
+            limiter = new DomainLimiter(Algorithm.of(algorithm), counters, policy, Map.of(), 2_000_000,
+                    Clock.system(), false);
             DomainProbe p = new DomainProbe();
             for (int d = 0; d < tracked; d++) {
                 psl.reduce(Workload.domain(d), p);
                 limiter.refusedBy(p);
+            }
+        }
+
+        @TearDown(Level.Trial)
+        public void tearDown() throws Exception {
+            counters.close();
+            if (file != null) {
+                Files.deleteIfExists(file);
+                Files.deleteIfExists(file.getParent());
             }
         }
     }
