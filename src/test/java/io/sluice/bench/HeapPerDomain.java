@@ -4,7 +4,9 @@ import io.sluice.config.LimitSettings;
 import io.sluice.domain.DomainProbe;
 import io.sluice.domain.RegistrableDomains;
 import io.sluice.limit.Clock;
+import io.sluice.limit.Algorithm;
 import io.sluice.limit.DomainLimiter;
+import io.sluice.limit.HeapCounters;
 import io.sluice.limit.Policy;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
@@ -13,15 +15,17 @@ import java.util.Map;
 /**
  * Heap taken by the limiter's table per tracked domain: used heap after a full GC, before and
  * after tracking N domains of the benchmark workload. Run with {@code scripts/jmh}'s classpath:
- * {@code java -cp ... io.sluice.bench.HeapPerDomain 1000000}.
+ * {@code java -cp ... io.sluice.bench.HeapPerDomain 1000000 [shared]}; {@code shared} measures the
+ * counters of the Redis backend.
  */
 public final class HeapPerDomain {
     public static void main(String[] args) {
         int n = args.length > 0 ? Integer.parseInt(args[0]) : 1_000_000;
+        boolean shared = args.length > 1 && args[1].equals("shared");
         RegistrableDomains psl = RegistrableDomains.fromGuava();
         for (LimitSettings.Algorithm a : LimitSettings.Algorithm.values()) {
-            DomainLimiter limiter = new DomainLimiter(a, Policy.of(100, Duration.ofHours(1), 0), Map.of(), n,
-                    Clock.system());
+            DomainLimiter limiter = new DomainLimiter(Algorithm.of(a), new HeapCounters(),
+                    Policy.of(100, Duration.ofHours(1), 0), Map.of(), n, Clock.system(), shared);
             long before = usedAfterGc();
             DomainProbe p = new DomainProbe();
             for (int d = 0; d < n; d++) {
