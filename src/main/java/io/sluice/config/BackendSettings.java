@@ -45,56 +45,38 @@ public record BackendSettings(
         return !redisCluster.isEmpty();
     }
 
-    /** Where the counters live, by configuration name. */
+    /** Where the counters live; each prints as its configuration name. */
     public enum Kind {
-        MEMORY("memory"), REDIS("redis"), CHRONICLE("chronicle");
-
-        public final String configName;
-
-        Kind(String configName) {
-            this.configName = configName;
-        }
+        MEMORY, REDIS, CHRONICLE;
 
         @Override
         public String toString() {
-            return configName;
+            return Values.configName(this);
         }
     }
 
-    /** How decisions use Redis, by configuration name. */
+    /** How decisions use Redis; each prints as its configuration name. */
     public enum RedisMode {
-        EXACT("exact"), ASYNC("async");
-
-        public final String configName;
-
-        RedisMode(String configName) {
-            this.configName = configName;
-        }
+        EXACT, ASYNC;
 
         @Override
         public String toString() {
-            return configName;
+            return Values.configName(this);
         }
     }
 
-    /** What decides while Redis is slow or away, by configuration name. */
+    /** What decides while Redis is slow or away; each prints as its configuration name. */
     public enum RedisFailure {
         /** The in-process counters, as with the memory backend. */
-        LOCAL("local"),
+        LOCAL,
         /** Everything is allowed. */
-        OPEN("open"),
+        OPEN,
         /** Everything limited is refused. */
-        CLOSED("closed");
-
-        public final String configName;
-
-        RedisFailure(String configName) {
-            this.configName = configName;
-        }
+        CLOSED;
 
         @Override
         public String toString() {
-            return configName;
+            return Values.configName(this);
         }
     }
 }

@@ -55,35 +55,23 @@ public record LimitSettings(
         }
     }
 
-    /** The counting algorithms, by their configuration names. */
+    /** The counting algorithms; each prints as its configuration name. */
     public enum Algorithm {
-        FIXED_WINDOW("fixed-window"), SLIDING_WINDOW("sliding-window"), TOKEN_BUCKET("token-bucket");
-
-        public final String configName;
-
-        Algorithm(String configName) {
-            this.configName = configName;
-        }
+        FIXED_WINDOW, SLIDING_WINDOW, TOKEN_BUCKET;
 
         @Override
         public String toString() {
-            return configName;
+            return Values.configName(this);
         }
     }
 
-    /** What an over-limit query gets, by configuration name. */
+    /** What an over-limit query gets; each prints as its configuration name. */
     public enum Action {
-        REFUSED("refused"), NXDOMAIN("nxdomain"), DROP("drop"), TRUNCATE("truncate");
-
-        public final String configName;
-
-        Action(String configName) {
-            this.configName = configName;
-        }
+        REFUSED, NXDOMAIN, DROP, TRUNCATE;
 
         @Override
         public String toString() {
-            return configName;
+            return Values.configName(this);
         }
     }
 }

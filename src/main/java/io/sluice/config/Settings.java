@@ -111,24 +111,21 @@ public record Settings(
                 case "limits.default" -> limit = unlimited(one(values));
                 case "limits.default.queries" -> limit = Values.count(one(values), 0, MAX_QUERIES);
                 case "limits.default.window" -> window = positive(Values.duration(one(values)));
-                case "limits.algorithm" -> algorithm = Values.named(one(values), LimitSettings.Algorithm.values(),
-                        a -> a.configName);
+                case "limits.algorithm" -> algorithm = Values.named(one(values), LimitSettings.Algorithm.values());
                 case "limits.burst" -> burst = Values.count(one(values), 0, MAX_QUERIES);
                 case "limits.max-domains" -> maxDomains = Values.integer(one(values), 1, 100_000_000);
                 case "limits.janitor-interval" -> janitorInterval = positive(Values.duration(one(values)));
                 case "limits.exempt-clients" -> exemptClients = networks(values);
-                case "action" -> action = Values.named(one(values), LimitSettings.Action.values(), a -> a.configName);
+                case "action" -> action = Values.named(one(values), LimitSettings.Action.values());
                 case "dry-run" -> dryRun = Values.bool(one(values));
                 case "public-suffix-list" -> publicSuffixList = readable(one(values));
                 case "metrics" -> metrics = Values.address(one(values), 9153, true);
-                case "backend" -> backend = Values.named(one(values), BackendSettings.Kind.values(), k -> k.configName);
+                case "backend" -> backend = Values.named(one(values), BackendSettings.Kind.values());
                 case "redis" -> redis = redisUri(one(values));
                 case "redis-cluster" -> redisCluster = seeds(values);
-                case "redis-mode" -> redisMode = Values.named(one(values), BackendSettings.RedisMode.values(),
-                        m -> m.configName);
+                case "redis-mode" -> redisMode = Values.named(one(values), BackendSettings.RedisMode.values());
                 case "redis-timeout" -> redisTimeout = positive(Values.duration(one(values)));
-                case "redis-failure" -> redisFailure = Values.named(one(values), BackendSettings.RedisFailure.values(),
-                        f -> f.configName);
+                case "redis-failure" -> redisFailure = Values.named(one(values), BackendSettings.RedisFailure.values());
                 case "sync-interval" -> syncInterval = positive(Values.duration(one(values)));
                 case "state-file" -> stateFile = Path.of(one(values).trim());
                 case "reset-corrupt-state-file" -> resetCorruptStateFile = Values.bool(one(values));

@@ -6,7 +6,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
-import java.util.function.Function;
+import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -44,16 +44,21 @@ final class Values {
         return ms % 1000 == 0 ? ms / 1000 + "s" : ms + "ms";
     }
 
-    static <E extends Enum<E>> E named(String text, E[] values, Function<E, String> name)
-            throws ConfigException {
+    /** The name a constant is written with in the configuration: {@code FIXED_WINDOW} is {@code fixed-window}. */
+    static String configName(Enum<?> e) {
+        return e.name().toLowerCase(Locale.ROOT).replace('_', '-');
+    }
+
+    /** The constant whose {@link #configName} is {@code text}. */
+    static <E extends Enum<E>> E named(String text, E[] values) throws ConfigException {
         for (E e : values) {
-            if (name.apply(e).equals(text.trim())) {
+            if (configName(e).equals(text.trim())) {
                 return e;
             }
         }
         StringBuilder known = new StringBuilder();
         for (E e : values) {
-            known.append(known.length() == 0 ? "" : ", ").append(name.apply(e));
+            known.append(known.length() == 0 ? "" : ", ").append(configName(e));
         }
         throw new ConfigException("unknown name '" + text + "' (one of " + known + ")");
     }
