@@ -167,17 +167,9 @@ class CommandLineTest {
     }
 
     private static Run run(String... args) throws IOException, InterruptedException {
-        Process p = start(args);
+        Process p = SluiceProcess.command(args).start();
         assertTrue(p.waitFor(30, TimeUnit.SECONDS), "exits by itself");
         return new Run(p.exitValue(), new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8),
                 new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8));
-    }
-
-    private static Process start(String... args) throws IOException {
-        return command(args).start();
-    }
-
-    private static ProcessBuilder command(String... args) {
-        return SluiceProcess.command(args);
     }
 }

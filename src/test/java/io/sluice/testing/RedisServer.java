@@ -64,24 +64,35 @@ public final class RedisServer implements AutoCloseable {
 
     /** Starts one in {@code dir} (its working directory), with extra {@code redis-server} arguments. */
     public static RedisServer start(Path dir, String... extra) throws IOException, InterruptedException {
-        for (int attempt = 0; ; attempt++) {
+        for (int attempt = 1; ; attempt++) {
             int port;
             try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
                 port = s.getLocalPort();
             }
             RedisServer r = new RedisServer(dir, port, List.of(extra));
             // the port can be taken between the probe and redis binding it: then another
-            if (r.tryStart() || attempt == 4) {
-                if (!r.process.isAlive()) {
-                    r.start(); // fails with redis-server's own words
-                }
+            if (r.tryStart()) {
                 return r;
+            }
+            if (attempt == 5) {
+                r.failToStart();
             }
         }
     }
 
+    /** (Re)starts the process on the same port. */
+    public void start() throws IOException, InterruptedException {
+        if (!tryStart()) {
+            failToStart();
+        }
+    }
+
+    /** Launches redis-server and waits until it answers PING; false (and nothing left running) if it does not. */
     private boolean tryStart() throws IOException, InterruptedException {
-        launch();
+        List<String> cmd = new ArrayList<>(List.of("redis-server", "--port", Integer.toString(port),
+                "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir.toString()));
+        cmd.addAll(extra);
+        process = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log().toFile()).start();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (!"+PONG".equals(command("PING"))) {
             if (System.nanoTime() > deadline || !process.isAlive()) {
@@ -93,25 +104,12 @@ public final class RedisServer implements AutoCloseable {
         return true;
     }
 
-    private void launch() throws IOException {
-        List<String> cmd = new ArrayList<>(List.of("redis-server", "--port", Integer.toString(port),
-                "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir.toString()));
-        cmd.addAll(extra);
-        process = new ProcessBuilder(cmd).redirectErrorStream(true)
-                .redirectOutput(dir.resolve("redis-" + port + ".log").toFile()).start();
+    private void failToStart() throws IOException {
+        fail("redis-server on port " + port + " did not start: " + Files.readString(log()));
     }
 
-    /** (Re)starts the process on the same port. */
-    public void start() throws IOException, InterruptedException {
-        launch();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!"+PONG".equals(command("PING"))) {
-            if (System.nanoTime() > deadline || !process.isAlive()) {
-                fail("redis-server on port " + port + " did not start: "
-                        + Files.readString(dir.resolve("redis-" + port + ".log")));
-            }
-            Thread.sleep(20);
-        }
+    private Path log() {
+        return dir.resolve("redis-" + port + ".log");
     }
 
     /** SIGKILL: Redis vanishes as in a crash. */
