@@ -58,6 +58,13 @@ public final class ChronicleCounters implements CounterStore {
     private static final class Scratch {
         final StringBuilder key = new StringBuilder(32);
         final LongValue value = Values.newHeapInstance(LongValue.class);
+
+        /** Puts {@code c}'s file key in {@link #key}. */
+        Scratch keyOf(Counter c) {
+            key.setLength(0);
+            c.appendWireChars(key);
+            return this;
+        }
     }
 
     private ChronicleCounters(ChronicleMap<CharSequence, LongValue> map, Path file,
@@ -115,9 +122,7 @@ public final class ChronicleCounters implements CounterStore {
 
     @Override
     public int acquire(Counter c, Algorithm algorithm, long now) {
-        Scratch s = scratch.get();
-        s.key.setLength(0);
-        c.appendWireChars(s.key);
+        Scratch s = scratch.get().keyOf(c);
         try (ExternalMapQueryContext<CharSequence, LongValue, ?> q = map.queryContext(s.key)) {
             q.updateLock().lock();
             MapEntry<CharSequence, LongValue> entry = q.entry();
@@ -150,9 +155,7 @@ public final class ChronicleCounters implements CounterStore {
      */
     @Override
     public boolean release(Counter c, Algorithm algorithm, long now) {
-        Scratch s = scratch.get();
-        s.key.setLength(0);
-        c.appendWireChars(s.key);
+        Scratch s = scratch.get().keyOf(c);
         LongValue v = map.getUsing(s.key, s.value);
         if (v != null) {
             boolean idle = algorithm.idle(v.getValue(), c.policy(), now);
