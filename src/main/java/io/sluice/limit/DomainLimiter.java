@@ -192,11 +192,6 @@ public final class DomainLimiter {
         return removed; // the overflow counter is not in the table: its word simply moves on
     }
 
-    /** The budget of a registrable domain; {@link Policy#UNLIMITED} when it is never counted. */
-    public Policy policyOf(DomainKey domain) {
-        return overrides.getOrDefault(domain, defaultPolicy);
-    }
-
     public CounterStore store() {
         return store;
     }
