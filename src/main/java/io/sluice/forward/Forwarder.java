@@ -18,6 +18,7 @@ import io.sluice.wire.Replies;
 import io.sluice.wire.Wire;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -28,8 +29,9 @@ import java.util.concurrent.TimeUnit;
  * <p>Confinement: one Forwarder per event loop, and every method but {@link #start} and
  * {@link #close} runs on that loop's thread, as do all the channels it reads. That is why nothing
  * here is locked or volatile. Writes are not flushed one by one: a channel written to is flushed
- * once at the end of the read batch (or timer tick) that wrote it, so that epoll can hand the
- * kernel several datagrams per syscall.
+ * once, by a task that runs after the loop has handled everything epoll reported, so that the
+ * kernel gets several datagrams per sendmmsg: the replies read off all upstream sockets in one
+ * wake-up leave the client socket together.
  */
 public final class Forwarder {
     /** Largest UDP reply accepted from an upstream: the largest EDNS payload a client may ask for. */
@@ -53,6 +55,9 @@ public final class Forwarder {
     private final QueryIds ids = new QueryIds();
     private final QueryView scratch = new QueryView();
     private final List<Channel> unflushed = new ArrayList<>();
+    private final Runnable flushTask = this::flush;
+    /** Per upstream, the socket this batch's queries leave on, or -1 until the batch picks one. */
+    private final int[] batchSocket;
 
     /** Connected sockets, by upstream index. */
     private final UdpUpstreamLink[][] udp;
@@ -77,6 +82,8 @@ public final class Forwarder {
         this.freeCount = maxInflight;
         this.udp = new UdpUpstreamLink[pool.size()][];
         this.tcp = new TcpUpstreamLink[pool.size()];
+        this.batchSocket = new int[pool.size()];
+        Arrays.fill(batchSocket, -1);
         this.tcpTemplate = new Bootstrap().group(loop).channelFactory(transport.socket());
     }
 
@@ -173,9 +180,19 @@ public final class Forwarder {
         link.send(q);
     }
 
+    /**
+     * The socket is drawn at random once per batch, not per query: a batch's queries then leave in
+     * one sendmmsg, and their replies come back together on one socket. Per query a batch of 16
+     * spread over 8 sockets left in about 3 datagrams per call (docs/benchmarks.md).
+     */
     private UdpUpstreamLink udpLink(Upstream u) {
         UdpUpstreamLink[] links = udp[u.index()];
-        return links[ids.nextIndex(links.length)];
+        int s = batchSocket[u.index()];
+        if (s < 0) {
+            s = ids.nextIndex(links.length);
+            batchSocket[u.index()] = s;
+        }
+        return links[s];
     }
 
     /** A reply read from {@code link}; {@code sender} is null for TCP, where the link is the sender. */
@@ -223,7 +240,6 @@ public final class Forwarder {
             q.attempts--;
         }
         dispatch(q);
-        flush();
     }
 
     /** Expires attempts whose deadline passed: next upstream, or SERVFAIL. */
@@ -246,7 +262,6 @@ public final class Forwarder {
             }
             dispatch(q);
         }
-        flush();
     }
 
     private void fail(PendingQuery q) {
@@ -292,15 +307,19 @@ public final class Forwarder {
                 return;
             }
         }
+        if (unflushed.isEmpty()) {
+            loop.execute(flushTask); // on the loop: queued, run after this wake-up's I/O
+        }
         unflushed.add(ch);
     }
 
     /** Flushes every channel written to since the last flush. */
-    public void flush() {
+    private void flush() {
         for (int i = 0; i < unflushed.size(); i++) {
             unflushed.get(i).flush();
         }
         unflushed.clear();
+        Arrays.fill(batchSocket, -1);
     }
 
     /** Queries waiting on upstreams; call on the loop. */

@@ -90,11 +90,6 @@ final class TcpUpstreamLink extends UpstreamLink {
         }
 
         @Override
-        public void channelReadComplete(ChannelHandlerContext ctx) {
-            forwarder.flush();
-        }
-
-        @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
             forwarder.meters().ioErrors.increment();
             ctx.close();

@@ -50,11 +50,6 @@ final class UdpUpstreamLink extends UpstreamLink {
         }
 
         @Override
-        public void channelReadComplete(ChannelHandlerContext ctx) {
-            forwarder.flush();
-        }
-
-        @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
             forwarder.meters().ioErrors.increment();
         }

@@ -141,11 +141,9 @@ final class QueryHandler implements ExactDecisions.Verdicts {
         return true;
     }
 
-    /** The end of a read burst: what was parked goes to Redis, what was written goes out. */
-    @Override
-    public void flush() {
+    /** The end of a read burst: what was parked goes to Redis (what was written goes out by itself). */
+    void endOfBurst() {
         RedisBackend.endOfBurst(exact);
-        forwarder.flush();
     }
 
     Meters meters() {

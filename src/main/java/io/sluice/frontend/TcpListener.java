@@ -70,7 +70,7 @@ final class TcpListener extends ChannelInitializer<Channel> {
 
         @Override
         public void channelReadComplete(ChannelHandlerContext ctx) {
-            handler.flush();
+            handler.endOfBurst();
         }
 
         @Override

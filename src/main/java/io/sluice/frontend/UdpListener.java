@@ -20,7 +20,7 @@ final class UdpListener extends SimpleChannelInboundHandler<DatagramPacket> {
 
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
-        handler.flush();
+        handler.endOfBurst();
     }
 
     @Override

@@ -42,9 +42,6 @@ public final class ExactDecisions {
         void allow(ParkedQuery q);
 
         void refuse(ParkedQuery q, Counter over);
-
-        /** After a batch of verdicts: send what they wrote. */
-        void flush();
     }
 
     /** A copy of a query waiting for Redis, and where its answer goes. */
@@ -70,9 +67,7 @@ public final class ExactDecisions {
     private final boolean sliding;
     private Map<Counter, Batch> waiting = new HashMap<>();
     private int parked;
-    private boolean flushQueued;
     private int roundsInFlight;
-    private final Runnable flush = this::flushVerdicts;
 
     ExactDecisions(EventLoop loop, RedisBackend backend, DomainLimiter limiter, Verdicts verdicts) {
         this.loop = loop;
@@ -199,17 +194,6 @@ public final class ExactDecisions {
                 verdict(b.queries.get(q), q < allowed ? RedisBackend.ALLOWED : RedisBackend.REFUSED, b.counter);
             }
         }
-        // Replies that arrive together are settled by tasks run back to back: one flush after
-        // them all sends their queries in one sendmmsg, where a flush each cost a system call each.
-        if (!flushQueued) {
-            flushQueued = true;
-            loop.execute(flush);
-        }
-    }
-
-    private void flushVerdicts() {
-        flushQueued = false;
-        verdicts.flush();
     }
 
     private void verdict(ParkedQuery q, int decision, Counter c) {
