@@ -5,7 +5,6 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
-import io.netty.channel.FixedRecvByteBufAllocator;
 import io.netty.channel.socket.DatagramChannel;
 import io.netty.channel.socket.DatagramPacket;
 import io.netty.channel.socket.SocketProtocolFamily;
@@ -64,6 +63,7 @@ public final class Forwarder {
     private final TcpUpstreamLink[] tcp;
     private final Bootstrap tcpTemplate;
     private ScheduledFuture<?> ticker;
+    private final ReplyReadBuffer replyBuffer;
 
     public Forwarder(EventLoop loop, UpstreamPool pool, Meters meters, Transport transport,
                      long timeoutNanos, int maxInflight, int upstreamSockets) {
@@ -84,7 +84,9 @@ public final class Forwarder {
         this.tcp = new TcpUpstreamLink[pool.size()];
         this.batchSocket = new int[pool.size()];
         Arrays.fill(batchSocket, -1);
-        this.tcpTemplate = new Bootstrap().group(loop).channelFactory(transport.socket());
+        this.replyBuffer = new ReplyReadBuffer(Transport.ALLOCATOR, MAX_UDP_REPLY_BYTES, Transport.READS_PER_WAKEUP);
+        this.tcpTemplate = new Bootstrap().group(loop).channelFactory(transport.socket())
+                .option(ChannelOption.ALLOCATOR, Transport.ALLOCATOR);
     }
 
     /** Connects the upstream UDP sockets of this loop; called once, from outside the loop. */
@@ -111,8 +113,8 @@ public final class Forwarder {
             UdpUpstreamLink link = new UdpUpstreamLink(this);
             Bootstrap b = new Bootstrap().group(loop)
                     .channelFactory(() -> transport.datagram(family))
-                    .option(ChannelOption.RCVBUF_ALLOCATOR, new FixedRecvByteBufAllocator(MAX_UDP_REPLY_BYTES)
-                            .maxMessagesPerRead(Transport.READS_PER_WAKEUP))
+                    .option(ChannelOption.ALLOCATOR, Transport.ALLOCATOR)
+                    .option(ChannelOption.RCVBUF_ALLOCATOR, replyBuffer)
                     .handler(new UdpUpstreamLink.Handler(link));
             link.bind((DatagramChannel) b.connect(u.address()).sync().channel());
             links[i] = link;
@@ -216,7 +218,9 @@ public final class Forwarder {
         link.release(id);
         q.upstream.recordAnswer();
         reply.setShort(reply.readerIndex() + Wire.ID_OFFSET, q.clientId);
-        answer(q.client, q.clientAddress, reply.retain());
+        // A copy: a UDP reply lives in the loop's ReplyReadBuffer, which the next read overwrites.
+        answer(q.client, q.clientAddress, q.client.alloc().directBuffer(reply.readableBytes())
+                .writeBytes(reply, reply.readerIndex(), reply.readableBytes()));
         meters.answered.increment();
         releaseSlot(q);
     }
@@ -346,5 +350,6 @@ public final class Forwarder {
                 l.close();
             }
         }
+        replyBuffer.release(); // the sockets closed above were its only readers
     }
 }

@@ -111,6 +111,7 @@ public final class Frontend {
             Bootstrap b = new Bootstrap().group(f.loop())
                     .channelFactory(() -> transport.datagram(Transport.familyOf(address.getAddress())))
                     .option(ChannelOption.SO_RCVBUF, SOCKET_RCVBUF_BYTES)
+                    .option(ChannelOption.ALLOCATOR, Transport.ALLOCATOR)
                     .handler(new UdpListener(handlers.get(f.loop())));
             if (transport.reusePort()) {
                 // epoll: recvmmsg into slots of one buffer; queries forwarded are copied out of it
@@ -137,6 +138,7 @@ public final class Frontend {
                 .channelFactory(transport.server())
                 .option(ChannelOption.SO_BACKLOG, TCP_BACKLOG)
                 .childOption(ChannelOption.TCP_NODELAY, true)
+                .childOption(ChannelOption.ALLOCATOR, Transport.ALLOCATOR)
                 .childHandler(tcpListener);
         try {
             tcpServers.add(bindOrExplain(sb.bind(at).await(), at, "tcp"));
