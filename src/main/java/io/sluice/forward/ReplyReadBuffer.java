@@ -7,8 +7,8 @@ import io.netty.channel.DefaultMaxMessagesRecvByteBufAllocator;
 /**
  * One 64 KiB buffer that every upstream UDP socket of a loop reads its replies into, in turn.
  * A fresh buffer per read, large enough for any EDNS size a client may ask for, made the
- * allocator carve and free whole chunks under load (3-5% of a saturated loop in zeroing new
- * direct memory, docs/benchmarks.md); a reply is small, so {@link Forwarder#onReply} copies it out.
+ * allocator create direct memory under load and zero it (2-3% of a saturated loop in that alone,
+ * docs/benchmarks.md); a reply is small, so {@link Forwarder#onReply} copies it out.
  *
  * <p>Invariant: a reply read into this buffer is dead once its {@code channelRead} returns; the
  * next read overwrites it. Nothing may keep a reference to it, only a copy. All the sockets that

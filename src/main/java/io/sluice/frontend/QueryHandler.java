@@ -141,7 +141,7 @@ final class QueryHandler implements ExactDecisions.Verdicts {
         return true;
     }
 
-    /** The end of a read burst: what was parked goes to Redis (what was written goes out by itself). */
+    /** The end of a read burst: what was parked goes to Redis. (Writes leave at the end of the wake-up.) */
     void endOfBurst() {
         RedisBackend.endOfBurst(exact);
     }

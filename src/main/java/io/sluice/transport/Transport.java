@@ -78,9 +78,9 @@ public enum Transport {
     public static final int READS_PER_WAKEUP = 16;
 
     /**
-     * Buffers for every channel: Netty 4.2's default (adaptive) allocator zeroed a new direct
-     * buffer often enough, for the 64 KiB upstream read buffers, to take 3% of a saturated loop;
-     * pooled, one loop used 0.797 instead of 0.823 CPU s per 100k queries (docs/benchmarks.md).
+     * Buffers for every channel. Netty 4.2's default is the adaptive allocator; measured while each
+     * upstream read still took a fresh 64 KiB buffer, pooled used 0.797 instead of 0.823 CPU s per
+     * 100k queries on one saturated loop (medians of 3, docs/benchmarks.md).
      */
     public static final ByteBufAllocator ALLOCATOR = PooledByteBufAllocator.DEFAULT;
 
