@@ -9,7 +9,9 @@ import io.sluice.testing.Dns;
 import io.sluice.testing.RunningSluice;
 import io.sluice.testing.TestUpstream;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -80,6 +82,19 @@ class ForwardingTest {
             }
         }
         assertTrue(same < 3, "upstream saw the client's ID " + same + " times of 20");
+    }
+
+    @Test
+    void queriesReadApartLeaveFromSeveralSourcePorts() throws Exception {
+        // Each query waits for its answer, so each is a read batch of its own, and each batch
+        // draws one of the 8 upstream sockets at random: 40 draws find at least 4 of them unless
+        // the draw is broken (the chance otherwise is below 1e-15).
+        Set<Integer> ports = new HashSet<>();
+        for (int i = 0; i < 40; i++) {
+            Dns.udp(sluice.address(), Dns.query(i, "port" + i + ".example.", Type.A));
+            ports.add(upstream.lastSender().getPort());
+        }
+        assertTrue(ports.size() >= 4, "source ports seen: " + ports);
     }
 
     @Test

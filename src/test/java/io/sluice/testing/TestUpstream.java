@@ -123,6 +123,11 @@ public final class TestUpstream implements AutoCloseable {
         return lastQuery.get();
     }
 
+    /** Where the last UDP query came from. */
+    public InetSocketAddress lastSender() {
+        return (InetSocketAddress) lastSender.get();
+    }
+
     /** Sends {@code reply} from this server's UDP port to whoever sent the last UDP query. */
     public void sendToLastSender(byte[] reply) throws IOException {
         udp.send(new DatagramPacket(reply, reply.length, lastSender.get()));
