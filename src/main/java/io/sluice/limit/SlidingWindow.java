@@ -18,19 +18,9 @@ final class SlidingWindow implements Algorithm {
     public long acquire(long word, Policy p, long now) {
         long index = now / p.windowNanos();
         int window = (int) (index & WINDOW_MASK);
-        int stored = (int) (word >>> 48);
-        long previous;
-        long current;
-        if (stored == window) {
-            previous = (word >>> 24) & COUNT_MASK;
-            current = word & COUNT_MASK;
-        } else if (stored == ((window - 1) & WINDOW_MASK)) {
-            previous = word & COUNT_MASK;
-            current = 0;
-        } else {
-            previous = 0;
-            current = 0;
-        }
+        long counts = countsAt(word, window);
+        long previous = counts >>> 24;
+        long current = counts & COUNT_MASK;
         double previousShare = 1.0 - (double) (now - index * p.windowNanos()) / p.windowNanos();
         if (previous * previousShare + current >= p.queries()) {
             return REFUSE;
@@ -41,11 +31,22 @@ final class SlidingWindow implements Algorithm {
     @Override
     public long addToCurrent(long word, Policy p, long now, long queries) {
         int window = (int) ((now / p.windowNanos()) & WINDOW_MASK);
-        int stored = (int) (word >>> 48);
-        long previous = stored == window ? (word >>> 24) & COUNT_MASK
-                : stored == ((window - 1) & WINDOW_MASK) ? word & COUNT_MASK : 0;
-        long current = stored == window ? word & COUNT_MASK : 0;
+        long counts = countsAt(word, window);
+        long previous = counts >>> 24;
+        long current = counts & COUNT_MASK;
         return ((long) window << 48) | (previous << 24) | Math.max(1, Math.min(current + queries, COUNT_MASK));
+    }
+
+    /**
+     * The word's two counts as seen from {@code window}: previous in bits 24-47, current below.
+     * The window after the stored one sees the stored current count as its previous one.
+     */
+    private static long countsAt(long word, int window) {
+        int stored = (int) (word >>> 48);
+        if (stored == window) {
+            return word & ((1L << 48) - 1);
+        }
+        return stored == ((window - 1) & WINDOW_MASK) ? (word & COUNT_MASK) << 24 : 0;
     }
 
     @Override
