@@ -92,11 +92,9 @@ public final class RedisLink implements AutoCloseable {
             RedisClient c = RedisClient.create(resources, RedisURI.create(settings.redis().toString()));
             c.setOptions(ClientOptions.builder().socketOptions(socket).timeoutOptions(timeouts)
                     .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).build());
+            c.addListener(connectionWatch());
             this.client = c;
             this.target = "redis " + settings.redis();
-        }
-        if (!settings.cluster()) {
-            client.addListener(connectionWatch());
         }
     }
 
