@@ -204,12 +204,11 @@ public final class Forwarder {
             return;
         }
         int id = reply.getUnsignedShort(reply.readerIndex() + Wire.ID_OFFSET);
-        int slot = link.waiting(id);
-        if (slot < 0) {
+        PendingQuery q = link.waiting(id);
+        if (q == null) {
             meters.repliesUnexpected.increment();
             return;
         }
-        PendingQuery q = slots[slot];
         if ((sender != null && !sender.equals(q.upstream.address()))
                 || !Replies.answersQuestion(q.query, q.query.readerIndex(), q.questionEnd, reply)) {
             meters.repliesMismatched.increment(); // keep waiting: the genuine reply may still come
@@ -227,7 +226,7 @@ public final class Forwarder {
 
     /** Writes a query that waited for its TCP connection to come up. */
     void writeWaiting(TcpUpstreamLink link, int id) {
-        link.send(slots[link.waiting(id)]);
+        link.send(link.waiting(id));
     }
 
     /**
@@ -235,7 +234,7 @@ public final class Forwarder {
      * most likely closed by the upstream for idleness: retry once on a new one. Otherwise move on.
      */
     void linkLost(TcpUpstreamLink link, int id, boolean wasHealthy) {
-        PendingQuery q = slots[link.waiting(id)];
+        PendingQuery q = link.waiting(id);
         link.release(id);
         q.serial++; // its deadline entry is void; dispatch makes a new one
         if (wasHealthy && !q.reconnected) {
