@@ -57,6 +57,11 @@ public final class Main implements Callable<Integer> {
     @Option(names = "--threads", paramLabel = "N", description = "Event-loop threads. Default: cores.")
     String threads;
 
+    @Option(names = "--udp-steering", paramLabel = "MODE",
+            description = "Which thread's UDP socket reads a datagram: cpu (the receiving CPU's), hash (the kernel's"
+                    + " hash of addresses and ports) or auto (cpu on loopback addresses, hash elsewhere). Default auto.")
+    String udpSteering;
+
     @Option(names = "--timeout", paramLabel = "DURATION",
             description = "Wait for one upstream before the next, then SERVFAIL. Default 2s.")
     String timeout;
@@ -199,6 +204,7 @@ public final class Main implements Callable<Integer> {
         flag(b, "--upstream", "upstreams", upstreams);
         flag(b, "--threads", "threads", threads);
         flag(b, "--timeout", "timeout", timeout);
+        flag(b, "--udp-steering", "udp-steering", udpSteering);
         flag(b, "--limit", "limits.default.queries", limit);
         flag(b, "--window", "limits.default.window", window);
         flag(b, "--algorithm", "limits.algorithm", algorithm);

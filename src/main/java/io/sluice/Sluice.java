@@ -182,7 +182,20 @@ public final class Sluice implements AutoCloseable {
                 + (redis == null ? "" : ", " + redis.describe())
                 + (!limits.active() && settings.backend().kind() != BackendSettings.Kind.MEMORY
                         ? " (backend " + settings.backend().kind() + " unused: nothing is limited)" : "")
-                + (metrics == null ? "" : "; metrics http://" + Addresses.text(metrics.address()) + "/metrics");
+                + (metrics == null ? "" : "; metrics http://" + Addresses.text(metrics.address()) + "/metrics")
+                + (frontend.udpSocketsPerAddress() < 2 ? "" : "; udp steering " + steering());
+    }
+
+    /** Which addresses share their datagrams out by CPU, and which by hash. */
+    private String steering() {
+        List<InetSocketAddress> byCpu = frontend.steeredByCpu();
+        if (byCpu.isEmpty()) {
+            return "hash";
+        }
+        if (byCpu.size() == frontend.addresses().size()) {
+            return "cpu";
+        }
+        return "cpu on " + byCpu.stream().map(Addresses::text).collect(Collectors.joining(", ")) + ", hash elsewhere";
     }
 
     /**

@@ -23,6 +23,7 @@ import org.xbill.DNS.ResolverConfig;
  * @param maxTcpConnections   client TCP connections at once
  * @param tcpIdleTimeout      a client TCP connection with no query for this long is closed
  * @param upstreamSockets     UDP sockets (source ports) per thread for upstream queries
+ * @param udpSteering         how a listen address's datagrams are shared between the threads' sockets
  * @param maxFails            consecutive timeouts after which an upstream is marked down
  * @param healthCheckInterval how often a down upstream is probed
  * @param limits              the per-domain limits
@@ -38,6 +39,7 @@ public record Settings(
         int maxTcpConnections,
         Duration tcpIdleTimeout,
         int upstreamSockets,
+        UdpSteering udpSteering,
         int maxFails,
         Duration healthCheckInterval,
         LimitSettings limits,
@@ -54,6 +56,25 @@ public record Settings(
         upstreams = List.copyOf(upstreams);
     }
 
+    /**
+     * Which of a listen address's UDP sockets (one per thread) reads a datagram: the one of the
+     * CPU that received it, or the kernel's hash of addresses and ports; {@code auto} is by CPU on
+     * loopback addresses and by hash elsewhere. Each prints as its configuration name.
+     */
+    public enum UdpSteering {
+        AUTO, CPU, HASH;
+
+        /** Whether datagrams to {@code address} are steered by CPU. */
+        public boolean byCpu(InetSocketAddress address) {
+            return this == CPU || this == AUTO && address.getAddress().isLoopbackAddress();
+        }
+
+        @Override
+        public String toString() {
+            return Values.configName(this);
+        }
+    }
+
     /** Collects settings by key, each value checked as it arrives; the last value for a key wins. */
     public static final class Builder {
         private List<InetSocketAddress> listen = List.of();
@@ -64,6 +85,7 @@ public record Settings(
         private int maxTcpConnections = 1_000;
         private Duration tcpIdleTimeout = Duration.ofSeconds(10);
         private int upstreamSockets = 8;
+        private UdpSteering udpSteering = UdpSteering.AUTO;
         private int maxFails = 3;
         private Duration healthCheckInterval = Duration.ofSeconds(1);
 
@@ -106,6 +128,7 @@ public record Settings(
                 case "max-tcp-connections" -> maxTcpConnections = Values.integer(one(values), 1, 1_000_000);
                 case "tcp-idle-timeout" -> tcpIdleTimeout = positive(Values.duration(one(values)));
                 case "upstream-sockets" -> upstreamSockets = Values.integer(one(values), 1, 256);
+                case "udp-steering" -> udpSteering = Values.named(one(values), UdpSteering.values());
                 case "max-fails" -> maxFails = Values.integer(one(values), 1, 1_000_000);
                 case "health-check-interval" -> healthCheckInterval = positive(Values.duration(one(values)));
                 case "limits.default" -> limit = unlimited(one(values));
@@ -170,7 +193,7 @@ public record Settings(
             BackendSettings b = new BackendSettings(backend, redis, redisCluster, redisMode, redisTimeout,
                     redisFailure, syncInterval, stateFile, resetCorruptStateFile);
             return new Settings(l, u, threads, timeout, maxInflight, maxTcpConnections, tcpIdleTimeout,
-                    upstreamSockets, maxFails, healthCheckInterval, limits, b, metrics);
+                    upstreamSockets, udpSteering, maxFails, healthCheckInterval, limits, b, metrics);
         }
 
         private static List<InetSocketAddress> systemResolvers() throws ConfigException {

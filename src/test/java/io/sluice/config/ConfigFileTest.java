@@ -79,6 +79,7 @@ class ConfigFileTest {
                 max-tcp-connections: 10
                 tcp-idle-timeout: 3s
                 upstream-sockets: 2
+                udp-steering: hash
                 max-fails: 5
                 health-check-interval: 2s
                 limits:
@@ -98,6 +99,7 @@ class ConfigFileTest {
         assertEquals(2, s.listen().size());
         assertEquals(3, s.threads());
         assertEquals(Duration.ofMillis(750), s.timeout());
+        assertEquals(Settings.UdpSteering.HASH, s.udpSteering());
         LimitSettings l = s.limits();
         assertEquals(new LimitSettings.DomainLimit(100, Duration.ofSeconds(2)), l.defaultLimit());
         assertEquals(new LimitSettings.DomainLimit(10, Duration.ofSeconds(1)), l.domains().get("example.com"));
@@ -119,6 +121,7 @@ class ConfigFileTest {
         "listen: localhost:53                          | line 1: listen: 'localhost:53' is not an IP address",
         "upstreams: [1.2.3.4:70000]                    | line 1: upstreams: invalid address",
         "colour: blue                                  | line 1: colour: unknown setting",
+        "udp-steering: on                              | line 1: udp-steering: unknown name 'on' (one of auto, cpu, hash)",
         "# a\\n# b\\naction: reject                       | line 3: action: unknown name 'reject' (one of refused, nxdomain, drop, truncate)",
         "limits:\\n  algorithm: leaky                     | line 2: limits.algorithm: unknown name 'leaky'",
         "limits:\\n  default: { queries: -1 }             | line 2: limits.default.queries: -1 is out of range",

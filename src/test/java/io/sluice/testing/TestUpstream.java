@@ -14,6 +14,8 @@ import java.net.SocketException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -53,6 +55,7 @@ public final class TestUpstream implements AutoCloseable {
     private final AtomicReference<Mode> mode = new AtomicReference<>(Mode.ANSWER);
     private final AtomicReference<byte[]> lastQuery = new AtomicReference<>();
     private final AtomicReference<SocketAddress> lastSender = new AtomicReference<>();
+    private final Queue<Integer> senderPorts = new ConcurrentLinkedQueue<>();
     private final AtomicInteger udpQueries = new AtomicInteger();
     private final AtomicInteger tcpQueries = new AtomicInteger();
     private final List<DatagramPacket> held = new ArrayList<>();
@@ -128,6 +131,11 @@ public final class TestUpstream implements AutoCloseable {
         return (InetSocketAddress) lastSender.get();
     }
 
+    /** The source port of every UDP query received so far, in arrival order. */
+    public List<Integer> senderPorts() {
+        return List.copyOf(senderPorts);
+    }
+
     /** Sends {@code reply} from this server's UDP port to whoever sent the last UDP query. */
     public void sendToLastSender(byte[] reply) throws IOException {
         udp.send(new DatagramPacket(reply, reply.length, lastSender.get()));
@@ -151,6 +159,7 @@ public final class TestUpstream implements AutoCloseable {
             }
             byte[] query = Arrays.copyOfRange(p.getData(), p.getOffset(), p.getOffset() + p.getLength());
             lastSender.set(p.getSocketAddress());
+            senderPorts.add(p.getPort());
             lastQuery.set(query);
             udpQueries.incrementAndGet();
             if (mode.get() == Mode.SILENT) {
