@@ -2,7 +2,6 @@ package io.sluice.forward;
 
 import io.netty.util.collection.IntObjectHashMap;
 import io.netty.util.collection.IntObjectMap;
-
 import java.util.function.IntConsumer;
 
 /**
