@@ -34,8 +34,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The listening side: on every listen address, UDP and TCP on the same port. With epoll each event
- * loop gets its own UDP socket on that port (SO_REUSEPORT) so that all cores read queries; with NIO
- * one socket serves.
+ * loop gets its own UDP socket on that port (SO_REUSEPORT) so that all cores read queries, and
+ * {@code udp-steering} says which of them reads a datagram; with NIO one socket serves.
  */
 public final class Frontend {
     private static final Logger log = LoggerFactory.getLogger(Frontend.class);
