@@ -35,6 +35,15 @@ import java.util.concurrent.TimeUnit;
 public final class Forwarder {
     /** Largest UDP reply accepted from an upstream: the largest EDNS payload a client may ask for. */
     static final int MAX_UDP_REPLY_BYTES = 65535;
+    /**
+     * Slots that keep {@link SlotBuffer}s: slots are reused last-freed first, so these carry the
+     * traffic unless more than this many queries are in flight at once. About 7 MiB per loop at most.
+     */
+    static final int SLOTS_WITH_BUFFERS = 4096;
+    /** Kept query buffer: real queries are under 300 bytes; a larger one takes a pooled buffer. */
+    static final int SLOT_QUERY_BYTES = 512;
+    /** Kept reply buffer: the EDNS payload size of DNS Flag Day 2020; most replies fit. */
+    static final int SLOT_REPLY_BYTES = 1232;
     private static final long MIN_TICK_MILLIS = 5;
     private static final long MAX_TICK_MILLIS = 50;
     private static final byte[] SERVFAIL_TEXT = Answers.text("sluice: no upstream answered");
@@ -76,7 +85,8 @@ public final class Forwarder {
         this.slots = new PendingQuery[maxInflight];
         this.free = new int[maxInflight];
         for (int i = 0; i < maxInflight; i++) {
-            slots[i] = new PendingQuery(i);
+            boolean kept = i < SLOTS_WITH_BUFFERS;
+            slots[i] = new PendingQuery(i, kept ? SLOT_QUERY_BYTES : 0, kept ? SLOT_REPLY_BYTES : 0);
             free[i] = maxInflight - 1 - i;
         }
         this.freeCount = maxInflight;
@@ -143,8 +153,7 @@ public final class Forwarder {
         PendingQuery q = slots[free[--freeCount]];
         // A copy, not a reference: a datagram read by recvmmsg is a slice of a buffer shared with
         // up to 15 others, which a reference would keep alive until this query's answer or timeout.
-        q.query = client.alloc().directBuffer(query.readableBytes()).writeBytes(query, query.readerIndex(),
-                query.readableBytes());
+        q.query = q.queryCopy.copyOf(client.alloc(), query);
         q.questionEnd = view.questionEnd() - view.base(); // the copy starts at index 0
         q.clientId = view.id();
         q.client = client;
@@ -218,8 +227,7 @@ public final class Forwarder {
         q.upstream.recordAnswer();
         reply.setShort(reply.readerIndex() + Wire.ID_OFFSET, q.clientId);
         // A copy: a UDP reply lives in the loop's ReplyReadBuffer, which the next read overwrites.
-        answer(q.client, q.clientAddress, q.client.alloc().directBuffer(reply.readableBytes())
-                .writeBytes(reply, reply.readerIndex(), reply.readableBytes()));
+        answer(q.client, q.clientAddress, q.replyCopy.copyOf(q.client.alloc(), reply));
         meters.answered.increment();
         releaseSlot(q);
     }
@@ -350,5 +358,9 @@ public final class Forwarder {
             }
         }
         replyBuffer.release(); // the sockets closed above were its only readers
+        for (PendingQuery q : slots) {
+            q.queryCopy.release();
+            q.replyCopy.release();
+        }
     }
 }

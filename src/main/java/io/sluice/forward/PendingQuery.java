@@ -15,6 +15,9 @@ final class PendingQuery {
 
     /** The client's bytes, retained; the ID field holds the ID of the current attempt. */
     ByteBuf query;
+    /** Where {@link #query} and the reply to the client are copied. */
+    final SlotBuffer queryCopy;
+    final SlotBuffer replyCopy;
     int questionEnd;
     int clientId;
     Channel client;
@@ -29,8 +32,10 @@ final class PendingQuery {
     int upstreamId;
     long deadlineNanos;
 
-    PendingQuery(int index) {
+    PendingQuery(int index, int queryBytes, int replyBytes) {
         this.index = index;
+        this.queryCopy = new SlotBuffer(queryBytes);
+        this.replyCopy = new SlotBuffer(replyBytes);
     }
 
     boolean overTcp() {

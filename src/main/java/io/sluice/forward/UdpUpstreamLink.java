@@ -30,7 +30,9 @@ final class UdpUpstreamLink extends UpstreamLink {
 
     @Override
     void send(PendingQuery q) {
-        channel.write(q.query.retainedDuplicate(), channel.voidPromise());
+        // The buffer itself, not a duplicate: a datagram write leaves its indices alone (a TCP
+        // write moves them, hence TcpUpstreamLink's duplicate).
+        channel.write(q.query.retain(), channel.voidPromise());
         forwarder.needsFlush(channel);
     }
 
