@@ -71,7 +71,11 @@ public final class Forwarder {
     private final UdpUpstreamLink[][] udp;
     private final TcpUpstreamLink[] tcp;
     private final Bootstrap tcpTemplate;
-    private ScheduledFuture<?> ticker;
+    /** Deadlines are checked every tick, and ticks run only while any are queued: an idle loop sleeps. */
+    private final long tickMillis;
+    private final Runnable tickTask = this::tick;
+    private ScheduledFuture<?> nextTick;
+    private boolean closed;
     private final ReplyReadBuffer replyBuffer;
 
     public Forwarder(EventLoop loop, UpstreamPool pool, Meters meters, Transport transport,
@@ -90,6 +94,8 @@ public final class Forwarder {
             free[i] = maxInflight - 1 - i;
         }
         this.freeCount = maxInflight;
+        this.tickMillis = Math.max(MIN_TICK_MILLIS,
+                Math.min(MAX_TICK_MILLIS, TimeUnit.NANOSECONDS.toMillis(timeoutNanos) / 10));
         this.udp = new UdpUpstreamLink[pool.size()][];
         this.tcp = new TcpUpstreamLink[pool.size()];
         this.batchSocket = new int[pool.size()];
@@ -107,8 +113,6 @@ public final class Forwarder {
             tcp[i] = new TcpUpstreamLink(this, u, tcpTemplate,
                     (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(timeoutNanos)));
         }
-        long tick = Math.max(MIN_TICK_MILLIS, Math.min(MAX_TICK_MILLIS, TimeUnit.NANOSECONDS.toMillis(timeoutNanos) / 10));
-        ticker = loop.scheduleAtFixedRate(this::expire, tick, tick, TimeUnit.MILLISECONDS);
     }
 
     /**
@@ -188,6 +192,9 @@ public final class Forwarder {
         q.deadlineNanos = System.nanoTime() + timeoutNanos;
         q.serial++;
         deadlines.add(q.index, q.serial);
+        if (nextTick == null && !closed) {
+            nextTick = loop.schedule(tickTask, tickMillis, TimeUnit.MILLISECONDS);
+        }
         link.send(q);
     }
 
@@ -251,6 +258,16 @@ public final class Forwarder {
             q.attempts--;
         }
         dispatch(q);
+    }
+
+    /**
+     * Runs {@link #expire} and schedules the next tick while deadlines are queued. Answered
+     * queries leave their entries behind, and the first tick after the last answer drains them, so
+     * a loop without traffic stops ticking one tick after it.
+     */
+    private void tick() {
+        expire();
+        nextTick = deadlines.isEmpty() || closed ? null : loop.schedule(tickTask, tickMillis, TimeUnit.MILLISECONDS);
     }
 
     /** Expires attempts whose deadline passed: next upstream, or SERVFAIL. */
@@ -344,8 +361,9 @@ public final class Forwarder {
 
     /** Closes the upstream sockets and connections; call on the loop. */
     public void close() {
-        if (ticker != null) {
-            ticker.cancel(false);
+        closed = true;
+        if (nextTick != null) {
+            nextTick.cancel(false);
         }
         for (UdpUpstreamLink[] links : udp) {
             for (UdpUpstreamLink l : links == null ? new UdpUpstreamLink[0] : links) {
