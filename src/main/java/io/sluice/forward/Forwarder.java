@@ -40,9 +40,9 @@ public final class Forwarder {
      * traffic unless more than this many queries are in flight at once. About 7 MiB per loop at most.
      */
     static final int SLOTS_WITH_BUFFERS = 4096;
-    /** Kept query buffer: real queries are under 300 bytes; a larger one takes a pooled buffer. */
+    /** Kept query buffer: holds the longest name with the usual EDNS options; larger ones are pooled. */
     static final int SLOT_QUERY_BYTES = 512;
-    /** Kept reply buffer: the EDNS payload size of DNS Flag Day 2020; most replies fit. */
+    /** Kept reply buffer: the UDP payload size of DNS Flag Day 2020; larger replies are pooled. */
     static final int SLOT_REPLY_BYTES = 1232;
     private static final long MIN_TICK_MILLIS = 5;
     private static final long MAX_TICK_MILLIS = 50;
