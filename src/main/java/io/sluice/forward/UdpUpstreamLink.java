@@ -30,8 +30,8 @@ final class UdpUpstreamLink extends UpstreamLink {
 
     @Override
     void send(PendingQuery q) {
-        // The buffer itself, not a duplicate: a datagram write leaves its indices alone (a TCP
-        // write moves them, hence TcpUpstreamLink's duplicate).
+        // The buffer itself, not a duplicate: a datagram write leaves its indices alone (a partial
+        // TCP write moves the reader index, hence TcpUpstreamLink's duplicate).
         channel.write(q.query.retain(), channel.voidPromise());
         forwarder.needsFlush(channel);
     }
