@@ -24,6 +24,13 @@ class SlotBufferTest {
         return b.toString(StandardCharsets.US_ASCII);
     }
 
+    /** Releases the last copy out and the slot's own reference: the kept buffer is then freed. */
+    private static void assertFreedWhenBothLetGo(SlotBuffer slot, ByteBuf copy) {
+        copy.release();
+        slot.release();
+        assertEquals(0, copy.refCnt());
+    }
+
     @Test
     void aReleasedCopyIsRefilledInPlace() {
         SlotBuffer slot = new SlotBuffer(16);
@@ -34,9 +41,7 @@ class SlotBufferTest {
         ByteBuf second = slot.copyOf(alloc, bytes("second"));
         assertSame(first, second);
         assertEquals("second", text(second));
-        second.release();
-        slot.release();
-        assertEquals(0, second.refCnt());
+        assertFreedWhenBothLetGo(slot, second);
     }
 
     @Test
@@ -51,9 +56,7 @@ class SlotBufferTest {
 
         queued.release(); // the write that held it is done: the slot gave it up, so it is freed
         assertEquals(0, queued.refCnt());
-        next.release();
-        slot.release();
-        assertEquals(0, next.refCnt());
+        assertFreedWhenBothLetGo(slot, next);
     }
 
     @Test
