@@ -9,8 +9,9 @@ import io.sluice.testing.TestUpstream;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.HashSet;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -24,7 +25,8 @@ class IdleLoopTest {
 
     @Test
     void loopsDoNotWakeWhenNothingIsInFlight() throws Exception {
-        Set<Path> earlier = loopThreads(); // of sluices started by other tests, if any are still going
+        // Loops of sluices started by other tests, if any are still going, are left out.
+        Set<Path> earlier = loopSleeps().keySet();
         try (TestUpstream upstream = new TestUpstream();
              RunningSluice sluice = RunningSluice.start(List.of(upstream), "timeout", "500ms")) {
             for (int i = 0; i < 20; i++) {
@@ -32,48 +34,38 @@ class IdleLoopTest {
             }
             Thread.sleep(300); // the tick after the last answer (every 50 ms here) drains the queue
 
-            long before = sleeps(earlier);
+            long before = sum(loopSleeps(), earlier);
             Thread.sleep(1000);
-            long woke = sleeps(earlier) - before;
+            long woke = sum(loopSleeps(), earlier) - before;
             // Ticking every 50 ms, each loop would sleep and wake about 20 times in that second.
             assertTrue(woke <= 4, "event loops woke " + woke + " times in an idle second");
         }
     }
 
-    /** Voluntary context switches so far of the sluice event-loop threads not in {@code except}. */
-    private static long sleeps(Set<Path> except) throws IOException {
-        long sum = 0;
-        for (Path t : loopThreads()) {
-            if (except.contains(t)) {
-                continue;
-            }
-            try {
-                for (String line : Files.readAllLines(t.resolve("status"))) {
-                    if (line.startsWith("voluntary_ctxt_switches:")) {
-                        sum += Long.parseLong(line.substring(line.indexOf(':') + 1).trim());
-                    }
-                }
-            } catch (IOException gone) {
-                // the thread ended after being listed
-            }
-        }
-        return sum;
+    private static long sum(Map<Path, Long> sleeps, Set<Path> except) {
+        return sleeps.entrySet().stream().filter(e -> !except.contains(e.getKey()))
+                .mapToLong(Map.Entry::getValue).sum();
     }
 
-    /** This JVM's threads named as sluice's event loops, as their /proc directories. */
-    private static Set<Path> loopThreads() throws IOException {
-        Set<Path> loops = new HashSet<>();
+    /** Voluntary context switches so far of this JVM's sluice event-loop threads, by /proc directory. */
+    private static Map<Path, Long> loopSleeps() throws IOException {
+        Map<Path, Long> sleeps = new HashMap<>();
         try (Stream<Path> tasks = Files.list(Path.of("/proc/self/task"))) {
             for (Path t : tasks.toList()) {
                 try {
-                    if (Files.readString(t.resolve("comm")).startsWith("sluice-loop")) {
-                        loops.add(t);
+                    if (!Files.readString(t.resolve("comm")).startsWith("sluice-loop")) {
+                        continue;
+                    }
+                    for (String line : Files.readAllLines(t.resolve("status"))) {
+                        if (line.startsWith("voluntary_ctxt_switches:")) {
+                            sleeps.put(t, Long.parseLong(line.substring(line.indexOf(':') + 1).trim()));
+                        }
                     }
                 } catch (IOException gone) {
                     // the thread ended after being listed
                 }
             }
         }
-        return loops;
+        return sleeps;
     }
 }
