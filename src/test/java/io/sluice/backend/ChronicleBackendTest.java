@@ -16,6 +16,8 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import net.openhft.chronicle.core.values.LongValue;
+import net.openhft.chronicle.map.ChronicleMap;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -121,6 +123,50 @@ class ChronicleBackendTest {
                 Thread.sleep(20); // waiting for the janitor thread, not for a window
             }
             assertEquals(0, store.size(), "the janitor removed the counters of ended windows");
+        }
+    }
+
+    /**
+     * A domain's second query replaces its word in place; the file must still hold one entry per
+     * domain, and the janitor must still be able to walk it (a replace that spills over the next
+     * entry broke both).
+     */
+    @Test
+    void countingDomainsAgainKeepsOneEntryEachAndTheFileWalkable() throws Exception {
+        int domains = 40;
+        try (RunningSluice s = sluice("limits.default.queries", "1000", "limits.janitor-interval", "50ms")) {
+            for (int round = 0; round < 3; round++) {
+                for (int i = 0; i < domains; i++) {
+                    String name = "www." + "x".repeat(i % 7) + "d" + i + (i % 2 == 0 ? ".com." : ".co.uk.");
+                    assertEquals(Rcode.NOERROR, rcode(s.address(), round * domains + i, name));
+                }
+            }
+            CounterStore store = s.sluice().limits().limiter().store();
+            assertEquals(domains, store.size());
+            clock.advanceMillis(2_000);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (store.size() > 0 && System.nanoTime() < deadline) {
+                Thread.sleep(20); // waiting for the janitor thread, not for a window
+            }
+            assertEquals(0, store.size(), "the janitor walked the file and removed every ended window");
+            assertEquals(0, store.failures());
+        }
+    }
+
+    /** Files of sluice before checksums were switched off are corrupted by use: refused like unreadable ones. */
+    @Test
+    void aFileWithEntryChecksumsIsRefused() throws Exception {
+        ChronicleMap.of(CharSequence.class, LongValue.class).name("sluice-counters").entries(100)
+                .averageKeySize(16).createPersistedTo(file.toFile()).close(); // checksums: the default
+        Process p = SluiceProcess.command("--backend", "chronicle", "--state-file", file.toString(), "--limit", "5",
+                "--upstream", upstream.hostPort(), "--listen", "127.0.0.1:0").start();
+        try {
+            assertTrue(p.waitFor(30, TimeUnit.SECONDS), "exits before it listens");
+            String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertEquals(2, p.exitValue(), err);
+            assertTrue(err.contains(file.toString()) && err.contains("checksums"), err);
+        } finally {
+            p.destroyForcibly();
         }
     }
 

@@ -17,6 +17,7 @@ import java.util.Set;
 import java.util.function.Function;
 import java.util.concurrent.atomic.LongAdder;
 import net.openhft.chronicle.core.values.LongValue;
+import net.openhft.chronicle.hash.impl.VanillaChronicleHash;
 import net.openhft.chronicle.map.ChronicleMap;
 import net.openhft.chronicle.map.ExternalMapQueryContext;
 import net.openhft.chronicle.map.MapEntry;
@@ -108,11 +109,22 @@ public final class ChronicleCounters implements CounterStore {
         if (parent != null && !Files.isDirectory(parent)) {
             throw new IOException("no directory " + parent);
         }
-        return ChronicleMap.of(CharSequence.class, LongValue.class)
+        ChronicleMap<CharSequence, LongValue> map = ChronicleMap.of(CharSequence.class, LongValue.class)
                 .name("sluice-counters")
                 .entries(maxDomains)
                 .averageKeySize(AVERAGE_KEY_CHARS)
+                // With entry checksums (the default for files), Chronicle Map 2026.1 writes a
+                // replaced LongValue's checksum over the start of the next entry: 3 keys put twice
+                // each left 4 entries and an iteration that throws. The file is a cache of the
+                // current window, never recovered from, so it loses nothing without them.
+                .checksumEntries(false)
                 .createPersistedTo(file.toFile());
+        // An existing file keeps the settings it was made with.
+        if (map instanceof VanillaChronicleHash<?, ?, ?, ?> h && h.checksumEntries) {
+            map.close();
+            throw new IOException("made by an earlier sluice with entry checksums, which corrupt it as it is used");
+        }
+        return map;
     }
 
     private static String reason(Throwable e) {
