@@ -128,6 +128,7 @@ public final class Forwarder {
             Bootstrap b = new Bootstrap().group(loop)
                     .channelFactory(() -> transport.datagram(family))
                     .option(ChannelOption.ALLOCATOR, Transport.ALLOCATOR)
+                    .option(ChannelOption.SO_RCVBUF, Transport.UDP_RCVBUF_BYTES)
                     .option(ChannelOption.RCVBUF_ALLOCATOR, replyBuffer)
                     .handler(new UdpUpstreamLink.Handler(link));
             link.bind((DatagramChannel) b.connect(u.address()).sync().channel());

@@ -47,8 +47,6 @@ public final class Frontend {
      * best at both saturation and moderate load.
      */
     static final int DATAGRAMS_PER_READ = 16;
-    /** Socket receive buffer asked for (the kernel caps it at net.core.rmem_max). */
-    static final int SOCKET_RCVBUF_BYTES = 4 << 20;
     private static final int TCP_BACKLOG = 1024;
     private static final int EPHEMERAL_BIND_ATTEMPTS = 10;
 
@@ -120,7 +118,7 @@ public final class Frontend {
         for (Forwarder f : readers) {
             Bootstrap b = new Bootstrap().group(f.loop())
                     .channelFactory(() -> transport.datagram(Transport.familyOf(address.getAddress())))
-                    .option(ChannelOption.SO_RCVBUF, SOCKET_RCVBUF_BYTES)
+                    .option(ChannelOption.SO_RCVBUF, Transport.UDP_RCVBUF_BYTES)
                     .option(ChannelOption.ALLOCATOR, Transport.ALLOCATOR)
                     .handler(new UdpListener(handlers.get(f.loop())));
             if (transport.reusePort()) {
