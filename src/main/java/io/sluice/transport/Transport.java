@@ -79,9 +79,9 @@ public enum Transport {
 
     /**
      * Receive buffer of every UDP socket, listeners and upstream links alike (the kernel caps it at
-     * net.core.rmem_max). The default (208 KiB here) holds a few hundred datagrams: Redis exact
-     * mode releases the queries of a whole round at once, and the upstream's replies to 6,400
-     * queries in flight overflowed it (516 dropped in 8 s, each a SERVFAIL after the timeout).
+     * net.core.rmem_max). The default (208 KiB here) holds 256 small datagrams: Redis exact mode
+     * releases a whole round of queries at once, through one upstream socket, and the replies to
+     * dnsperf's 400 in flight overflowed it (516 dropped in 8 s, each a SERVFAIL after the timeout).
      */
     public static final int UDP_RCVBUF_BYTES = 4 << 20;
 
