@@ -158,13 +158,19 @@ class ChronicleBackendTest {
     void aFileWithEntryChecksumsIsRefused() throws Exception {
         ChronicleMap.of(CharSequence.class, LongValue.class).name("sluice-counters").entries(100)
                 .averageKeySize(16).createPersistedTo(file.toFile()).close(); // checksums: the default
-        Process p = SluiceProcess.command("--backend", "chronicle", "--state-file", file.toString(), "--limit", "5",
-                "--upstream", upstream.hostPort(), "--listen", "127.0.0.1:0").start();
+        String err = exitsTwoBeforeListening("--backend", "chronicle", "--state-file", file.toString(), "--limit", "5",
+                "--upstream", upstream.hostPort(), "--listen", "127.0.0.1:0");
+        assertTrue(err.contains(file.toString()) && err.contains("checksums"), err);
+    }
+
+    /** Runs sluice with {@code args}, expects exit 2 before it serves; returns what it wrote to stderr. */
+    private static String exitsTwoBeforeListening(String... args) throws Exception {
+        Process p = SluiceProcess.command(args).start();
         try {
             assertTrue(p.waitFor(30, TimeUnit.SECONDS), "exits before it listens");
             String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
             assertEquals(2, p.exitValue(), err);
-            assertTrue(err.contains(file.toString()) && err.contains("checksums"), err);
+            return err;
         } finally {
             p.destroyForcibly();
         }
@@ -179,10 +185,7 @@ class ChronicleBackendTest {
         Files.write(file, junk);
         String[] args = {"--backend", "chronicle", "--state-file", file.toString(), "--limit", "5",
                 "--upstream", upstream.hostPort(), "--listen", "127.0.0.1:0"};
-        Process p = SluiceProcess.command(args).start();
-        assertTrue(p.waitFor(30, TimeUnit.SECONDS));
-        String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertEquals(2, p.exitValue(), err);
+        String err = exitsTwoBeforeListening(args);
         assertTrue(err.contains("state-file") && err.contains(file.toString()) && err.lines().count() == 1, err);
 
         String[] reset = Stream.concat(Stream.of(args).filter(a -> !a.startsWith("127.0.0.1:0") && !a.equals("--listen")),
