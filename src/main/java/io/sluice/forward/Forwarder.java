@@ -66,6 +66,13 @@ public final class Forwarder {
     private final Runnable flushTask = this::flush;
     /** Per upstream, the socket this batch's queries leave on, or -1 until the batch picks one. */
     private final int[] batchSocket;
+    /**
+     * Per upstream, the replies this loop has taken from it. A timeout counts towards marking an
+     * upstream down only if none came since that query left: an upstream that ignores some queries
+     * (junk, a name it cannot resolve in time) while answering others is not down, even when a
+     * tick expires several of those in a row.
+     */
+    private final long[] answersFrom;
 
     /** Connected sockets, by upstream index. */
     private final UdpUpstreamLink[][] udp;
@@ -100,6 +107,7 @@ public final class Forwarder {
         this.tcp = new TcpUpstreamLink[pool.size()];
         this.batchSocket = new int[pool.size()];
         Arrays.fill(batchSocket, -1);
+        this.answersFrom = new long[pool.size()];
         this.replyBuffer = new ReplyReadBuffer(Transport.ALLOCATOR, MAX_UDP_REPLY_BYTES, Transport.READS_PER_WAKEUP);
         this.tcpTemplate = new Bootstrap().group(loop).channelFactory(transport.socket())
                 .option(ChannelOption.ALLOCATOR, Transport.ALLOCATOR);
@@ -189,6 +197,7 @@ public final class Forwarder {
         q.upstream = u;
         q.link = link;
         q.upstreamId = id;
+        q.answersAtSend = answersFrom[i];
         q.query.setShort(q.query.readerIndex() + Wire.ID_OFFSET, id);
         q.deadlineNanos = System.nanoTime() + timeoutNanos;
         q.serial++;
@@ -232,6 +241,7 @@ public final class Forwarder {
             return;
         }
         link.release(id);
+        answersFrom[q.upstream.index()]++;
         q.upstream.recordAnswer();
         reply.setShort(reply.readerIndex() + Wire.ID_OFFSET, q.clientId);
         // A copy: a UDP reply lives in the loop's ReplyReadBuffer, which the next read overwrites.
@@ -286,7 +296,7 @@ public final class Forwarder {
             deadlines.poll();
             q.link.release(q.upstreamId);
             meters.upstreamTimeouts.increment();
-            if (q.upstream.recordTimeout()) {
+            if (answersFrom[q.upstream.index()] == q.answersAtSend && q.upstream.recordTimeout()) {
                 pool.markedDown(q.upstream);
             }
             dispatch(q);

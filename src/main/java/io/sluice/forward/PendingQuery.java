@@ -31,6 +31,8 @@ final class PendingQuery {
     UpstreamLink link;
     int upstreamId;
     long deadlineNanos;
+    /** The loop's count of replies from {@link #upstream} when this attempt left. */
+    long answersAtSend;
 
     PendingQuery(int index, int queryBytes, int replyBytes) {
         this.index = index;

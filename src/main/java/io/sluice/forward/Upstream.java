@@ -8,8 +8,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * One upstream resolver and its health, shared by all event loops.
  *
- * <p>Event loops only count: a timeout adds one, an answer resets to zero. The {@code maxFails}-th
- * timeout in a row marks it down; from then on only {@link UpstreamPool}'s prober marks it up.
+ * <p>Event loops only count: a timeout adds one (unless the loop had an answer from this upstream
+ * after that query left), an answer resets to zero. The {@code maxFails}-th timeout in a row marks
+ * it down; from then on only {@link UpstreamPool}'s prober marks it up.
  */
 public final class Upstream {
     private final int index;

@@ -9,6 +9,10 @@ import io.sluice.testing.RunningSluice;
 import io.sluice.testing.TestUpstream;
 import java.net.DatagramPacket;
 import java.net.DatagramSocket;
+import java.net.StandardProtocolFamily;
+import java.nio.ByteBuffer;
+import java.nio.channels.DatagramChannel;
+import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.xbill.DNS.Message;
@@ -59,6 +63,38 @@ class FailoverTest {
             assertNotNull(m.getOPT(), "an EDNS query gets an OPT back");
             assertEquals(1, a.udpQueries());
             assertEquals(1, b.udpQueries());
+        }
+    }
+
+    /**
+     * An upstream that ignores some queries but answers others is not down, even when the ignored
+     * ones all expire in one tick: they fail over one by one, and later queries still go to it.
+     */
+    @Test
+    void anUpstreamThatIgnoresSomeQueriesButAnswersOthersStaysUp() throws Exception {
+        try (TestUpstream picky = new TestUpstream(); TestUpstream spare = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(picky, spare), "timeout", TIMEOUT_MS + "ms",
+                     "max-fails", "2", "threads", "1");
+             DatagramChannel client = DatagramChannel.open(StandardProtocolFamily.INET)) {
+            picky.ignoreNamesStartingWith("junk");
+            client.connect(s.address());
+            int ignored = 5;
+            for (int i = 0; i < ignored; i++) {
+                client.write(ByteBuffer.wrap(Dns.query(i, "junk" + i + ".example.", Type.A)));
+            }
+            assertNotNull(Dns.udp(s.address(), Dns.query(100, "answered.example.", Type.A)));
+            client.socket().setSoTimeout((int) (TIMEOUT_MS + MARGIN_MS));
+            byte[] buf = new byte[512];
+            for (int i = 0; i < ignored; i++) {
+                DatagramPacket p = new DatagramPacket(buf, buf.length);
+                client.socket().receive(p);
+                assertEquals(Rcode.NOERROR, Dns.rcode(Arrays.copyOf(buf, p.getLength())), "answered by the spare");
+            }
+            assertEquals(ignored, spare.udpQueries());
+            for (int i = 0; i < 10; i++) {
+                assertNotNull(Dns.udp(s.address(), Dns.query(200 + i, "later" + i + ".example.", Type.A)));
+            }
+            assertEquals(ignored, spare.udpQueries(), "the picky upstream was not marked down");
         }
     }
 

@@ -11,6 +11,7 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketAddress;
 import java.net.SocketException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -62,6 +63,7 @@ public final class TestUpstream implements AutoCloseable {
     private volatile int holdUntil;
     private volatile boolean closeTcpAfterAnswer;
     private volatile long delayMillis;
+    private volatile String ignoredPrefix;
     private volatile boolean closed;
 
     public TestUpstream() throws IOException {
@@ -99,6 +101,20 @@ public final class TestUpstream implements AutoCloseable {
     }
 
     /** Waits this long before each UDP answer (answers are then sent one after another). */
+    /** UDP queries whose name starts with {@code label} (say "junk") get no answer; null: none. */
+    public void ignoreNamesStartingWith(String label) {
+        ignoredPrefix = label;
+    }
+
+    private boolean ignored(byte[] query) {
+        String prefix = ignoredPrefix;
+        if (prefix == null || query.length < 13 + prefix.length()) {
+            return false;
+        }
+        // the first label's bytes follow the 12-byte header and its length octet
+        return new String(query, 13, prefix.length(), StandardCharsets.US_ASCII).equals(prefix);
+    }
+
     public void delayMillis(long ms) {
         delayMillis = ms;
     }
@@ -162,7 +178,7 @@ public final class TestUpstream implements AutoCloseable {
             senderPorts.add(p.getPort());
             lastQuery.set(query);
             udpQueries.incrementAndGet();
-            if (mode.get() == Mode.SILENT) {
+            if (mode.get() == Mode.SILENT || ignored(query)) {
                 continue;
             }
             try {
