@@ -100,7 +100,6 @@ public final class TestUpstream implements AutoCloseable {
         mode.set(m);
     }
 
-    /** Waits this long before each UDP answer (answers are then sent one after another). */
     /** UDP queries whose name starts with {@code label} (say "junk") get no answer; null: none. */
     public void ignoreNamesStartingWith(String label) {
         ignoredPrefix = label;
@@ -115,6 +114,7 @@ public final class TestUpstream implements AutoCloseable {
         return new String(query, 13, prefix.length(), StandardCharsets.US_ASCII).equals(prefix);
     }
 
+    /** Waits this long before each UDP answer (answers are then sent one after another). */
     public void delayMillis(long ms) {
         delayMillis = ms;
     }
