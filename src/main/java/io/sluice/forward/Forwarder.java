@@ -250,6 +250,22 @@ public final class Forwarder {
         releaseSlot(q);
     }
 
+    /**
+     * The upstream of {@code link} answered one of its datagrams with ICMP port unreachable: nothing
+     * listens there, so every query waiting on the link moves on now rather than at its timeout.
+     */
+    void refused(UdpUpstreamLink link) {
+        link.forEachWaiting(id -> {
+            PendingQuery q = link.waiting(id);
+            link.release(id);
+            q.serial++; // its deadline entry is void; dispatch makes a new one
+            if (q.upstream.recordFailure()) {
+                pool.markedDown(q.upstream);
+            }
+            dispatch(q);
+        });
+    }
+
     /** Writes a query that waited for its TCP connection to come up. */
     void writeWaiting(TcpUpstreamLink link, int id) {
         link.send(link.waiting(id));
@@ -296,7 +312,7 @@ public final class Forwarder {
             deadlines.poll();
             q.link.release(q.upstreamId);
             meters.upstreamTimeouts.increment();
-            if (answersFrom[q.upstream.index()] == q.answersAtSend && q.upstream.recordTimeout()) {
+            if (answersFrom[q.upstream.index()] == q.answersAtSend && q.upstream.recordFailure()) {
                 pool.markedDown(q.upstream);
             }
             dispatch(q);

@@ -4,6 +4,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.socket.DatagramChannel;
 import io.netty.channel.socket.DatagramPacket;
+import java.net.PortUnreachableException;
 
 /**
  * One UDP socket connected to one upstream, from its own kernel-chosen source port. Replies are
@@ -54,6 +55,9 @@ final class UdpUpstreamLink extends UpstreamLink {
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
             forwarder.meters().ioErrors.increment();
+            if (cause instanceof PortUnreachableException) { // the kernel's report of an ICMP error
+                forwarder.refused(link);
+            }
         }
     }
 }

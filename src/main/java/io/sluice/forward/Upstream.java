@@ -8,8 +8,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * One upstream resolver and its health, shared by all event loops.
  *
- * <p>Event loops only count: a timeout adds one (unless the loop had an answer from this upstream
- * after that query left), an answer resets to zero. The {@code maxFails}-th timeout in a row marks
+ * <p>Event loops only count: a failed attempt adds one (a timeout unless the loop had an answer
+ * from this upstream after that query left, or an ICMP port unreachable), an answer resets to zero. The {@code maxFails}-th timeout in a row marks
  * it down; from then on only {@link UpstreamPool}'s prober marks it up.
  */
 public final class Upstream {
@@ -44,8 +44,8 @@ public final class Upstream {
         }
     }
 
-    /** Counts a timeout; true when this one marked the upstream down. */
-    boolean recordTimeout() {
+    /** Counts a failed attempt; true when this one marked the upstream down. */
+    boolean recordFailure() {
         return consecutiveFailures.incrementAndGet() >= maxFails && down.compareAndSet(false, true);
     }
 

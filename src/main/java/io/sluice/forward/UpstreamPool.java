@@ -69,7 +69,7 @@ public final class UpstreamPool implements AutoCloseable {
     /** Called by the event loop whose timeout marked {@code u} down; returns at once. */
     void markedDown(Upstream u) {
         prober.execute(() -> {
-            log.warn("upstream {} is down after consecutive timeouts; probing it every {} ms",
+            log.warn("upstream {} is down after consecutive failures (timeouts, port unreachable); probing it every {} ms",
                     u, probeInterval.toMillis());
             scheduleProbe(u);
         });

@@ -4,11 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.limit.Clock;
 import io.sluice.testing.Dns;
 import io.sluice.testing.RunningSluice;
 import io.sluice.testing.TestUpstream;
 import java.net.DatagramPacket;
 import java.net.DatagramSocket;
+import java.net.InetAddress;
 import java.net.StandardProtocolFamily;
 import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
@@ -63,6 +65,30 @@ class FailoverTest {
             assertNotNull(m.getOPT(), "an EDNS query gets an OPT back");
             assertEquals(1, a.udpQueries());
             assertEquals(1, b.udpQueries());
+        }
+    }
+
+    /**
+     * Nothing listening on an upstream's port: the kernel's ICMP port unreachable moves the query
+     * on at once, to the next upstream or to SERVFAIL, instead of at the timeout.
+     */
+    @Test
+    void anUpstreamWithNothingListeningIsLeftAtOnce() throws Exception {
+        String closed;
+        try (DatagramSocket d = new DatagramSocket(0, InetAddress.getLoopbackAddress())) {
+            closed = "127.0.0.1:" + d.getLocalPort();
+        }
+        try (TestUpstream good = new TestUpstream();
+             RunningSluice both = RunningSluice.start(List.of(good), Clock.system(),
+                     b -> b.set("upstreams", List.of(closed, good.hostPort())), "timeout", "2s");
+             RunningSluice alone = RunningSluice.start(List.of(good), Clock.system(),
+                     b -> b.set("upstreams", List.of(closed)), "timeout", "2s")) {
+            long start = System.nanoTime();
+            assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(both.address(), Dns.query(1, "moved.example.", Type.A))));
+            assertEquals(Rcode.SERVFAIL, Dns.rcode(Dns.udp(alone.address(), Dns.query(2, "none.example.", Type.A))));
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(ms < 1000, "both answered after " + ms + " ms, against a 2 s timeout");
+            assertEquals(1, good.udpQueries());
         }
     }
 
