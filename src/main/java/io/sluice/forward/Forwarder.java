@@ -256,13 +256,8 @@ public final class Forwarder {
      */
     void refused(UdpUpstreamLink link) {
         link.forEachWaiting(id -> {
-            PendingQuery q = link.waiting(id);
-            link.release(id);
-            q.serial++; // its deadline entry is void; dispatch makes a new one
-            if (q.upstream.recordFailure()) {
-                pool.markedDown(q.upstream);
-            }
-            dispatch(q);
+            countFailure(link.waiting(id).upstream);
+            linkLost(link, id, false);
         });
     }
 
@@ -272,10 +267,11 @@ public final class Forwarder {
     }
 
     /**
-     * The TCP connection a query was on has closed. A connection that had answered before was
-     * most likely closed by the upstream for idleness: retry once on a new one. Otherwise move on.
+     * The link a query was on has failed: a TCP connection closed, or a UDP socket was told
+     * nothing listens. A connection that had answered before was most likely closed by the
+     * upstream for idleness: retry once on a new one. Otherwise move on.
      */
-    void linkLost(TcpUpstreamLink link, int id, boolean wasHealthy) {
+    void linkLost(UpstreamLink link, int id, boolean wasHealthy) {
         PendingQuery q = link.waiting(id);
         link.release(id);
         q.serial++; // its deadline entry is void; dispatch makes a new one
@@ -312,10 +308,16 @@ public final class Forwarder {
             deadlines.poll();
             q.link.release(q.upstreamId);
             meters.upstreamTimeouts.increment();
-            if (answersFrom[q.upstream.index()] == q.answersAtSend && q.upstream.recordFailure()) {
-                pool.markedDown(q.upstream);
+            if (answersFrom[q.upstream.index()] == q.answersAtSend) {
+                countFailure(q.upstream);
             }
             dispatch(q);
+        }
+    }
+
+    private void countFailure(Upstream u) {
+        if (u.recordFailure()) {
+            pool.markedDown(u);
         }
     }
 

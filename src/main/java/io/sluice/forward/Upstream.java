@@ -9,8 +9,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * One upstream resolver and its health, shared by all event loops.
  *
  * <p>Event loops only count: a failed attempt adds one (a timeout unless the loop had an answer
- * from this upstream after that query left, or an ICMP port unreachable), an answer resets to zero. The {@code maxFails}-th timeout in a row marks
- * it down; from then on only {@link UpstreamPool}'s prober marks it up.
+ * from this upstream after that query left, or an ICMP port unreachable), an answer resets to
+ * zero. The {@code maxFails}-th failure in a row marks it down; from then on only
+ * {@link UpstreamPool}'s prober marks it up.
  */
 public final class Upstream {
     private final int index;
