@@ -5,6 +5,8 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
+import io.netty.channel.FixedRecvByteBufAllocator;
+import io.netty.channel.RecvByteBufAllocator;
 import io.netty.channel.socket.DatagramChannel;
 import io.netty.channel.socket.DatagramPacket;
 import io.netty.channel.socket.SocketProtocolFamily;
@@ -83,7 +85,8 @@ public final class Forwarder {
     private final Runnable tickTask = this::tick;
     private ScheduledFuture<?> nextTick;
     private boolean closed;
-    private final ReplyReadBuffer replyBuffer;
+    /** Where upstream replies are read: one reused {@link ReplyReadBuffer} when the transport allows. */
+    private final RecvByteBufAllocator replyReads;
 
     public Forwarder(EventLoop loop, UpstreamPool pool, Meters meters, Transport transport,
                      long timeoutNanos, int maxInflight, int upstreamSockets) {
@@ -108,7 +111,9 @@ public final class Forwarder {
         this.batchSocket = new int[pool.size()];
         Arrays.fill(batchSocket, -1);
         this.answersFrom = new long[pool.size()];
-        this.replyBuffer = new ReplyReadBuffer(Transport.ALLOCATOR, MAX_UDP_REPLY_BYTES, Transport.READS_PER_WAKEUP);
+        this.replyReads = transport.firesEachReadBeforeTheNext()
+                ? new ReplyReadBuffer(Transport.ALLOCATOR, MAX_UDP_REPLY_BYTES, Transport.READS_PER_WAKEUP)
+                : new FixedRecvByteBufAllocator(MAX_UDP_REPLY_BYTES).maxMessagesPerRead(Transport.READS_PER_WAKEUP);
         this.tcpTemplate = new Bootstrap().group(loop).channelFactory(transport.socket())
                 .option(ChannelOption.ALLOCATOR, Transport.ALLOCATOR);
     }
@@ -137,7 +142,7 @@ public final class Forwarder {
                     .channelFactory(() -> transport.datagram(family))
                     .option(ChannelOption.ALLOCATOR, Transport.ALLOCATOR)
                     .option(ChannelOption.SO_RCVBUF, Transport.UDP_RCVBUF_BYTES)
-                    .option(ChannelOption.RCVBUF_ALLOCATOR, replyBuffer)
+                    .option(ChannelOption.RCVBUF_ALLOCATOR, replyReads)
                     .handler(new UdpUpstreamLink.Handler(link));
             link.bind((DatagramChannel) b.connect(u.address()).sync().channel());
             links[i] = link;
@@ -404,7 +409,9 @@ public final class Forwarder {
                 l.close();
             }
         }
-        replyBuffer.release(); // the sockets closed above were its only readers
+        if (replyReads instanceof ReplyReadBuffer shared) {
+            shared.release(); // the sockets closed above were its only readers
+        }
         for (PendingQuery q : slots) {
             q.queryCopy.release();
             q.replyCopy.release();

@@ -12,7 +12,8 @@ import io.netty.channel.DefaultMaxMessagesRecvByteBufAllocator;
  *
  * <p>Invariant: a reply read into this buffer is dead once its {@code channelRead} returns; the
  * next read overwrites it. Nothing may keep a reference to it, only a copy. All the sockets that
- * share it belong to one loop, so reads never overlap.
+ * share it belong to one loop, so reads never overlap; and only a transport that hands each read
+ * to the pipeline before the next may use it ({@link io.sluice.transport.Transport#firesEachReadBeforeTheNext}).
  */
 final class ReplyReadBuffer extends DefaultMaxMessagesRecvByteBufAllocator {
     private final ByteBuf buffer;

@@ -108,6 +108,15 @@ public enum Transport {
         return this == EPOLL;
     }
 
+    /**
+     * Whether a datagram channel hands each read to its pipeline before it reads the next, so that
+     * every read may go into one reused buffer. Epoll does; NIO reads a whole batch into a list
+     * first, and a reused buffer would be overwritten under the replies still waiting in it.
+     */
+    public boolean firesEachReadBeforeTheNext() {
+        return this == EPOLL;
+    }
+
     public EventLoopGroup newGroup(int threads, String name) {
         return new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory(name, true), ioHandler());
     }

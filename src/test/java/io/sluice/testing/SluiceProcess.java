@@ -23,7 +23,13 @@ public record SluiceProcess(Process process, InetSocketAddress at, Path log) imp
 
     /** The java command for {@code Main} with {@code args}. */
     public static ProcessBuilder command(String... args) {
+        return command(List.of(), args);
+    }
+
+    /** The java command for {@code Main} with {@code args}, the JVM also given {@code jvmFlags}. */
+    public static ProcessBuilder command(List<String> jvmFlags, String... args) {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        cmd.addAll(jvmFlags);
         // Surefire's argLine: the module flags Chronicle Map needs, as the jar manifest gives them.
         for (String a : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
             if (a.startsWith("--add-") || a.startsWith("-Dchronicle")) {
@@ -41,11 +47,16 @@ public record SluiceProcess(Process process, InetSocketAddress at, Path log) imp
      * connection's source port, from the same range): then it starts again on another.
      */
     public static SluiceProcess serve(Path log, String... args) throws IOException {
+        return serve(log, List.of(), args);
+    }
+
+    /** {@link #serve(Path, String...)}, the JVM also given {@code jvmFlags}. */
+    public static SluiceProcess serve(Path log, List<String> jvmFlags, String... args) throws IOException {
         for (int attempt = 0; ; attempt++) {
             int port = freeUdpAndTcpPort();
             List<String> all = new ArrayList<>(List.of("--listen", "127.0.0.1:" + port));
             all.addAll(List.of(args));
-            Process p = command(all.toArray(new String[0])).redirectError(log.toFile()).start();
+            Process p = command(jvmFlags, all.toArray(new String[0])).redirectError(log.toFile()).start();
             InetSocketAddress at = new InetSocketAddress(InetAddress.getLoopbackAddress(), port);
             byte[] reply = null;
             for (int i = 0; i < 150 && reply == null && p.isAlive(); i++) {
