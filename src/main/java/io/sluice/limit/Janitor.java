@@ -33,7 +33,7 @@ public final class Janitor implements AutoCloseable {
 
     public void start(Duration interval) {
         thread.scheduleWithFixedDelay(this::sweep, interval.toMillis(), interval.toMillis(), TimeUnit.MILLISECONDS);
-        thread.scheduleWithFixedDelay(() -> limiter.refusals().drain(log, refusalVerb),
+        thread.scheduleWithFixedDelay(() -> limiter.refusals().drain(refusalVerb),
                 LOG_INTERVAL_MILLIS, LOG_INTERVAL_MILLIS, TimeUnit.MILLISECONDS);
     }
 

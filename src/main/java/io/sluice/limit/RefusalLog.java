@@ -4,6 +4,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Which domains went over their budget, for the log: at most one entry per domain per window is
@@ -11,6 +12,7 @@ import org.slf4j.Logger;
  * number of lines per second with a count of the rest. Nothing is logged on an event loop.
  */
 final class RefusalLog {
+    private static final Logger log = LoggerFactory.getLogger(RefusalLog.class);
     private static final int MAX_QUEUED = 10_000;
     private static final int MAX_LINES_PER_DRAIN = 20;
 
@@ -32,7 +34,7 @@ final class RefusalLog {
         queue.offer(c);
     }
 
-    void drain(Logger log, String verb) {
+    void drain(String verb) {
         int lines = 0;
         Counter c;
         while ((c = queue.poll()) != null) {

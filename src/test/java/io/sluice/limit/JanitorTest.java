@@ -23,17 +23,17 @@ class JanitorTest {
     private static final RegistrableDomains PSL = RegistrableDomains.fromGuava();
     private final ManualClock clock = new ManualClock();
     private final ListAppender<ILoggingEvent> logged = new ListAppender<>();
-    private final Logger janitorLog = (Logger) LoggerFactory.getLogger(Janitor.class);
+    private final Logger limitLog = (Logger) LoggerFactory.getLogger("io.sluice.limit"); // Janitor, RefusalLog
 
     @BeforeEach
     void capture() {
         logged.start();
-        janitorLog.addAppender(logged);
+        limitLog.addAppender(logged);
     }
 
     @AfterEach
     void release() {
-        janitorLog.detachAppender(logged);
+        limitLog.detachAppender(logged);
     }
 
     private List<String> lines(Predicate<String> which) {
