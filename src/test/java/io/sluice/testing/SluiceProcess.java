@@ -65,8 +65,11 @@ public record SluiceProcess(Process process, InetSocketAddress at, Path log) imp
             if (reply == null && !p.isAlive() && Files.readString(log).contains("cannot listen") && attempt < 5) {
                 continue;
             }
+            if (reply == null || Dns.rcode(reply) != Rcode.NOERROR) {
+                p.destroyForcibly(); // a failed start must not leave a server behind the test
+            }
             assertNotNull(reply, "serving over UDP: " + Files.readString(log));
-            assertEquals(Rcode.NOERROR, Dns.rcode(reply));
+            assertEquals(Rcode.NOERROR, Dns.rcode(reply), Files.readString(log));
             return new SluiceProcess(p, at, log);
         }
     }
