@@ -249,7 +249,7 @@ public final class Forwarder {
         answersFrom[q.upstream.index()]++;
         q.upstream.recordAnswer();
         reply.setShort(reply.readerIndex() + Wire.ID_OFFSET, q.clientId);
-        // A copy: a UDP reply lives in the loop's ReplyReadBuffer, which the next read overwrites.
+        // A copy: on epoll a UDP reply lives in the loop's ReplyReadBuffer, which the next read overwrites.
         answer(q.client, q.clientAddress, q.replyCopy.copyOf(q.client.alloc(), reply));
         meters.answered.increment();
         releaseSlot(q);
