@@ -1,5 +1,6 @@
 package io.sluice;
 
+import static io.sluice.testing.SluiceProcess.runToExit;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -7,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.testing.Dns;
 import io.sluice.testing.SluiceProcess;
+import io.sluice.testing.SluiceProcess.Exit;
 import io.sluice.testing.TestUpstream;
 import java.io.IOException;
 import java.net.DatagramPacket;
@@ -14,7 +16,6 @@ import java.net.DatagramSocket;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -32,79 +33,79 @@ class CommandLineTest {
 
     @Test
     void helpAndVersionExitZero() throws Exception {
-        Run help = run("--help");
-        assertEquals(0, help.code);
-        assertTrue(help.out.contains("--upstream") && help.out.contains("--timeout")
-                && help.out.contains("--backend") && help.out.contains("--state-file"), help.out);
-        Run version = run("--version");
-        assertEquals(0, version.code);
-        assertTrue(version.out.startsWith("sluice "), version.out);
+        Exit help = runToExit("--help");
+        assertEquals(0, help.code());
+        assertTrue(help.out().contains("--upstream") && help.out().contains("--timeout")
+                && help.out().contains("--backend") && help.out().contains("--state-file"), help.out());
+        Exit version = runToExit("--version");
+        assertEquals(0, version.code());
+        assertTrue(version.out().startsWith("sluice "), version.out());
     }
 
     @Test
     void badFlagsExitTwoWithOneLineNamingTheFlag() throws Exception {
-        assertUsage(run("--bogus"), "--bogus");
-        assertUsage(run("--timeout", "5x"), "--timeout");
-        assertUsage(run("--threads", "zero"), "--threads");
-        assertUsage(run("--listen", "localhost"), "--listen");
-        assertUsage(run("--upstream", "1.2.3.4:99999"), "--upstream");
-        assertUsage(run("--limit", "-5"), "--limit");
-        assertUsage(run("--window", "1d"), "--window");
-        assertUsage(run("--algorithm", "leaky-bucket"), "--algorithm");
-        assertUsage(run("--action", "reject"), "--action");
-        assertUsage(run("--burst", "-1"), "--burst");
-        assertUsage(run("--max-domains", "none"), "--max-domains");
-        assertUsage(run("--public-suffix-list", "/no/such/list.dat"), "--public-suffix-list");
-        assertUsage(run("--backend", "postgres"), "--backend");
-        assertUsage(run("--redis", "localhost:6379"), "--redis");
-        assertUsage(run("--redis-cluster", "a:b:c"), "--redis-cluster");
-        assertUsage(run("--redis-mode", "eventual"), "--redis-mode");
-        assertUsage(run("--redis-timeout", "soon"), "--redis-timeout");
-        assertUsage(run("--redis-failure", "panic"), "--redis-failure");
-        assertUsage(run("--sync-interval", "0ms"), "--sync-interval");
+        assertUsage(runToExit("--bogus"), "--bogus");
+        assertUsage(runToExit("--timeout", "5x"), "--timeout");
+        assertUsage(runToExit("--threads", "zero"), "--threads");
+        assertUsage(runToExit("--listen", "localhost"), "--listen");
+        assertUsage(runToExit("--upstream", "1.2.3.4:99999"), "--upstream");
+        assertUsage(runToExit("--limit", "-5"), "--limit");
+        assertUsage(runToExit("--window", "1d"), "--window");
+        assertUsage(runToExit("--algorithm", "leaky-bucket"), "--algorithm");
+        assertUsage(runToExit("--action", "reject"), "--action");
+        assertUsage(runToExit("--burst", "-1"), "--burst");
+        assertUsage(runToExit("--max-domains", "none"), "--max-domains");
+        assertUsage(runToExit("--public-suffix-list", "/no/such/list.dat"), "--public-suffix-list");
+        assertUsage(runToExit("--backend", "postgres"), "--backend");
+        assertUsage(runToExit("--redis", "localhost:6379"), "--redis");
+        assertUsage(runToExit("--redis-cluster", "a:b:c"), "--redis-cluster");
+        assertUsage(runToExit("--redis-mode", "eventual"), "--redis-mode");
+        assertUsage(runToExit("--redis-timeout", "soon"), "--redis-timeout");
+        assertUsage(runToExit("--redis-failure", "panic"), "--redis-failure");
+        assertUsage(runToExit("--sync-interval", "0ms"), "--sync-interval");
     }
 
     @Test
     void anOverrideThatIsNotARegistrableDomainExitsTwo() throws Exception {
         Path f = dir.resolve("limits.yml");
         Files.writeString(f, "upstreams: [127.0.0.1:53]\nlimits:\n  domains:\n    www.example.com: { queries: 5 }\n");
-        Run r = run("--config", f.toString(), "--listen", "127.0.0.1:0");
+        Exit r = runToExit("--config", f.toString(), "--listen", "127.0.0.1:0");
         assertUsage(r, "www.example.com");
-        assertTrue(r.err.contains("example.com"), r.err);
+        assertTrue(r.err().contains("example.com"), r.err());
     }
 
     @Test
     void badConfigFileExitsTwoNamingKeyAndLine() throws Exception {
         Path f = dir.resolve("bad.yml");
         Files.writeString(f, "listen: 127.0.0.1:0\n# a comment\ntimeout: forever\n");
-        Run r = run("--config", f.toString());
+        Exit r = runToExit("--config", f.toString());
         assertUsage(r, "timeout");
-        assertTrue(r.err.contains("line 3"), r.err);
+        assertTrue(r.err().contains("line 3"), r.err());
 
         Files.writeString(f, "upstreams: [127.0.0.1:53]\nlisen: 127.0.0.1:53\n");
-        r = run("--config", f.toString());
+        r = runToExit("--config", f.toString());
         assertUsage(r, "lisen");
-        assertTrue(r.err.contains("line 2") && r.err.contains("unknown setting"), r.err);
+        assertTrue(r.err().contains("line 2") && r.err().contains("unknown setting"), r.err());
 
         Files.writeString(f, "timeout: [1s\n");
-        assertUsage(run("--config", f.toString()), "YAML");
+        assertUsage(runToExit("--config", f.toString()), "YAML");
 
-        assertUsage(run("--config", dir.resolve("missing.yml").toString()), "missing.yml");
+        assertUsage(runToExit("--config", dir.resolve("missing.yml").toString()), "missing.yml");
     }
 
     @Test
     void aTakenPortExitsOne() throws Exception {
         try (DatagramSocket taken = new DatagramSocket(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
-            Run r = run("--listen", "127.0.0.1:" + taken.getLocalPort(), "--upstream", "127.0.0.1:53");
-            assertEquals(1, r.code, r.err);
-            assertTrue(r.err.contains("127.0.0.1:" + taken.getLocalPort()) && r.err.contains("in use"), r.err);
+            Exit r = runToExit("--listen", "127.0.0.1:" + taken.getLocalPort(), "--upstream", "127.0.0.1:53");
+            assertEquals(1, r.code(), r.err());
+            assertTrue(r.err().contains("127.0.0.1:" + taken.getLocalPort()) && r.err().contains("in use"), r.err());
         }
         try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            Run r = run("--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:53",
+            Exit r = runToExit("--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:53",
                     "--metrics", "127.0.0.1:" + taken.getLocalPort());
-            assertEquals(1, r.code, r.err);
-            assertTrue(r.err.contains("metrics") && r.err.contains(String.valueOf(taken.getLocalPort())), r.err);
-            assertEquals(1, r.err.strip().split("\n").length, "one line: " + r.err);
+            assertEquals(1, r.code(), r.err());
+            assertTrue(r.err().contains("metrics") && r.err().contains(String.valueOf(taken.getLocalPort())), r.err());
+            assertEquals(1, r.err().strip().split("\n").length, "one line: " + r.err());
         }
     }
 
@@ -156,20 +157,11 @@ class CommandLineTest {
         return SluiceProcess.serve(dir.resolve(logName), args);
     }
 
-    private static void assertUsage(Run r, String names) {
-        assertEquals(2, r.code, r.err);
-        String[] lines = r.err.strip().split("\n");
-        assertEquals(1, lines.length, "one line: " + r.err);
-        assertTrue(lines[0].startsWith("sluice: ") && lines[0].contains(names), r.err);
+    private static void assertUsage(Exit r, String names) {
+        assertEquals(2, r.code(), r.err());
+        String[] lines = r.err().strip().split("\n");
+        assertEquals(1, lines.length, "one line: " + r.err());
+        assertTrue(lines[0].startsWith("sluice: ") && lines[0].contains(names), r.err());
     }
 
-    record Run(int code, String out, String err) {
-    }
-
-    private static Run run(String... args) throws IOException, InterruptedException {
-        Process p = SluiceProcess.command(args).start();
-        assertTrue(p.waitFor(30, TimeUnit.SECONDS), "exits by itself");
-        return new Run(p.exitValue(), new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8),
-                new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8));
-    }
 }

@@ -10,7 +10,6 @@ import io.sluice.testing.RunningSluice;
 import io.sluice.testing.SluiceProcess;
 import io.sluice.testing.TestUpstream;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -165,15 +164,9 @@ class ChronicleBackendTest {
 
     /** Runs sluice with {@code args}, expects exit 2 before it serves; returns what it wrote to stderr. */
     private static String exitsTwoBeforeListening(String... args) throws Exception {
-        Process p = SluiceProcess.command(args).start();
-        try {
-            assertTrue(p.waitFor(30, TimeUnit.SECONDS), "exits before it listens");
-            String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
-            assertEquals(2, p.exitValue(), err);
-            return err;
-        } finally {
-            p.destroyForcibly();
-        }
+        SluiceProcess.Exit r = SluiceProcess.runToExit(args);
+        assertEquals(2, r.code(), r.err());
+        return r.err();
     }
 
     @Test

@@ -2,6 +2,7 @@ package io.sluice.testing;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.Main;
 import java.io.IOException;
@@ -10,6 +11,7 @@ import java.net.DatagramSocket;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -39,6 +41,22 @@ public record SluiceProcess(Process process, InetSocketAddress at, Path log) imp
         cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName()));
         cmd.addAll(List.of(args));
         return new ProcessBuilder(cmd);
+    }
+
+    /** How a run of sluice that ended by itself ended. */
+    public record Exit(int code, String out, String err) {
+    }
+
+    /** Runs sluice with {@code args} and waits (up to 30 s) for it to exit by itself. */
+    public static Exit runToExit(String... args) throws IOException, InterruptedException {
+        Process p = command(args).start();
+        try {
+            assertTrue(p.waitFor(30, TimeUnit.SECONDS), "exits by itself");
+            return new Exit(p.exitValue(), new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8),
+                    new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8));
+        } finally {
+            p.destroyForcibly();
+        }
     }
 
     /**
