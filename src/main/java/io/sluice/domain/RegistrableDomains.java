@@ -65,15 +65,12 @@ public final class RegistrableDomains {
     }
 
     /**
-     * Puts the registrable domain of the uncompressed, well-formed wire name at {@code offset} of
-     * {@code buf} into {@code out}.
+     * Puts the registrable domain of the uncompressed, well-formed wire name {@code buf[from, to)}
+     * ({@code to} just past its root label, as the query's parse found it) into {@code out}.
      */
-    public void reduce(ByteBuf buf, int offset, DomainProbe out) {
-        int length = 0;
-        while (buf.getUnsignedByte(offset + length) != 0) {
-            length += buf.getUnsignedByte(offset + length) + 1;
-        }
-        buf.getBytes(offset, out.bytes, 0, length);
+    public void reduce(ByteBuf buf, int from, int to, DomainProbe out) {
+        int length = to - from - 1; // the root label is implied
+        buf.getBytes(from, out.bytes, 0, length);
         reduceInPlace(out, length);
     }
 

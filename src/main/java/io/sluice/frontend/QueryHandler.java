@@ -81,7 +81,7 @@ final class QueryHandler implements ExactDecisions.Verdicts {
      * answered (or dropped), or parked until Redis decides.
      */
     private boolean overLimit(ByteBuf message, Channel client, InetSocketAddress clientAddress) {
-        limits.domains().reduce(message, view.nameStart(), domain);
+        limits.domains().reduce(message, view.nameStart(), view.nameEnd(), domain);
         Counter c = limits.limiter().counterFor(domain);
         if (c == null) {
             return false;

@@ -92,6 +92,11 @@ public final class QueryView {
         return base + Wire.HEADER_BYTES;
     }
 
+    /** Index just past the question name's root label, valid after {@link Check#QUERY}. */
+    public int nameEnd() {
+        return questionEnd - 4;
+    }
+
     /** Index just past QCLASS, or -1 if the question was not read. */
     public int questionEnd() {
         return questionEnd;

@@ -138,7 +138,7 @@ public class DecisionBenchmark {
     @Benchmark
     public Counter decide(Table t, Queries q) {
         q.nextName();
-        t.psl.reduce(q.packet, 0, q.probe);
+        t.psl.reduce(q.packet, 0, q.packet.writerIndex(), q.probe);
         return t.limiter.refusedBy(q.probe);
     }
 

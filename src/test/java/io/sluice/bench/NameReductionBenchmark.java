@@ -44,7 +44,7 @@ public class NameReductionBenchmark {
     @Benchmark
     public int sluiceWire() {
         ByteBuf b = wire[i++ & (wire.length - 1)];
-        psl.reduce(b, 0, probe);
+        psl.reduce(b, 0, b.writerIndex(), probe);
         return probe.hashCode();
     }
 

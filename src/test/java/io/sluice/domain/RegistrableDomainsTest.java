@@ -103,7 +103,7 @@ class RegistrableDomainsTest {
         ByteBuf buf = Unpooled.wrappedBuffer(new byte[] {9, 9, 3, 'W', 'w', 'W', 7, 'E', 'x', 'a', 'm', 'p', 'l', 'e',
             2, 'C', 'o', 2, 'u', 'K', 0, 7, 7});
         DomainProbe probe = new DomainProbe();
-        PSL.reduce(buf, 2, probe);
+        PSL.reduce(buf, 2, 21, probe);
         assertEquals("example.co.uk", probe.toString());
         assertEquals(DomainKey.of("Example.co.UK."), probe.toKey());
         assertTrue(probe.equals(DomainKey.of("example.co.uk")));
