@@ -105,13 +105,15 @@ public final class BareRelay {
         SelectionKey fromClients = ch[0].register(selector, SelectionKey.OP_READ);
         SelectionKey fromUpstream = ch[1].register(selector, SelectionKey.OP_READ);
         ByteBuffer buf = ByteBuffer.allocateDirect(65535);
+        Step queries = b -> query(ch, b);
+        Step replies = b -> reply(ch, b);
         while (true) {
             selector.select();
             if (fromClients.isReadable()) {
-                drainQueries(ch, buf);
+                drain(buf, queries);
             }
             if (fromUpstream.isReadable()) {
-                drainReplies(ch, buf);
+                drain(buf, replies);
             }
             selector.selectedKeys().clear();
         }
@@ -140,15 +142,10 @@ public final class BareRelay {
         }
     }
 
-    private void drainQueries(DatagramChannel[] ch, ByteBuffer buf) throws IOException {
-        for (int i = 0; i < READS_PER_WAKEUP && query(ch, buf); i++) {
-            // each call forwarded one query
-        }
-    }
-
-    private void drainReplies(DatagramChannel[] ch, ByteBuffer buf) throws IOException {
-        for (int i = 0; i < READS_PER_WAKEUP && reply(ch, buf); i++) {
-            // each call answered one client
+    /** Runs {@code step} until it finds nothing waiting, at most {@link #READS_PER_WAKEUP} times. */
+    private static void drain(ByteBuffer buf, Step step) throws IOException {
+        for (int i = 0; i < READS_PER_WAKEUP && step.run(buf); i++) {
+            // each run relayed one datagram
         }
     }
 
@@ -191,8 +188,8 @@ public final class BareRelay {
         ch[1].configureBlocking(false);
         IoEventLoop loop = (IoEventLoop) new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory()).next();
         ByteBuffer buf = ByteBuffer.allocateDirect(65535);
-        register(loop, ch[0], () -> drainQueries(ch, buf));
-        register(loop, ch[1], () -> drainReplies(ch, buf));
+        register(loop, ch[0], () -> drain(buf, b -> query(ch, b)));
+        register(loop, ch[1], () -> drain(buf, b -> reply(ch, b)));
         loop.terminationFuture().sync();
     }
 
