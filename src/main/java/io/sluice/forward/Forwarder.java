@@ -12,6 +12,7 @@ import io.netty.channel.socket.DatagramPacket;
 import io.netty.channel.socket.SocketProtocolFamily;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.sluice.metrics.Meters;
+import io.sluice.transport.ReusedReadBuffer;
 import io.sluice.transport.Transport;
 import io.sluice.wire.Answers;
 import io.sluice.wire.QueryView;
@@ -85,7 +86,7 @@ public final class Forwarder {
     private final Runnable tickTask = this::tick;
     private ScheduledFuture<?> nextTick;
     private boolean closed;
-    /** Where upstream replies are read: one reused {@link ReplyReadBuffer} when the transport allows. */
+    /** Where upstream replies are read: one reused {@link ReusedReadBuffer} when the transport allows. */
     private final RecvByteBufAllocator replyReads;
 
     public Forwarder(EventLoop loop, UpstreamPool pool, Meters meters, Transport transport,
@@ -112,7 +113,7 @@ public final class Forwarder {
         Arrays.fill(batchSocket, -1);
         this.answersFrom = new long[pool.size()];
         this.replyReads = transport.firesEachReadBeforeTheNext()
-                ? new ReplyReadBuffer(Transport.ALLOCATOR, MAX_UDP_REPLY_BYTES, Transport.READS_PER_WAKEUP)
+                ? new ReusedReadBuffer(Transport.ALLOCATOR, MAX_UDP_REPLY_BYTES, Transport.READS_PER_WAKEUP)
                 : new FixedRecvByteBufAllocator(MAX_UDP_REPLY_BYTES).maxMessagesPerRead(Transport.READS_PER_WAKEUP);
         this.tcpTemplate = new Bootstrap().group(loop).channelFactory(transport.socket())
                 .option(ChannelOption.ALLOCATOR, Transport.ALLOCATOR);
@@ -241,7 +242,7 @@ public final class Forwarder {
             return;
         }
         if ((sender != null && !sender.equals(q.upstream.address()))
-                || !Replies.answersQuestion(q.query, q.query.readerIndex(), q.questionEnd, reply)) {
+                || !Replies.answers(q.query, q.query.readerIndex(), q.questionEnd, reply)) {
             meters.repliesMismatched.increment(); // keep waiting: the genuine reply may still come
             return;
         }
@@ -249,7 +250,7 @@ public final class Forwarder {
         answersFrom[q.upstream.index()]++;
         q.upstream.recordAnswer();
         reply.setShort(reply.readerIndex() + Wire.ID_OFFSET, q.clientId);
-        // A copy: on epoll a UDP reply lives in the loop's ReplyReadBuffer, which the next read overwrites.
+        // A copy: on epoll a UDP reply lives in the loop's ReusedReadBuffer, which the next read overwrites.
         answer(q.client, q.clientAddress, q.replyCopy.copyOf(q.client.alloc(), reply));
         meters.answered.increment();
         releaseSlot(q);
@@ -409,7 +410,7 @@ public final class Forwarder {
                 l.close();
             }
         }
-        if (replyReads instanceof ReplyReadBuffer shared) {
+        if (replyReads instanceof ReusedReadBuffer shared) {
             shared.release(); // the sockets closed above were its only readers
         }
         for (PendingQuery q : slots) {

@@ -19,6 +19,7 @@ import io.sluice.limit.Limits;
 import io.sluice.metrics.Meters;
 import io.sluice.transport.Addresses;
 import io.sluice.transport.ReusePortSteering;
+import io.sluice.transport.ReusedReadBuffer;
 import io.sluice.transport.Transport;
 import java.io.IOException;
 import java.net.BindException;
@@ -39,12 +40,15 @@ import org.slf4j.LoggerFactory;
  */
 public final class Frontend {
     private static final Logger log = LoggerFactory.getLogger(Frontend.class);
-    /** Largest query datagram read; a query this large is already far past any real one. */
-    static final int MAX_UDP_QUERY_BYTES = 4096;
+    /**
+     * Largest query datagram read whole: the largest UDP payload. A smaller slot would cut a padded
+     * query or one with many options at the slot's size and forward the fragment.
+     */
+    static final int MAX_UDP_QUERY_BYTES = 65535;
     /**
      * Datagrams one recvmmsg call may return: the read buffer holds this many slots of
-     * {@link #MAX_UDP_QUERY_BYTES}. One such call per wake-up, as ../shared/UDP-FAST-PATH.md found
-     * best at both saturation and moderate load.
+     * {@link #MAX_UDP_QUERY_BYTES} (1 MiB, one {@link ReusedReadBuffer} per event loop). One such
+     * call per wake-up: at moderate load further calls come back empty and only cost CPU.
      */
     static final int DATAGRAMS_PER_READ = 16;
     private static final int TCP_BACKLOG = 1024;
@@ -55,6 +59,8 @@ public final class Frontend {
     private final ChannelGroup tcpConnections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
     private final List<InetSocketAddress> bound = new ArrayList<>();
     private final List<InetSocketAddress> steeredByCpu = new ArrayList<>();
+    /** Per event loop, the buffer its listening UDP sockets read into (epoll only). */
+    private final Map<EventLoop, ReusedReadBuffer> queryReads = new IdentityHashMap<>();
     private final Settings.UdpSteering steering;
 
     private Frontend(Settings.UdpSteering steering) {
@@ -122,13 +128,13 @@ public final class Frontend {
                     .option(ChannelOption.ALLOCATOR, Transport.ALLOCATOR)
                     .handler(new UdpListener(handlers.get(f.loop())));
             if (transport.reusePort()) {
-                // epoll: recvmmsg into slots of one buffer; queries forwarded are copied out of it
-                // (Forwarder.forward), so a slow upstream never pins a whole batch buffer.
+                // epoll: recvmmsg into slots of the loop's one read buffer; what outlives the read
+                // is copied out of it (Forwarder.forward, Redis parking).
+                ReusedReadBuffer reads = queryReads.computeIfAbsent(f.loop(), l -> new ReusedReadBuffer(
+                        Transport.ALLOCATOR, MAX_UDP_QUERY_BYTES * DATAGRAMS_PER_READ, 1));
                 b.option(EpollChannelOption.SO_REUSEPORT, true)
                         .option(EpollChannelOption.MAX_DATAGRAM_PAYLOAD_SIZE, MAX_UDP_QUERY_BYTES)
-                        .option(ChannelOption.RCVBUF_ALLOCATOR,
-                                new FixedRecvByteBufAllocator(MAX_UDP_QUERY_BYTES * DATAGRAMS_PER_READ)
-                                        .maxMessagesPerRead(1));
+                        .option(ChannelOption.RCVBUF_ALLOCATOR, reads);
             } else {
                 b.option(ChannelOption.RCVBUF_ALLOCATOR, new FixedRecvByteBufAllocator(MAX_UDP_QUERY_BYTES)
                         .maxMessagesPerRead(Transport.READS_PER_WAKEUP));
@@ -253,5 +259,7 @@ public final class Frontend {
         for (Channel ch : udp) {
             ch.close().awaitUninterruptibly();
         }
+        queryReads.values().forEach(ReusedReadBuffer::release); // its readers are closed
+        queryReads.clear();
     }
 }

@@ -47,7 +47,10 @@ final class QueryHandler implements ExactDecisions.Verdicts {
     void handle(ByteBuf message, Channel client, InetSocketAddress clientAddress) {
         switch (view.read(message)) {
             case QUERY -> {
-                if (limits.active() && !exempt(client, clientAddress) && overLimit(message, client, clientAddress)) {
+                // A question-less query (asking for a server cookie) names no domain to count: the
+                // upstream answers it from the header and OPT alone.
+                if (limits.active() && view.hasQuestion() && !exempt(client, clientAddress)
+                        && overLimit(message, client, clientAddress)) {
                     return;
                 }
                 forwarder.forward(message, view, client, clientAddress);
@@ -55,12 +58,12 @@ final class QueryHandler implements ExactDecisions.Verdicts {
             case FORMERR -> {
                 meters.formerr.increment();
                 forwarder.answer(client, clientAddress,
-                        Answers.headerOnly(client.alloc(), view.id(), view.flags(), Wire.RCODE_FORMERR));
+                        Answers.headerOnly(client.alloc(), message, view, Wire.RCODE_FORMERR));
             }
             case NOTIMP -> {
                 meters.notimp.increment();
                 forwarder.answer(client, clientAddress,
-                        Answers.headerOnly(client.alloc(), view.id(), view.flags(), Wire.RCODE_NOTIMP));
+                        Answers.headerOnly(client.alloc(), message, view, Wire.RCODE_NOTIMP));
             }
             case DROP_NO_ID -> meters.droppedNoId.increment();
             case DROP_RESPONSE -> meters.droppedResponses.increment();

@@ -21,56 +21,69 @@ public final class Answers {
     public static final int EDE_OTHER = 0;
     public static final int EDE_NO_REACHABLE_AUTHORITY = 22;
 
-    private static final int OPT_FIXED_BYTES = 11;
     private static final int EDE_HEADER_BYTES = 6;
 
     /**
-     * A header-only answer (QDCOUNT 0) for a query whose question could not be read: FORMERR or
-     * NOTIMP. {@code flags} is whatever part of the flags word the query had.
+     * A header-only answer (QDCOUNT 0) for a query whose question could not be read or is not
+     * for sluice to answer: FORMERR or NOTIMP. When the query's OPT record can be found (RFC 6891
+     * section 7), so is the answer's, without options: never larger than the query.
      */
-    public static ByteBuf headerOnly(ByteBufAllocator alloc, int id, int flags, int rcode) {
-        ByteBuf out = alloc.buffer(Wire.HEADER_BYTES);
-        out.writeShort(id);
-        out.writeShort(responseFlags(flags, rcode));
-        out.writeZero(8);
+    public static ByteBuf headerOnly(ByteBufAllocator alloc, ByteBuf query, QueryView view, int rcode) {
+        int optAt = view.length() < Wire.HEADER_BYTES ? -1 : Opt.find(query, view.base(), view.base() + view.length());
+        ByteBuf out = alloc.buffer(Wire.HEADER_BYTES + (optAt < 0 ? 0 : Opt.FIXED_BYTES));
+        out.writeShort(view.id());
+        out.writeShort(responseFlags(view.flags(), rcode));
+        out.writeShort(0);
+        out.writeShort(0);
+        out.writeShort(0);
+        out.writeShort(optAt < 0 ? 0 : 1);
+        if (optAt >= 0) {
+            writeOpt(out, query, optAt, 0, null);
+        }
         return out;
     }
 
     /**
-     * An answer that echoes the question of {@code view}'s query, with {@code rcode}, the header
-     * flags {@code flags} (RA, TC) and no records. When the query carried an OPT record, so does
-     * the answer (DO bit copied), with an Extended DNS Error when {@code text} is not null.
+     * An answer that echoes the question of {@code view}'s query (none for a question-less one),
+     * with {@code rcode}, the header flags {@code flags} (RA, TC) and no records. When the query
+     * carried an OPT record, so does the answer (DO bit copied), with an Extended DNS Error when
+     * {@code text} is not null.
      */
     public static ByteBuf withQuestion(ByteBufAllocator alloc, ByteBuf query, QueryView view, int flags,
                                        int rcode, int edeCode, byte[] text) {
-        int optAt = Opt.find(query, view);
+        int optAt = Opt.find(query, view.base(), view.base() + view.length(), view.questionEnd());
         int questionBytes = view.questionEnd() - view.nameStart();
-        int optBytes = optAt < 0 ? 0 : OPT_FIXED_BYTES + (text == null ? 0 : EDE_HEADER_BYTES + text.length);
+        int optBytes = optAt < 0 ? 0 : Opt.FIXED_BYTES + (text == null ? 0 : EDE_HEADER_BYTES + text.length);
         ByteBuf out = alloc.buffer(Wire.HEADER_BYTES + questionBytes + optBytes);
         out.writeShort(view.id());
         out.writeShort(responseFlags(view.flags(), rcode) | (flags & (Wire.FLAG_RA | Wire.FLAG_TC)));
-        out.writeShort(1);
+        out.writeShort(view.hasQuestion() ? 1 : 0);
         out.writeShort(0);
         out.writeShort(0);
         out.writeShort(optAt < 0 ? 0 : 1);
         out.writeBytes(query, view.nameStart(), questionBytes);
         if (optAt >= 0) {
-            long queryTtl = query.getUnsignedInt(optAt + 5);
-            out.writeByte(0);
-            out.writeShort(Wire.TYPE_OPT);
-            out.writeShort(ADVERTISED_UDP_PAYLOAD);
-            out.writeInt((int) (queryTtl & Wire.OPT_TTL_DO));
-            if (text == null) {
-                out.writeShort(0);
-            } else {
-                out.writeShort(EDE_HEADER_BYTES + text.length);
-                out.writeShort(Wire.EDNS_OPTION_EDE);
-                out.writeShort(2 + text.length);
-                out.writeShort(edeCode);
-                out.writeBytes(text);
-            }
+            writeOpt(out, query, optAt, edeCode, text);
         }
         return out;
+    }
+
+    /** sluice's OPT record, the DO bit copied from the query's at {@code optAt}; an EDE if {@code text}. */
+    private static void writeOpt(ByteBuf out, ByteBuf query, int optAt, int edeCode, byte[] text) {
+        long queryTtl = query.getUnsignedInt(optAt + 5);
+        out.writeByte(0);
+        out.writeShort(Wire.TYPE_OPT);
+        out.writeShort(ADVERTISED_UDP_PAYLOAD);
+        out.writeInt((int) (queryTtl & Wire.OPT_TTL_DO));
+        if (text == null) {
+            out.writeShort(0);
+        } else {
+            out.writeShort(EDE_HEADER_BYTES + text.length);
+            out.writeShort(Wire.EDNS_OPTION_EDE);
+            out.writeShort(2 + text.length);
+            out.writeShort(edeCode);
+            out.writeBytes(text);
+        }
     }
 
     static int responseFlags(int queryFlags, int rcode) {

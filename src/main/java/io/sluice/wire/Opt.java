@@ -2,19 +2,37 @@ package io.sluice.wire;
 
 import io.netty.buffer.ByteBuf;
 
-/** Finds a query's EDNS0 OPT record (RFC 6891). Only answers sluice writes itself need it. */
+/**
+ * Finds a message's EDNS0 OPT record (RFC 6891) and its options. Only the answers sluice writes
+ * itself, and a query without a question, need it: a forwarded query's OPT travels untouched.
+ */
 final class Opt {
     private Opt() {
     }
 
+    /** Octets of an OPT record before its options: root owner, TYPE, CLASS, TTL, RDLENGTH. */
+    static final int FIXED_BYTES = 11;
+
     /**
-     * Returns the index of the OPT record's owner name in the additional section, or -1 when
-     * there is none or the sections after the question are malformed.
+     * Returns the index of the OPT record's owner name in the additional section of the message
+     * between {@code base} and {@code end}, or -1 when there is none or the message is malformed
+     * before it.
      */
-    static int find(ByteBuf buf, QueryView view) {
-        int base = view.base();
-        int end = base + view.length();
-        int pos = view.questionEnd();
+    static int find(ByteBuf buf, int base, int end) {
+        int pos = base + Wire.HEADER_BYTES;
+        int questions = buf.getUnsignedShort(base + Wire.QDCOUNT_OFFSET);
+        for (int i = 0; i < questions; i++) {
+            int nameEnd = Names.skip(buf, base, pos, end);
+            if (nameEnd == Names.MALFORMED || nameEnd + 4 > end) {
+                return -1;
+            }
+            pos = nameEnd + 4;
+        }
+        return find(buf, base, end, pos);
+    }
+
+    /** As {@link #find(ByteBuf, int, int)}, with the question section known to end at {@code pos}. */
+    static int find(ByteBuf buf, int base, int end, int pos) {
         int before = buf.getUnsignedShort(base + Wire.ANCOUNT_OFFSET)
                 + buf.getUnsignedShort(base + Wire.NSCOUNT_OFFSET);
         int additional = buf.getUnsignedShort(base + Wire.ARCOUNT_OFFSET);
@@ -29,5 +47,18 @@ final class Opt {
             pos = nameEnd + 10 + buf.getUnsignedShort(nameEnd + 8);
         }
         return -1;
+    }
+
+    /** True when the OPT record at {@code optAt} (from {@link #find}) carries option {@code code}. */
+    static boolean hasOption(ByteBuf buf, int optAt, int end, int code) {
+        int pos = optAt + FIXED_BYTES;
+        int rdataEnd = Math.min(end, pos + buf.getUnsignedShort(optAt + 9));
+        while (pos + 4 <= rdataEnd) {
+            if (buf.getUnsignedShort(pos) == code) {
+                return true;
+            }
+            pos += 4 + buf.getUnsignedShort(pos + 2);
+        }
+        return false;
     }
 }

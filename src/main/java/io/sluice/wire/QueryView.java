@@ -4,7 +4,7 @@ import io.netty.buffer.ByteBuf;
 
 /**
  * Reads what a forwarding decision needs from a query, in place: the header and the one question.
- * Nothing after the question is looked at.
+ * Nothing after the question is looked at, except the OPT record of a query without one.
  *
  * <p>One instance per event loop, reused for every message: {@link #read} overwrites all fields.
  * Hand-written rather than Netty's {@code DnsQueryDecoder} or dnsjava's {@code Message}: both
@@ -15,7 +15,10 @@ public final class QueryView {
 
     /** What to do with a message, decided by {@link #read}. */
     public enum Check {
-        /** A well-formed standard query with one question. */
+        /**
+         * A well-formed standard query with one question, or with none and a COOKIE option (a
+         * client asking for a server cookie, RFC 7873 section 5.4): see {@link #hasQuestion}.
+         */
         QUERY,
         /** Not even a message ID: no answer is possible. */
         DROP_NO_ID,
@@ -32,6 +35,7 @@ public final class QueryView {
     private int id;
     private int flags;
     private int questionEnd;
+    private boolean question;
     private int qtype;
     private int qclass;
 
@@ -40,6 +44,7 @@ public final class QueryView {
         base = buf.readerIndex();
         length = buf.readableBytes();
         questionEnd = -1;
+        question = false;
         if (length < 2) {
             id = -1;
             flags = 0;
@@ -56,10 +61,14 @@ public final class QueryView {
         if (((flags & Wire.OPCODE_MASK) >>> Wire.OPCODE_SHIFT) != Wire.OPCODE_QUERY) {
             return Check.NOTIMP;
         }
-        if (buf.getUnsignedShort(base + Wire.QDCOUNT_OFFSET) != 1) {
+        int end = base + length;
+        int questions = buf.getUnsignedShort(base + Wire.QDCOUNT_OFFSET);
+        if (questions == 0) {
+            return asksForCookie(buf, end) ? Check.QUERY : Check.FORMERR;
+        }
+        if (questions != 1) {
             return Check.FORMERR;
         }
-        int end = base + length;
         int nameEnd = Names.skip(buf, base, base + Wire.HEADER_BYTES, end);
         if (nameEnd == Names.MALFORMED || nameEnd + 4 > end) {
             return Check.FORMERR;
@@ -67,7 +76,20 @@ public final class QueryView {
         qtype = buf.getUnsignedShort(nameEnd);
         qclass = buf.getUnsignedShort(nameEnd + 2);
         questionEnd = nameEnd + 4;
+        question = true;
         return Check.QUERY;
+    }
+
+    /** A question-less query is legitimate only as a request for a server cookie. */
+    private boolean asksForCookie(ByteBuf buf, int end) {
+        int optAt = Opt.find(buf, base, end, base + Wire.HEADER_BYTES);
+        if (optAt < 0 || !Opt.hasOption(buf, optAt, end, Wire.EDNS_OPTION_COOKIE)) {
+            return false;
+        }
+        questionEnd = base + Wire.HEADER_BYTES;
+        qtype = -1;
+        qclass = -1;
+        return true;
     }
 
     /** Index of the message's first byte. */
@@ -87,17 +109,25 @@ public final class QueryView {
         return flags;
     }
 
-    /** Index of the question name, valid after {@link Check#QUERY}. */
+    /** False for a question-less cookie query, whose name, type and class are not there. */
+    public boolean hasQuestion() {
+        return question;
+    }
+
+    /** Index of the question name, valid when {@link #hasQuestion}. */
     public int nameStart() {
         return base + Wire.HEADER_BYTES;
     }
 
-    /** Index just past the question name's root label, valid after {@link Check#QUERY}. */
+    /** Index just past the question name's root label, valid when {@link #hasQuestion}. */
     public int nameEnd() {
         return questionEnd - 4;
     }
 
-    /** Index just past QCLASS, or -1 if the question was not read. */
+    /**
+     * Index just past the question section (past QCLASS, or the header when there is no question),
+     * or -1 if the message is not a {@link Check#QUERY}.
+     */
     public int questionEnd() {
         return questionEnd;
     }

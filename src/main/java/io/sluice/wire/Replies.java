@@ -9,18 +9,31 @@ public final class Replies {
     }
 
     /**
-     * True when {@code reply} (between its reader and writer index) is a response whose single
-     * question has the query's name (case-insensitively), type and class.
+     * True when {@code reply} (between its reader and writer index) is a response to the query
+     * sent: its single question has the query's name (case-insensitively), type and class. A reply
+     * without a question answers too when the query had none (a cookie query), or when it reports
+     * an error or truncation: servers answer a query they cannot parse (two OPT records, a bad
+     * count) with a question-less FORMERR, REFUSED or NOTIMP, and relaying it at once, as dnsdist
+     * does, is better than making the client wait for the timeout.
      *
      * @param query       the query as sent, starting at {@code queryBase}
-     * @param queryQEnd   index just past the query's QCLASS
+     * @param queryQEnd   index just past the query's question section
      */
-    public static boolean answersQuestion(ByteBuf query, int queryBase, int queryQEnd, ByteBuf reply) {
+    public static boolean answers(ByteBuf query, int queryBase, int queryQEnd, ByteBuf reply) {
         int base = reply.readerIndex();
         int end = reply.writerIndex();
-        if (end - base < Wire.HEADER_BYTES
-                || (reply.getUnsignedShort(base + Wire.FLAGS_OFFSET) & Wire.FLAG_QR) == 0
-                || reply.getUnsignedShort(base + Wire.QDCOUNT_OFFSET) != 1) {
+        if (end - base < Wire.HEADER_BYTES) {
+            return false;
+        }
+        int flags = reply.getUnsignedShort(base + Wire.FLAGS_OFFSET);
+        int questions = reply.getUnsignedShort(base + Wire.QDCOUNT_OFFSET);
+        if ((flags & Wire.FLAG_QR) == 0) {
+            return false;
+        }
+        if (questions == 0) {
+            return queryQEnd - queryBase == Wire.HEADER_BYTES || reportsFailure(flags);
+        }
+        if (questions != 1 || queryQEnd - queryBase == Wire.HEADER_BYTES) {
             return false;
         }
         // Upstreams echo the question byte for byte, so one bulk compare settles almost every reply.
@@ -38,5 +51,12 @@ public final class Replies {
         return reply.getInt(nameEnd) == query.getInt(queryQEnd - 4)
                 && Names.equalIgnoreCase(query, queryBase, queryBase + Wire.HEADER_BYTES,
                         reply, base, base + Wire.HEADER_BYTES);
+    }
+
+    /** An error RCODE that says the query was not answered (FORMERR, SERVFAIL, NOTIMP, REFUSED), or TC. */
+    private static boolean reportsFailure(int flags) {
+        int rcode = flags & Wire.RCODE_MASK;
+        return (flags & Wire.FLAG_TC) != 0 || rcode == Wire.RCODE_FORMERR || rcode == Wire.RCODE_SERVFAIL
+                || rcode == Wire.RCODE_NOTIMP || rcode == Wire.RCODE_REFUSED;
     }
 }

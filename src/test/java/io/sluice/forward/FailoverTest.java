@@ -206,4 +206,28 @@ class FailoverTest {
             assertEquals(0, s.sluice().meters().servfail.sum());
         }
     }
+
+    /**
+     * An upstream that answers junk with a question-less FORMERR (nsd does, for queries it cannot
+     * parse) has answered: the error is relayed at once, and it is not marked down however many.
+     */
+    @Test
+    void aQuestionLessErrorIsRelayedAtOnceAndCountsAsAnAnswer() throws Exception {
+        try (TestUpstream strict = new TestUpstream(); TestUpstream spare = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(strict, spare), "timeout", "2s", "max-fails", "2")) {
+            for (int i = 0; i < 10; i++) {
+                long start = System.nanoTime();
+                byte[] reply = Dns.udp(s.address(), Dns.query(i, TestUpstream.UNPARSEABLE + i + ".example.", Type.A));
+                long ms = (System.nanoTime() - start) / 1_000_000;
+                assertEquals(Rcode.FORMERR, Dns.rcode(reply), "the upstream's own answer");
+                assertEquals(i, Dns.id(reply));
+                assertEquals(12, reply.length, "relayed as it came, without a question");
+                assertTrue(ms < 1000, "relayed after " + ms + " ms, against a 2 s timeout");
+            }
+            assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(99, "real.example.", Type.A))));
+            assertEquals(0, spare.udpQueries(), "the first upstream was never left");
+            assertEquals(0, s.sluice().meters().upstreamTimeouts.sum());
+            assertEquals(0, s.sluice().meters().servfail.sum());
+        }
+    }
 }

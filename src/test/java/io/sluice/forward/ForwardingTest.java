@@ -17,6 +17,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.xbill.DNS.CookieOption;
 import org.xbill.DNS.Flags;
 import org.xbill.DNS.GenericEDNSOption;
 import org.xbill.DNS.Message;
@@ -164,5 +165,32 @@ class ForwardingTest {
     @Test
     void manyQueriesOnOneTcpConnectionAreAllAnswered() throws Exception {
         assertEquals(200, Concurrent.tcpPipelined(sluice.address(), 200));
+    }
+
+    /** {@code dig +header-only}: no question, an OPT with a client cookie (RFC 7873 section 5.4). */
+    @Test
+    void aCookieQueryWithoutAQuestionIsForwarded() throws Exception {
+        Message m = new Message(0x0C0C);
+        byte[] clientCookie = {9, 8, 7, 6, 5, 4, 3, 2};
+        m.addRecord(new OPTRecord(1232, 0, 0, 0, List.of(new CookieOption(clientCookie))), Section.ADDITIONAL);
+        for (boolean tcp : new boolean[] {false, true}) {
+            byte[] reply = tcp ? Dns.tcp(sluice.address(), m.toWire()) : Dns.udp(sluice.address(), m.toWire());
+            Message r = Dns.parse(reply);
+            assertEquals(0x0C0C, r.getHeader().getID());
+            assertEquals(Rcode.NOERROR, r.getRcode(), "not FORMERR");
+            CookieOption c = (CookieOption) r.getOPT().getOptions().get(0);
+            assertArrayEquals(clientCookie, c.getClientCookie());
+            assertTrue(c.getServerCookie().isPresent(), "the upstream's server cookie comes back");
+        }
+    }
+
+    @Test
+    void aUdpQueryLargerThan4096BytesIsForwardedWhole() throws Exception {
+        byte[] query = Dns.queryWithOpt(0x5000, "padded.example.", Type.A,
+                List.of(new GenericEDNSOption(12, new byte[6000]))); // RFC 7830 padding
+        byte[] reply = Dns.udp(sluice.address(), query, 2000);
+        assertNotNull(reply, "answered, not timed out");
+        assertEquals(Rcode.NOERROR, Dns.rcode(reply));
+        assertEquals(query.length, upstream.lastQuery().length, "the whole datagram went upstream");
     }
 }

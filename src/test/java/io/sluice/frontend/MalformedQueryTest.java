@@ -2,7 +2,9 @@ package io.sluice.frontend;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.testing.Dns;
 import io.sluice.testing.RunningSluice;
@@ -17,6 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.xbill.DNS.Message;
 import org.xbill.DNS.Rcode;
 import org.xbill.DNS.Type;
 
@@ -101,6 +104,30 @@ class MalformedQueryTest {
             assertEquals(2, Dns.id(first), "the connection still serves: " + what);
             assertEquals(Rcode.NOERROR, Dns.rcode(first));
         }
+    }
+
+    /** RFC 6891 section 7: an EDNS query gets an OPT back, whatever sluice answers. */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("badQueriesWithOpt")
+    void anEdnsQuerysErrorCarriesAnOpt(String what, String hex, int rcode) throws Exception {
+        byte[] bad = HexFormat.of().parseHex(hex);
+        for (boolean tcp : new boolean[] {false, true}) {
+            byte[] reply = tcp ? Dns.tcp(sluice.address(), bad) : Dns.udp(sluice.address(), bad);
+            Message m = Dns.parse(reply);
+            assertEquals(rcode, m.getRcode(), what);
+            assertNotNull(m.getOPT(), what + ": an OPT");
+            assertEquals(0x8000, m.getOPT().getFlags() & 0x8000, "DO copied");
+            assertTrue(reply.length <= bad.length, "no amplification");
+        }
+    }
+
+    static Stream<Arguments> badQueriesWithOpt() {
+        String opt = "0000291000000080000000"; // root owner, OPT, 4096, DO, no options
+        String root = "0000010001"; // the root, type A, class IN
+        return Stream.of(
+                Arguments.of("two questions", "0a0b01000002000000000001" + root + root + opt, Rcode.FORMERR),
+                Arguments.of("no question and no cookie", "0a0b01000000000000000001" + opt, Rcode.FORMERR),
+                Arguments.of("opcode STATUS", "0a0b11000001000000000001" + root + opt, Rcode.NOTIMP));
     }
 
     @Test

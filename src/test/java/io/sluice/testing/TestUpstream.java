@@ -22,6 +22,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.xbill.DNS.AAAARecord;
 import org.xbill.DNS.ARecord;
+import org.xbill.DNS.CookieOption;
+import org.xbill.DNS.EDNSOption;
 import org.xbill.DNS.DClass;
 import org.xbill.DNS.Flags;
 import org.xbill.DNS.MXRecord;
@@ -47,6 +49,11 @@ public final class TestUpstream implements AutoCloseable {
     /** About 6,000 bytes of TXT: over sluice's 4,096-byte UDP reply slot. */
     public static final String HUGE = "huge.example.";
     public static final String NX = "nx.example.";
+    /**
+     * Names starting with this label get a FORMERR without a question section, as nsd answers a
+     * query it cannot parse (two OPT records, a bad count).
+     */
+    public static final String UNPARSEABLE = "unparseable";
 
     private final DatagramSocket udp;
     private final DatagramSocket forger;
@@ -280,7 +287,10 @@ public final class TestUpstream implements AutoCloseable {
         return List.of(wrongId.toWire(), wrongQuestion.toWire());
     }
 
-    /** The answer this server gives to {@code q}, before any truncation. */
+    /**
+     * The answer this server gives to {@code q}, before any truncation. A question-less query (a
+     * client asking for a server cookie) gets its OPT back, its COOKIE option with 8 more bytes.
+     */
     public static Message answer(Message q) throws IOException {
         Message r = new Message(q.getHeader().getID());
         r.getHeader().setFlag(Flags.QR);
@@ -289,6 +299,21 @@ public final class TestUpstream implements AutoCloseable {
             r.getHeader().setFlag(Flags.RD);
         }
         Record question = q.getQuestion();
+        if (question == null) {
+            List<EDNSOption> options = new ArrayList<>();
+            for (EDNSOption o : q.getOPT() == null ? List.<EDNSOption>of() : q.getOPT().getOptions()) {
+                if (o instanceof CookieOption c) {
+                    options.add(new CookieOption(c.getClientCookie(), new byte[] {1, 2, 3, 4, 5, 6, 7, 8}));
+                }
+            }
+            r.addRecord(new OPTRecord(1232, 0, 0, 0, options), Section.ADDITIONAL);
+            return r;
+        }
+        if (question.getName().getLabelString(0).startsWith(UNPARSEABLE)) {
+            r.getHeader().unsetFlag(Flags.AA);
+            r.getHeader().setRcode(Rcode.FORMERR);
+            return r;
+        }
         r.addRecord(question, Section.QUESTION);
         if (q.getOPT() != null) {
             r.addRecord(new OPTRecord(1232, 0, 0), Section.ADDITIONAL);

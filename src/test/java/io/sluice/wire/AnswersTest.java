@@ -2,6 +2,7 @@ package io.sluice.wire;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
@@ -71,8 +72,34 @@ class AnswersTest {
 
     @Test
     void headerOnlyAnswerIsTwelveBytes() {
-        ByteBuf a = Answers.headerOnly(UnpooledByteBufAllocator.DEFAULT, 0xBEEF, 0x2900, Wire.RCODE_NOTIMP);
+        ByteBuf q = hex("beef 2900 0001 0000 0000 0000 00 0006 0001");
+        assertEquals(QueryView.Check.NOTIMP, view.read(q));
+        ByteBuf a = Answers.headerOnly(UnpooledByteBufAllocator.DEFAULT, q, view, Wire.RCODE_NOTIMP);
         assertEquals("beef" + "a904" + "0000000000000000", ByteBufUtil.hexDump(a));
+    }
+
+    @Test
+    void headerOnlyAnswerToAnEdnsQueryCarriesAnOpt() {
+        // two questions (FORMERR), then an OPT with DO set and a 4096-byte payload
+        ByteBuf q = hex("beef 0100 0002 0000 0000 0001 00 0001 0001 00 0001 0001 00 0029 1000 00008000 0000");
+        assertEquals(QueryView.Check.FORMERR, view.read(q));
+        ByteBuf a = Answers.headerOnly(UnpooledByteBufAllocator.DEFAULT, q, view, Wire.RCODE_FORMERR);
+        assertEquals("beef" + "8101" + "000000000000" + "0001" + "00" + "0029" + "04d0" + "00008000" + "0000",
+                ByteBufUtil.hexDump(a));
+        assertTrue(a.readableBytes() <= q.readableBytes(), "no amplification");
+    }
+
+    @Test
+    void aQuestionLessQueryIsAQueryOnlyWithACookie() {
+        ByteBuf cookie = hex("0001 0000 0000 0000 0000 0001 00 0029 1000 00000000 000c 000a 0008 0102030405060708");
+        assertEquals(QueryView.Check.QUERY, view.read(cookie));
+        assertFalse(view.hasQuestion());
+        ByteBuf servfail = Answers.withQuestion(UnpooledByteBufAllocator.DEFAULT, cookie, view, Wire.FLAG_RA,
+                Wire.RCODE_SERVFAIL, 0, null);
+        assertEquals("0001" + "8082" + "0000" + "00000000" + "0001" + "00" + "0029" + "04d0" + "00000000" + "0000",
+                ByteBufUtil.hexDump(servfail));
+        ByteBuf padding = hex("0001 0000 0000 0000 0000 0001 00 0029 1000 00000000 0008 000c 0004 00000000");
+        assertEquals(QueryView.Check.FORMERR, view.read(padding));
     }
 
     private static ByteBuf hex(String s) {

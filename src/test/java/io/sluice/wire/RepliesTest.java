@@ -59,13 +59,37 @@ class RepliesTest {
         assertFalse(answers("www.example.com.", Type.A, cut));
     }
 
+    @Test
+    void aQuestionLessErrorOrTruncationAnswers() {
+        for (int rcode : new int[] {Wire.RCODE_FORMERR, Wire.RCODE_SERVFAIL, Wire.RCODE_NOTIMP, Wire.RCODE_REFUSED}) {
+            assertTrue(answers("www.example.com.", Type.A, headerOnly(0x8000 | rcode)), "rcode " + rcode);
+        }
+        assertTrue(answers("www.example.com.", Type.A, headerOnly(0x8000 | Wire.FLAG_TC)), "TC");
+    }
+
+    @Test
+    void aQuestionLessNoErrorOrNxdomainDoesNot() {
+        assertFalse(answers("www.example.com.", Type.A, headerOnly(0x8000)));
+        assertFalse(answers("www.example.com.", Type.A, headerOnly(0x8000 | Wire.RCODE_NXDOMAIN)));
+        assertFalse(answers("www.example.com.", Type.A, headerOnly(Wire.RCODE_FORMERR)), "QR=0");
+    }
+
+    /** A header with {@code flags} and every count zero. */
+    private static byte[] headerOnly(int flags) {
+        byte[] h = new byte[Wire.HEADER_BYTES];
+        h[1] = 1;
+        h[2] = (byte) (flags >> 8);
+        h[3] = (byte) flags;
+        return h;
+    }
+
     private boolean answers(String name, int type, byte[] reply) {
         ByteBuf query = Unpooled.buffer();
         query.writeZero(QUERY_AT);
         query.writeBytes(Dns.query(1, name, type));
         query.readerIndex(QUERY_AT);
         assertEquals(QueryView.Check.QUERY, view.read(query));
-        return Replies.answersQuestion(query, view.base(), view.questionEnd(), Unpooled.wrappedBuffer(reply));
+        return Replies.answers(query, view.base(), view.questionEnd(), Unpooled.wrappedBuffer(reply));
     }
 
     private static byte[] reply(String name, int type) throws Exception {

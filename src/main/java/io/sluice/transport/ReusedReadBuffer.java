@@ -1,24 +1,25 @@
-package io.sluice.forward;
+package io.sluice.transport;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.DefaultMaxMessagesRecvByteBufAllocator;
 
 /**
- * One 64 KiB buffer that every upstream UDP socket of a loop reads its replies into, in turn.
- * A fresh buffer per read, large enough for any EDNS size a client may ask for, made the
- * allocator create direct memory under load and zero it (2-3% of a saturated loop in that alone,
- * docs/benchmarks.md); a reply is small, so {@link Forwarder#onReply} copies it out.
+ * One buffer that every UDP socket of one event loop given it reads into, in turn: the upstream
+ * sockets their replies, the listeners their queries (one recvmmsg batch of datagrams at a time).
+ * A fresh buffer per read, large enough for the largest datagram, made the allocator create direct
+ * memory under load and zero it (2-3% of a saturated loop in that alone, docs/benchmarks.md); what
+ * is read is small and copied out where it must outlive the read.
  *
- * <p>Invariant: a reply read into this buffer is dead once its {@code channelRead} returns; the
+ * <p>Invariant: a datagram read into this buffer is dead once its {@code channelRead} returns; the
  * next read overwrites it. Nothing may keep a reference to it, only a copy. All the sockets that
  * share it belong to one loop, so reads never overlap; and only a transport that hands each read
- * to the pipeline before the next may use it ({@link io.sluice.transport.Transport#firesEachReadBeforeTheNext}).
+ * to the pipeline before the next may use it ({@link Transport#firesEachReadBeforeTheNext}).
  */
-final class ReplyReadBuffer extends DefaultMaxMessagesRecvByteBufAllocator {
+public final class ReusedReadBuffer extends DefaultMaxMessagesRecvByteBufAllocator {
     private final ByteBuf buffer;
 
-    ReplyReadBuffer(ByteBufAllocator allocator, int bytes, int readsPerWakeup) {
+    public ReusedReadBuffer(ByteBufAllocator allocator, int bytes, int readsPerWakeup) {
         super(readsPerWakeup);
         this.buffer = allocator.directBuffer(bytes, bytes);
     }
@@ -40,7 +41,8 @@ final class ReplyReadBuffer extends DefaultMaxMessagesRecvByteBufAllocator {
         };
     }
 
-    void release() {
+    /** Gives the buffer back; call once the sockets reading into it are closed. */
+    public void release() {
         buffer.release();
     }
 }
