@@ -66,6 +66,10 @@ public final class Main implements Callable<Integer> {
             description = "Wait for one upstream before the next, then SERVFAIL. Default 2s.")
     String timeout;
 
+    @Option(names = "--query-timeout", paramLabel = "DURATION",
+            description = "The most a query may take over all upstreams before SERVFAIL. Default 4s.")
+    String queryTimeout;
+
     @Option(names = "--limit", paramLabel = "N",
             description = "Queries per window per registrable domain; 0 = no limit. Default 0.")
     String limit;
@@ -204,6 +208,7 @@ public final class Main implements Callable<Integer> {
         flag(b, "--upstream", "upstreams", upstreams);
         flag(b, "--threads", "threads", threads);
         flag(b, "--timeout", "timeout", timeout);
+        flag(b, "--query-timeout", "query-timeout", queryTimeout);
         flag(b, "--udp-steering", "udp-steering", udpSteering);
         flag(b, "--limit", "limits.default.queries", limit);
         flag(b, "--window", "limits.default.window", window);

@@ -85,7 +85,7 @@ public final class Sluice implements AutoCloseable {
         Meters meters = new Meters();
         EventLoopGroup group = transport.newGroup(settings.threads(), "sluice-loop");
         UpstreamPool pool = new UpstreamPool(settings.upstreams(), settings.maxFails(), settings.timeout(),
-                settings.healthCheckInterval());
+                settings.healthCheckInterval(), settings.healthCheck());
         List<Forwarder> forwarders = new ArrayList<>();
         MetricsEndpoint metrics = null;
         RedisBackend redis = null;
@@ -93,7 +93,8 @@ public final class Sluice implements AutoCloseable {
             int inflightPerLoop = Math.max(1, settings.maxInflight() / settings.threads());
             for (EventExecutor e : group) {
                 Forwarder f = new Forwarder((EventLoop) e, pool, meters, transport,
-                        settings.timeout().toNanos(), inflightPerLoop, settings.upstreamSockets());
+                        settings.timeout().toNanos(), settings.queryTimeout().toNanos(), inflightPerLoop,
+                        settings.upstreamSockets());
                 f.start();
                 forwarders.add(f);
             }
@@ -177,7 +178,8 @@ public final class Sluice implements AutoCloseable {
         String listen = frontend.addresses().stream().map(Addresses::text).collect(Collectors.joining(", "));
         String upstreams = settings.upstreams().stream().map(Addresses::text).collect(Collectors.joining(", "));
         return "listening on " + listen + " (udp x" + frontend.udpSocketsPerAddress() + ", tcp)"
-                + "; upstreams " + upstreams + " (timeout " + settings.timeout().toMillis() + " ms)"
+                + "; upstreams " + upstreams + " (timeout " + settings.timeout().toMillis()
+                + " ms, query-timeout " + settings.queryTimeout().toMillis() + " ms)"
                 + "; threads " + settings.threads() + "; transport " + transport + "; " + limits.describe()
                 + (redis == null ? "" : ", " + redis.describe())
                 + (!limits.active() && settings.backend().kind() != BackendSettings.Kind.MEMORY
@@ -208,7 +210,7 @@ public final class Sluice implements AutoCloseable {
             metrics.close();
         }
         frontend.stopReading();
-        long deadline = System.nanoTime() + settings.timeout().toNanos();
+        long deadline = System.nanoTime() + settings.queryTimeout().toNanos();
         while (inFlight() > 0 && System.nanoTime() < deadline) {
             try {
                 Thread.sleep(DRAIN_POLL_MILLIS);

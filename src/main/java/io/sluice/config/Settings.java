@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.xbill.DNS.ResolverConfig;
+import org.xbill.DNS.Type;
 
 /**
  * Everything sluice runs with, validated. Built by {@link Builder} from the YAML file, then flags.
@@ -19,6 +20,7 @@ import org.xbill.DNS.ResolverConfig;
  * @param upstreams           resolvers, tried in order
  * @param threads             event-loop threads
  * @param timeout             wait for one upstream before trying the next
+ * @param queryTimeout        the most a query may take over all its upstreams before SERVFAIL
  * @param maxInflight         queries waiting on upstreams at once, over all threads
  * @param maxTcpConnections   client TCP connections at once
  * @param tcpIdleTimeout      a client TCP connection with no query for this long is closed
@@ -26,6 +28,7 @@ import org.xbill.DNS.ResolverConfig;
  * @param udpSteering         how a listen address's datagrams are shared between the threads' sockets
  * @param maxFails            consecutive timeouts after which an upstream is marked down
  * @param healthCheckInterval how often a down upstream is probed
+ * @param healthCheck         what a probe asks, and what counts as alive
  * @param limits              the per-domain limits
  * @param backend             where the limits' counters live
  * @param metrics             where to serve /metrics, or null for nowhere
@@ -35,6 +38,7 @@ public record Settings(
         List<InetSocketAddress> upstreams,
         int threads,
         Duration timeout,
+        Duration queryTimeout,
         int maxInflight,
         int maxTcpConnections,
         Duration tcpIdleTimeout,
@@ -42,6 +46,7 @@ public record Settings(
         UdpSteering udpSteering,
         int maxFails,
         Duration healthCheckInterval,
+        HealthCheck healthCheck,
         LimitSettings limits,
         BackendSettings backend,
         InetSocketAddress metrics) {
@@ -54,6 +59,21 @@ public record Settings(
     public Settings {
         listen = List.copyOf(listen);
         upstreams = List.copyOf(upstreams);
+    }
+
+    /**
+     * The probe sent to a down upstream.
+     *
+     * @param name        the query name, absolute ({@code "."}, {@code "example.com."})
+     * @param type        the query type's number
+     * @param mustResolve only a NOERROR answer counts as alive; otherwise any answer with the
+     *                    probe's ID does, as an answer of any kind shows the upstream is there
+     */
+    public record HealthCheck(String name, int type, boolean mustResolve) {
+        @Override
+        public String toString() {
+            return name + " " + Type.string(type) + (mustResolve ? " (must resolve)" : "");
+        }
     }
 
     /**
@@ -81,6 +101,7 @@ public record Settings(
         private List<InetSocketAddress> upstreams = List.of();
         private int threads = Runtime.getRuntime().availableProcessors();
         private Duration timeout = Duration.ofSeconds(2);
+        private Duration queryTimeout = Duration.ofSeconds(4);
         private int maxInflight = 65_536;
         private int maxTcpConnections = 1_000;
         private Duration tcpIdleTimeout = Duration.ofSeconds(10);
@@ -88,6 +109,9 @@ public record Settings(
         private UdpSteering udpSteering = UdpSteering.AUTO;
         private int maxFails = 3;
         private Duration healthCheckInterval = Duration.ofSeconds(1);
+        private String healthCheckName = ".";
+        private int healthCheckType = Type.NS;
+        private boolean healthCheckMustResolve = false;
 
         private long limit = 0;
         private Duration window = Duration.ofSeconds(1);
@@ -124,6 +148,7 @@ public record Settings(
                 case "upstreams" -> upstreams = addresses(values, UPSTREAM_DEFAULT_PORT, false);
                 case "threads" -> threads = Values.integer(one(values), 1, 1024);
                 case "timeout" -> timeout = positive(Values.duration(one(values)));
+                case "query-timeout" -> queryTimeout = positive(Values.duration(one(values)));
                 case "max-inflight" -> maxInflight = Values.integer(one(values), 1, 1_000_000);
                 case "max-tcp-connections" -> maxTcpConnections = Values.integer(one(values), 1, 1_000_000);
                 case "tcp-idle-timeout" -> tcpIdleTimeout = positive(Values.duration(one(values)));
@@ -131,6 +156,9 @@ public record Settings(
                 case "udp-steering" -> udpSteering = Values.named(one(values), UdpSteering.values());
                 case "max-fails" -> maxFails = Values.integer(one(values), 1, 1_000_000);
                 case "health-check-interval" -> healthCheckInterval = positive(Values.duration(one(values)));
+                case "health-check-name" -> healthCheckName = Values.absoluteName(one(values));
+                case "health-check-type" -> healthCheckType = Values.queryType(one(values));
+                case "health-check-must-resolve" -> healthCheckMustResolve = Values.bool(one(values));
                 case "limits.default" -> limit = unlimited(one(values));
                 case "limits.default.queries" -> limit = Values.count(one(values), 0, MAX_QUERIES);
                 case "limits.default.window" -> window = positive(Values.duration(one(values)));
@@ -192,8 +220,9 @@ public record Settings(
             }
             BackendSettings b = new BackendSettings(backend, redis, redisCluster, redisMode, redisTimeout,
                     redisFailure, syncInterval, stateFile, resetCorruptStateFile);
-            return new Settings(l, u, threads, timeout, maxInflight, maxTcpConnections, tcpIdleTimeout,
-                    upstreamSockets, udpSteering, maxFails, healthCheckInterval, limits, b, metrics);
+            return new Settings(l, u, threads, timeout, queryTimeout, maxInflight, maxTcpConnections, tcpIdleTimeout,
+                    upstreamSockets, udpSteering, maxFails, healthCheckInterval,
+                    new HealthCheck(healthCheckName, healthCheckType, healthCheckMustResolve), limits, b, metrics);
         }
 
         private static List<InetSocketAddress> systemResolvers() throws ConfigException {

@@ -9,6 +9,9 @@ import java.time.Duration;
 import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.xbill.DNS.Name;
+import org.xbill.DNS.TextParseException;
+import org.xbill.DNS.Type;
 
 /** Parsers for the value syntaxes shared by flags and the YAML file. */
 final class Values {
@@ -115,5 +118,23 @@ final class Values {
         } catch (UnknownHostException e) {
             throw new ConfigException("cannot resolve host '" + host + "'");
         }
+    }
+
+    /** A domain name, made absolute: {@code example.com} is {@code example.com.}. */
+    static String absoluteName(String text) throws ConfigException {
+        try {
+            return Name.fromString(text.trim(), Name.root).toString();
+        } catch (TextParseException e) {
+            throw new ConfigException("'" + text + "' is not a domain name: " + e.getMessage());
+        }
+    }
+
+    /** A query type by name ({@code NS}, {@code a}, {@code TYPE65280}), as its number. */
+    static int queryType(String text) throws ConfigException {
+        int type = Type.value(text.trim().toUpperCase(Locale.ROOT));
+        if (type < 0) {
+            throw new ConfigException("unknown record type '" + text + "' (A, NS, SOA, ... or TYPEnnn)");
+        }
+        return type;
     }
 }

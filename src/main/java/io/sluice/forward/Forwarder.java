@@ -18,6 +18,7 @@ import io.sluice.wire.Answers;
 import io.sluice.wire.QueryView;
 import io.sluice.wire.Replies;
 import io.sluice.wire.Wire;
+import io.sluice.wire.ZoneTransfer;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -56,7 +57,10 @@ public final class Forwarder {
     private final UpstreamPool pool;
     private final Meters meters;
     private final Transport transport;
-    private final long timeoutNanos;
+    /** How long one attempt waits: the per-upstream timeout, or the query's whole budget if shorter. */
+    private final long attemptNanos;
+    /** The most a query may take over all its attempts (query-timeout). */
+    private final long queryNanos;
     private final int upstreamSockets;
 
     private final PendingQuery[] slots;
@@ -90,12 +94,13 @@ public final class Forwarder {
     private final RecvByteBufAllocator replyReads;
 
     public Forwarder(EventLoop loop, UpstreamPool pool, Meters meters, Transport transport,
-                     long timeoutNanos, int maxInflight, int upstreamSockets) {
+                     long timeoutNanos, long queryTimeoutNanos, int maxInflight, int upstreamSockets) {
         this.loop = loop;
         this.pool = pool;
         this.meters = meters;
         this.transport = transport;
-        this.timeoutNanos = timeoutNanos;
+        this.attemptNanos = Math.min(timeoutNanos, queryTimeoutNanos);
+        this.queryNanos = queryTimeoutNanos;
         this.upstreamSockets = upstreamSockets;
         this.slots = new PendingQuery[maxInflight];
         this.free = new int[maxInflight];
@@ -106,7 +111,7 @@ public final class Forwarder {
         }
         this.freeCount = maxInflight;
         this.tickMillis = Math.max(MIN_TICK_MILLIS,
-                Math.min(MAX_TICK_MILLIS, TimeUnit.NANOSECONDS.toMillis(timeoutNanos) / 10));
+                Math.min(MAX_TICK_MILLIS, TimeUnit.NANOSECONDS.toMillis(attemptNanos) / 10));
         this.udp = new UdpUpstreamLink[pool.size()][];
         this.tcp = new TcpUpstreamLink[pool.size()];
         this.batchSocket = new int[pool.size()];
@@ -125,7 +130,7 @@ public final class Forwarder {
             Upstream u = pool.get(i);
             udp[i] = connectUdp(u);
             tcp[i] = new TcpUpstreamLink(this, u, tcpTemplate,
-                    (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(timeoutNanos)));
+                    (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(attemptNanos)));
         }
     }
 
@@ -180,14 +185,29 @@ public final class Forwarder {
         q.nextUpstream = 0;
         q.attempts = 0;
         q.reconnected = false;
+        q.transferring = false;
+        q.isTransfer = clientAddress == null && view.hasQuestion() && ZoneTransfer.isTransfer(view.qtype());
+        if (q.isTransfer) {
+            if (q.transfer == null) {
+                q.transfer = new ZoneTransfer();
+            }
+            q.transfer.start(query, view);
+        }
         meters.forwarded.increment();
-        dispatch(q);
+        long now = System.nanoTime();
+        q.startNanos = now;
+        dispatch(q, now);
     }
 
-    /** Sends {@code q} to the next upstream it has not tried, or answers SERVFAIL. */
-    private void dispatch(PendingQuery q) {
+    /**
+     * Sends {@code q} to the next upstream it has not tried, or answers SERVFAIL: when none is
+     * left, or when a whole attempt no longer fits in the query's budget. Deadlines are checked
+     * once a tick, so "fits" allows a tick's lateness: with the defaults (2 s, 4 s) a second
+     * upstream is tried at 2 s plus up to a tick, and the answer still comes by 4 s and a tick.
+     */
+    private void dispatch(PendingQuery q, long now) {
         int i = pool.pick(q.nextUpstream, q.attempts == 0);
-        if (i < 0) {
+        if (i < 0 || now + attemptNanos - (q.startNanos + queryNanos) > TimeUnit.MILLISECONDS.toNanos(tickMillis)) {
             fail(q);
             return;
         }
@@ -205,13 +225,21 @@ public final class Forwarder {
         q.upstreamId = id;
         q.answersAtSend = answersFrom[i];
         q.query.setShort(q.query.readerIndex() + Wire.ID_OFFSET, id);
-        q.deadlineNanos = System.nanoTime() + timeoutNanos;
+        arm(q, now);
+        link.send(q);
+    }
+
+    /**
+     * Gives {@code q}'s attempt its deadline. Every entry is {@code now + attemptNanos}, so the
+     * queue stays in deadline order.
+     */
+    private void arm(PendingQuery q, long now) {
+        q.deadlineNanos = now + attemptNanos;
         q.serial++;
         deadlines.add(q.index, q.serial);
         if (nextTick == null && !closed) {
             nextTick = loop.schedule(tickTask, tickMillis, TimeUnit.MILLISECONDS);
         }
-        link.send(q);
     }
 
     /**
@@ -242,18 +270,29 @@ public final class Forwarder {
             return;
         }
         if ((sender != null && !sender.equals(q.upstream.address()))
-                || !Replies.answers(q.query, q.query.readerIndex(), q.questionEnd, reply)) {
+                || !(q.transferring ? Replies.continuesTransfer(q.query, q.query.readerIndex(), q.questionEnd, reply)
+                        : Replies.answers(q.query, q.query.readerIndex(), q.questionEnd, reply))) {
             meters.repliesMismatched.increment(); // keep waiting: the genuine reply may still come
             return;
         }
-        link.release(id);
+        // A zone transfer is many messages under one ID: the query keeps its slot and ID, and
+        // each message its own deadline, until the one that closes the transfer.
+        boolean last = !q.isTransfer || q.transfer.isLast(reply);
+        if (last) {
+            link.release(id);
+        }
         answersFrom[q.upstream.index()]++;
         q.upstream.recordAnswer();
         reply.setShort(reply.readerIndex() + Wire.ID_OFFSET, q.clientId);
         // A copy: on epoll a UDP reply lives in the loop's ReusedReadBuffer, which the next read overwrites.
         answer(q.client, q.clientAddress, q.replyCopy.copyOf(q.client.alloc(), reply));
-        meters.answered.increment();
-        releaseSlot(q);
+        if (last) {
+            meters.answered.increment();
+            releaseSlot(q);
+        } else {
+            q.transferring = true;
+            arm(q, System.nanoTime());
+        }
     }
 
     /**
@@ -281,12 +320,16 @@ public final class Forwarder {
         PendingQuery q = link.waiting(id);
         link.release(id);
         q.serial++; // its deadline entry is void; dispatch makes a new one
+        if (q.transferring) {
+            abortTransfer(q); // sent again, the transfer would repeat what the client already has
+            return;
+        }
         if (wasHealthy && !q.reconnected) {
             q.reconnected = true;
             q.nextUpstream--;
             q.attempts--;
         }
-        dispatch(q);
+        dispatch(q, System.nanoTime());
     }
 
     /**
@@ -314,11 +357,26 @@ public final class Forwarder {
             deadlines.poll();
             q.link.release(q.upstreamId);
             meters.upstreamTimeouts.increment();
+            if (q.transferring) {
+                abortTransfer(q);
+                continue;
+            }
             if (answersFrom[q.upstream.index()] == q.answersAtSend) {
                 countFailure(q.upstream);
             }
-            dispatch(q);
+            dispatch(q, now);
         }
+    }
+
+    /**
+     * A transfer whose upstream stopped part-way: the client has some of the zone and must not
+     * take it for all of it, so its connection is closed, as an upstream closing would.
+     */
+    private void abortTransfer(PendingQuery q) {
+        meters.transfersAborted.increment();
+        q.client.flush();
+        q.client.close();
+        releaseSlot(q);
     }
 
     private void countFailure(Upstream u) {

@@ -2,6 +2,7 @@ package io.sluice.forward;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
+import io.sluice.wire.ZoneTransfer;
 import java.net.InetSocketAddress;
 
 /**
@@ -31,6 +32,14 @@ final class PendingQuery {
     UpstreamLink link;
     int upstreamId;
     long deadlineNanos;
+    /** When the query arrived: all its attempts fit in query-timeout from here. */
+    long startNanos;
+    /** An AXFR or IXFR over TCP: many reply messages, read through {@link #transfer}. */
+    boolean isTransfer;
+    /** A transfer whose first message has been relayed: the rest follow under the same ID. */
+    boolean transferring;
+    /** Made for the first transfer this slot carries, then reused; null until then. */
+    ZoneTransfer transfer;
     /** The loop's count of replies from {@link #upstream} when this attempt left. */
     long answersAtSend;
 

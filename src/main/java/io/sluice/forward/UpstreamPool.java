@@ -1,6 +1,12 @@
 package io.sluice.forward;
 
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
+import io.sluice.config.Settings;
+import io.sluice.wire.Wire;
+import java.io.IOException;
+import java.net.DatagramPacket;
+import java.net.DatagramSocket;
+import java.nio.ByteBuffer;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -14,8 +20,6 @@ import org.xbill.DNS.DClass;
 import org.xbill.DNS.Message;
 import org.xbill.DNS.Name;
 import org.xbill.DNS.Record;
-import org.xbill.DNS.SimpleResolver;
-import org.xbill.DNS.Type;
 
 /**
  * The upstreams in the operator's order, and the background prober that brings a down upstream
@@ -23,14 +27,18 @@ import org.xbill.DNS.Type;
  */
 public final class UpstreamPool implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(UpstreamPool.class);
+    /** The probe reads only the header; a longer reply is cut, which a datagram read allows. */
+    private static final int MAX_PROBE_REPLY_BYTES = 512;
 
     private final List<Upstream> upstreams;
     private final Duration timeout;
     private final Duration probeInterval;
+    private final Settings.HealthCheck check;
     private final ScheduledExecutorService prober = Executors.newSingleThreadScheduledExecutor(
             new ThreadFactoryBuilder().setNameFormat("sluice-health").setDaemon(true).build());
 
-    public UpstreamPool(List<InetSocketAddress> addresses, int maxFails, Duration timeout, Duration probeInterval) {
+    public UpstreamPool(List<InetSocketAddress> addresses, int maxFails, Duration timeout, Duration probeInterval,
+                        Settings.HealthCheck check) {
         List<Upstream> list = new ArrayList<>();
         for (InetSocketAddress a : addresses) {
             list.add(new Upstream(list.size(), a, maxFails));
@@ -38,6 +46,7 @@ public final class UpstreamPool implements AutoCloseable {
         this.upstreams = List.copyOf(list);
         this.timeout = timeout;
         this.probeInterval = probeInterval;
+        this.check = check;
     }
 
     public List<Upstream> upstreams() {
@@ -80,16 +89,43 @@ public final class UpstreamPool implements AutoCloseable {
     }
 
     private void probe(Upstream u) {
-        try {
-            SimpleResolver resolver = new SimpleResolver(u.address());
-            resolver.setTimeout(timeout);
-            resolver.send(Message.newQuery(Record.newRecord(Name.root, Type.NS, DClass.IN)));
+        if (answersProbe(u)) {
             u.markUp();
             log.info("upstream {} answers again", u);
-        } catch (Exception e) {
-            if (!prober.isShutdown()) {
-                scheduleProbe(u);
+        } else if (!prober.isShutdown()) {
+            scheduleProbe(u);
+        }
+    }
+
+    /**
+     * Sends the probe ({@code health-check-name} and {@code -type}) and waits up to the timeout.
+     * Any response with the probe's ID from the upstream is alive, whatever its RCODE, unless
+     * {@code health-check-must-resolve} asks for NOERROR: a forward-only resolver that cannot
+     * reach the root, or a split-horizon one, answers the root's NS with an error, yet serves.
+     */
+    private boolean answersProbe(Upstream u) {
+        try (DatagramSocket socket = new DatagramSocket()) {
+            socket.connect(u.address()); // only the upstream's datagrams are delivered
+            socket.setSoTimeout((int) Math.max(1, timeout.toMillis()));
+            Message query = Message.newQuery(Record.newRecord(Name.fromString(check.name()), check.type(), DClass.IN));
+            int id = query.getHeader().getID();
+            byte[] wire = query.toWire();
+            socket.send(new DatagramPacket(wire, wire.length));
+            byte[] buf = new byte[MAX_PROBE_REPLY_BYTES];
+            long deadline = System.nanoTime() + timeout.toNanos();
+            while (System.nanoTime() < deadline) {
+                DatagramPacket p = new DatagramPacket(buf, buf.length);
+                socket.receive(p);
+                ByteBuffer reply = ByteBuffer.wrap(buf, 0, p.getLength());
+                if (p.getLength() >= Wire.HEADER_BYTES && (reply.getShort(Wire.ID_OFFSET) & 0xFFFF) == id
+                        && (reply.getShort(Wire.FLAGS_OFFSET) & Wire.FLAG_QR) != 0) {
+                    int rcode = reply.getShort(Wire.FLAGS_OFFSET) & Wire.RCODE_MASK;
+                    return !check.mustResolve() || rcode == Wire.RCODE_NOERROR;
+                }
             }
+            return false;
+        } catch (IOException e) {
+            return false; // timed out, port unreachable, no route
         }
     }
 

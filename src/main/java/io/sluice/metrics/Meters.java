@@ -33,6 +33,8 @@ public final class Meters {
     public final LongAdder limited = new LongAdder();
     /** Queries over their limit that dry-run forwarded anyway. */
     public final LongAdder limitedDryRun = new LongAdder();
+    /** Zone transfers cut off because the upstream stopped or closed part-way. */
+    public final LongAdder transfersAborted = new LongAdder();
     public final LongAdder tcpConnectionsRejected = new LongAdder();
     public final LongAdder tcpIdleClosed = new LongAdder();
     /** Write failures and other I/O errors on sockets, not logged one by one. */
@@ -56,6 +58,7 @@ public final class Meters {
         m.put("dropped_responses", droppedResponses.sum());
         m.put("replies_unexpected", repliesUnexpected.sum());
         m.put("replies_mismatched", repliesMismatched.sum());
+        m.put("transfers_aborted", transfersAborted.sum());
         m.put("tcp_connections_rejected", tcpConnectionsRejected.sum());
         m.put("tcp_idle_closed", tcpIdleClosed.sum());
         m.put("io_errors", ioErrors.sum());

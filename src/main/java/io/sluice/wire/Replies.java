@@ -53,6 +53,18 @@ public final class Replies {
                         reply, base, base + Wire.HEADER_BYTES);
     }
 
+    /**
+     * True when {@code reply} can be a later message of the zone transfer the query asked for: a
+     * response whose question section is empty or the query's (RFC 5936 section 2.2.1).
+     */
+    public static boolean continuesTransfer(ByteBuf query, int queryBase, int queryQEnd, ByteBuf reply) {
+        int base = reply.readerIndex();
+        return reply.writerIndex() - base >= Wire.HEADER_BYTES
+                && (reply.getUnsignedShort(base + Wire.FLAGS_OFFSET) & Wire.FLAG_QR) != 0
+                && (reply.getUnsignedShort(base + Wire.QDCOUNT_OFFSET) == 0
+                        || answers(query, queryBase, queryQEnd, reply));
+    }
+
     /** An error RCODE that says the query was not answered (FORMERR, SERVFAIL, NOTIMP, REFUSED), or TC. */
     private static boolean reportsFailure(int flags) {
         int rcode = flags & Wire.RCODE_MASK;

@@ -230,4 +230,61 @@ class FailoverTest {
             assertEquals(0, s.sluice().meters().servfail.sum());
         }
     }
+
+    /** Three silent upstreams (resolv.conf's most) must not cost a query three timeouts. */
+    @Test
+    void aQueryGetsServfailWithinQueryTimeoutHoweverManyUpstreams() throws Exception {
+        try (TestUpstream a = new TestUpstream(); TestUpstream b = new TestUpstream(); TestUpstream c = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(a, b, c), "timeout", "400ms", "query-timeout", "900ms")) {
+            for (TestUpstream u : List.of(a, b, c)) {
+                u.mode(TestUpstream.Mode.SILENT);
+            }
+            long start = System.nanoTime();
+            byte[] reply = Dns.udp(s.address(), Dns.query(1, "deadline.example.", Type.A));
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            assertEquals(Rcode.SERVFAIL, Dns.rcode(reply));
+            assertTrue(ms >= 750 && ms < 900 + MARGIN_MS, "SERVFAIL after " + ms + " ms");
+            assertEquals(1, a.udpQueries());
+            assertEquals(1, b.udpQueries());
+            assertEquals(0, c.udpQueries(), "no third attempt: it would not fit in query-timeout");
+        }
+    }
+
+    /**
+     * A forward-only resolver answers the root's NS with an error yet serves everything else: any
+     * answer to the probe brings it back, unless health-check-must-resolve asks for NOERROR.
+     */
+    @Test
+    void anUpstreamAnsweringTheProbeWithAnErrorIsAlive() throws Exception {
+        assertEquals(true, cameBack(false, "."), "REFUSED to . NS is an answer");
+        assertEquals(false, cameBack(true, "."), "must resolve: REFUSED is not enough");
+        assertEquals(true, cameBack(true, "probe.example."), "must resolve, with a name it resolves");
+    }
+
+    /** Marks the first upstream down, lets it answer again but refuse the root, and sees whether it is used. */
+    private static boolean cameBack(boolean mustResolve, String probeName) throws Exception {
+        try (TestUpstream flaky = new TestUpstream(); TestUpstream spare = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(flaky, spare), "timeout", TIMEOUT_MS + "ms",
+                     "max-fails", "1", "health-check-interval", "50ms", "health-check-name", probeName,
+                     "health-check-type", "A", "health-check-must-resolve", String.valueOf(mustResolve))) {
+            flaky.refuse(probeName.equals(".") ? "." : null);
+            flaky.mode(TestUpstream.Mode.SILENT);
+            assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(1, "down.example.", Type.A))));
+            flaky.mode(TestUpstream.Mode.ANSWER);
+            int before = flaky.udpQueries(); // from now on, while it is down, only probes reach it
+            long deadline = System.nanoTime() + 5_000_000_000L;
+            while (System.nanoTime() < deadline) {
+                int spareBefore = spare.udpQueries();
+                Dns.udp(s.address(), Dns.query(2, "which.example.", Type.A));
+                if (spare.udpQueries() == spareBefore) {
+                    return true; // served by the first upstream: it is up again
+                }
+                if (flaky.udpQueries() - before >= 4) {
+                    return false; // probed four times and still down
+                }
+                Thread.sleep(20);
+            }
+            throw new AssertionError("the first upstream was not probed");
+        }
+    }
 }

@@ -32,13 +32,19 @@ public final class RunningSluice implements AutoCloseable {
 
     public static RunningSluice start(List<TestUpstream> upstreams, Clock clock, Customizer more,
                                       String... keyValues) throws Exception {
-        Settings.Builder b = new Settings.Builder();
-        b.set("listen", List.of("127.0.0.1:0"));
         List<String> ups = new ArrayList<>();
         for (TestUpstream u : upstreams) {
             ups.add(u.hostPort());
         }
-        b.set("upstreams", ups);
+        return startFor(ups, clock, more, keyValues);
+    }
+
+    /** Starts in front of upstreams given as HOST:PORT, a real nsd say. */
+    public static RunningSluice startFor(List<String> upstreams, Clock clock, Customizer more,
+                                         String... keyValues) throws Exception {
+        Settings.Builder b = new Settings.Builder();
+        b.set("listen", List.of("127.0.0.1:0"));
+        b.set("upstreams", upstreams);
         b.set("threads", List.of("2"));
         for (int i = 0; i < keyValues.length; i += 2) {
             b.set(keyValues[i], List.of(keyValues[i + 1]));

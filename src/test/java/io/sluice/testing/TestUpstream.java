@@ -71,6 +71,7 @@ public final class TestUpstream implements AutoCloseable {
     private volatile boolean closeTcpAfterAnswer;
     private volatile long delayMillis;
     private volatile String ignoredPrefix;
+    private volatile Name refused;
     private volatile boolean closed;
 
     public TestUpstream() throws IOException {
@@ -119,6 +120,11 @@ public final class TestUpstream implements AutoCloseable {
         }
         // the first label's bytes follow the 12-byte header and its length octet
         return new String(query, 13, prefix.length(), StandardCharsets.US_ASCII).equals(prefix);
+    }
+
+    /** Queries for exactly {@code name} get REFUSED (say ".", as a resolver that cannot reach the root); null: none. */
+    public void refuse(String name) throws IOException {
+        refused = name == null ? null : Name.fromString(name);
     }
 
     /** Waits this long before each UDP answer (answers are then sent one after another). */
@@ -191,6 +197,15 @@ public final class TestUpstream implements AutoCloseable {
             try {
                 if (delayMillis > 0) {
                     Thread.sleep(delayMillis);
+                }
+                Name no = refused;
+                if (no != null && query.length > 12 && no.equals(new Message(query).getQuestion().getName())) {
+                    Message r = answer(new Message(query));
+                    r.getHeader().setRcode(Rcode.REFUSED);
+                    r.removeAllRecords(Section.ANSWER);
+                    byte[] out = r.toWire();
+                    udp.send(new DatagramPacket(out, out.length, p.getSocketAddress()));
+                    continue;
                 }
                 if (holdUntil > 0) {
                     held.add(new DatagramPacket(query, query.length, p.getSocketAddress()));

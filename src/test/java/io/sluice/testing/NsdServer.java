@@ -1,0 +1,123 @@
+package io.sluice.testing;
+
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.DatagramSocket;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
+import org.xbill.DNS.Type;
+
+/**
+ * A real {@code nsd} (Debian's package) on a free loopback port, UDP and TCP, serving the signed
+ * {@code diff.test.} zone of {@code src/test/resources/nsd} and giving AXFR and IXFR to loopback.
+ * Without nsd installed the tests that need it are skipped, with one line saying so; with
+ * {@code SLUICE_REQUIRE_NSD} set (as {@code .ci/run} does) they fail instead.
+ */
+public final class NsdServer implements AutoCloseable {
+    public static final String ZONE = "diff.test.";
+    private static final Path NSD = Path.of("/usr/sbin/nsd");
+    private static boolean skipSaid;
+
+    private final Process process;
+    private final InetSocketAddress address;
+
+    private NsdServer(Process process, InetSocketAddress address) {
+        this.process = process;
+        this.address = address;
+    }
+
+    /** Skips (or, when nsd is required, fails) the calling test unless nsd is installed. */
+    public static void assumeInstalled() {
+        if (Files.isExecutable(NSD)) {
+            return;
+        }
+        String why = NSD + " is not installed (apt-get install nsd)";
+        if (System.getenv("SLUICE_REQUIRE_NSD") != null) {
+            fail(why + ", and SLUICE_REQUIRE_NSD is set");
+        }
+        synchronized (NsdServer.class) {
+            if (!skipSaid) {
+                System.err.println("sluice tests: nsd tests skipped: " + why);
+                skipSaid = true;
+            }
+        }
+        Assumptions.abort(why);
+    }
+
+    /** Starts nsd in {@code dir}, a directory of its own, and waits until it answers. */
+    public static NsdServer start(Path dir) throws IOException, InterruptedException {
+        assumeInstalled();
+        try (InputStream zone = NsdServer.class.getResourceAsStream("/nsd/diff.test.zone");
+             InputStream conf = NsdServer.class.getResourceAsStream("/nsd/nsd.conf.in")) {
+            Files.copy(zone, dir.resolve("diff.test.zone"));
+            String template = new String(conf.readAllBytes(), StandardCharsets.UTF_8);
+            for (int attempt = 1; ; attempt++) {
+                int port = freeUdpAndTcpPort();
+                Path file = dir.resolve("nsd.conf");
+                Files.writeString(file, template.replace("@PORT@", String.valueOf(port))
+                        .replace("@DIR@", dir.toAbsolutePath().toString()));
+                Process p = new ProcessBuilder(NSD.toString(), "-d", "-c", file.toString())
+                        .redirectErrorStream(true).redirectOutput(dir.resolve("nsd.out").toFile()).start();
+                InetSocketAddress at = new InetSocketAddress(InetAddress.getLoopbackAddress(), port);
+                if (answers(p, at)) {
+                    return new NsdServer(p, at);
+                }
+                p.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+                if (attempt == 3) {
+                    fail("nsd did not start: " + Files.readString(dir.resolve("nsd.out"))
+                            + readOrEmpty(dir.resolve("nsd.log")));
+                }
+            }
+        }
+    }
+
+    /** Polls with a SOA query until nsd answers or exits (a port taken between probe and bind). */
+    private static boolean answers(Process p, InetSocketAddress at) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+        while (System.nanoTime() < deadline && p.isAlive()) {
+            if (Dns.udp(at, Dns.query(1, ZONE, Type.SOA), 200) != null) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static int freeUdpAndTcpPort() throws IOException {
+        while (true) {
+            try (DatagramSocket u = new DatagramSocket(0, InetAddress.getLoopbackAddress());
+                 ServerSocket t = new ServerSocket(u.getLocalPort(), 1, InetAddress.getLoopbackAddress())) {
+                return t.getLocalPort();
+            } catch (IOException e) {
+                // the TCP side of that port was taken: another
+            }
+        }
+    }
+
+    private static String readOrEmpty(Path p) throws IOException {
+        return Files.exists(p) ? Files.readString(p) : "";
+    }
+
+    public InetSocketAddress address() {
+        return address;
+    }
+
+    public String hostPort() {
+        return "127.0.0.1:" + address.getPort();
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        process.destroy(); // SIGTERM: nsd stops its children and exits
+        if (!process.waitFor(10, TimeUnit.SECONDS)) {
+            process.destroyForcibly();
+        }
+    }
+}
