@@ -285,7 +285,15 @@ public final class Forwarder {
         q.upstream.recordAnswer();
         reply.setShort(reply.readerIndex() + Wire.ID_OFFSET, q.clientId);
         // A copy: on epoll a UDP reply lives in the loop's ReusedReadBuffer, which the next read overwrites.
-        answer(q.client, q.clientAddress, q.replyCopy.copyOf(q.client.alloc(), reply));
+        ByteBuf copy = q.replyCopy.copyOf(q.client.alloc(), reply);
+        if (last) {
+            answer(q.client, q.clientAddress, copy);
+        } else if (q.client.isActive()) {
+            q.client.write(new TransferPart(copy), q.client.voidPromise());
+            needsFlush(q.client);
+        } else {
+            copy.release();
+        }
         if (last) {
             meters.answered.increment();
             releaseSlot(q);

@@ -153,6 +153,7 @@ public final class Frontend {
                 .channelFactory(transport.server())
                 .option(ChannelOption.SO_BACKLOG, TCP_BACKLOG)
                 .childOption(ChannelOption.TCP_NODELAY, true)
+                .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true) // answer, then close (TcpListener)
                 .childOption(ChannelOption.ALLOCATOR, Transport.ALLOCATOR)
                 .childHandler(tcpListener);
         try {

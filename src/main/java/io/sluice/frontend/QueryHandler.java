@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.sluice.backend.redis.ExactDecisions;
 import io.sluice.backend.redis.RedisBackend;
+import io.sluice.config.LimitSettings;
 import io.sluice.domain.DomainProbe;
 import io.sluice.forward.Forwarder;
 import io.sluice.limit.Counter;
@@ -39,35 +40,51 @@ final class QueryHandler implements ExactDecisions.Verdicts {
         this.exact = redis == null ? null : redis.exactDecisions(forwarder.loop(), this);
     }
 
+    /** What became of a message, for a TCP connection to act on. */
+    enum Outcome {
+        /** Answered, or to be answered once an upstream (or Redis) has. */
+        ANSWERED,
+        /** No answer will come: over its limit with action drop. */
+        DROPPED,
+        /** Not a DNS query at all (no ID, or a response): a TCP peer sending it is closed. */
+        NOT_A_QUERY
+    }
+
     /**
      * Handles one message from a client; the caller keeps and releases {@code message}.
      *
      * @param clientAddress the UDP sender, or null when {@code client} is a TCP connection
      */
-    void handle(ByteBuf message, Channel client, InetSocketAddress clientAddress) {
+    Outcome handle(ByteBuf message, Channel client, InetSocketAddress clientAddress) {
         switch (view.read(message)) {
             case QUERY -> {
                 // A question-less query (asking for a server cookie) names no domain to count: the
                 // upstream answers it from the header and OPT alone.
-                if (limits.active() && view.hasQuestion() && !exempt(client, clientAddress)
-                        && overLimit(message, client, clientAddress)) {
-                    return;
+                if (limits.active() && view.hasQuestion() && !exempt(client, clientAddress)) {
+                    Outcome limited = overLimit(message, client, clientAddress);
+                    if (limited != null) {
+                        return limited;
+                    }
                 }
                 forwarder.forward(message, view, client, clientAddress);
+                return Outcome.ANSWERED;
             }
             case FORMERR -> {
                 meters.formerr.increment();
                 forwarder.answer(client, clientAddress,
                         Answers.headerOnly(client.alloc(), message, view, Wire.RCODE_FORMERR));
+                return Outcome.ANSWERED;
             }
             case NOTIMP -> {
                 meters.notimp.increment();
                 forwarder.answer(client, clientAddress,
                         Answers.headerOnly(client.alloc(), message, view, Wire.RCODE_NOTIMP));
+                return Outcome.ANSWERED;
             }
             case DROP_NO_ID -> meters.droppedNoId.increment();
             case DROP_RESPONSE -> meters.droppedResponses.increment();
         }
+        return Outcome.NOT_A_QUERY;
     }
 
     private boolean exempt(Channel client, InetSocketAddress clientAddress) {
@@ -80,23 +97,31 @@ final class QueryHandler implements ExactDecisions.Verdicts {
     }
 
     /**
-     * Counts the query; returns true when it is taken care of here: over its domain's budget and
-     * answered (or dropped), or parked until Redis decides.
+     * Counts the query; returns what became of it when it is taken care of here (over its
+     * domain's budget and answered or dropped, or parked until Redis decides), or null when it is
+     * to be forwarded.
      */
-    private boolean overLimit(ByteBuf message, Channel client, InetSocketAddress clientAddress) {
+    private Outcome overLimit(ByteBuf message, Channel client, InetSocketAddress clientAddress) {
         limits.domains().reduce(message, view.nameStart(), view.nameEnd(), domain);
         Counter c = limits.limiter().counterFor(domain);
         if (c == null) {
-            return false;
+            return null;
         }
         if (redis == null) {
-            return !limits.limiter().tryAcquire(c) && refuse(c, message, client, clientAddress);
+            return limits.limiter().tryAcquire(c) ? null : refused(c, message, client, clientAddress);
         }
         return switch (redis.decide(c, exact, message, client, clientAddress)) {
-            case RedisBackend.ALLOWED -> false;
-            case RedisBackend.REFUSED -> refuse(c, message, client, clientAddress);
-            default -> true; // parked: allow() or refuse() below, once Redis answers
+            case RedisBackend.ALLOWED -> null;
+            case RedisBackend.REFUSED -> refused(c, message, client, clientAddress);
+            default -> Outcome.ANSWERED; // parked: allow() or refuse() below, once Redis answers
         };
+    }
+
+    private Outcome refused(Counter over, ByteBuf message, Channel client, InetSocketAddress clientAddress) {
+        if (!refuse(over, message, client, clientAddress)) {
+            return null; // dry run: forwarded after all
+        }
+        return limits.action() == LimitSettings.Action.DROP ? Outcome.DROPPED : Outcome.ANSWERED;
     }
 
     @Override

@@ -5,12 +5,16 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoop;
-import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.ChannelDuplexHandler;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelPromise;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import io.netty.handler.codec.LengthFieldPrepender;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
+import io.sluice.forward.TransferPart;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -20,6 +24,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Sets up each client TCP connection: two-byte length framing (RFC 1035 section 4.2.2), several
  * queries per connection answered in any order (RFC 7766), an idle timeout, and a bound on open
  * connections. A half-sent frame only waits in its own connection's buffer until the idle timeout.
+ * A client that half-closes gets what it asked for, then the close; one that sends something
+ * that is not a query (no ID, QR=1) is closed at once.
  */
 final class TcpListener extends ChannelInitializer<Channel> {
     private static final int MAX_MESSAGE_BYTES = 65535;
@@ -55,17 +61,48 @@ final class TcpListener extends ChannelInitializer<Channel> {
                 new Connection(handler));
     }
 
-    private static final class Connection extends SimpleChannelInboundHandler<ByteBuf> {
+    /**
+     * One client connection. It counts the answers it owes, so that a client that sends its
+     * queries and then half-closes (shutdown(SHUT_WR), as some tools do) gets them before the
+     * close; messages of a zone transfer come as {@link TransferPart}s until its last, so that a
+     * transfer is owed as one answer.
+     */
+    private static final class Connection extends ChannelDuplexHandler {
         private final QueryHandler handler;
+        private int owed;
+        private boolean inputShut;
 
         Connection(QueryHandler handler) {
             this.handler = handler;
         }
 
         @Override
-        protected void channelRead0(ChannelHandlerContext ctx, ByteBuf frame) {
-            handler.meters().queriesTcp.increment();
-            handler.handle(frame, ctx.channel(), null);
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            ByteBuf frame = (ByteBuf) msg;
+            try {
+                handler.meters().queriesTcp.increment();
+                switch (handler.handle(frame, ctx.channel(), null)) {
+                    case ANSWERED -> owed++;
+                    case DROPPED -> { }
+                    case NOT_A_QUERY -> ctx.close(); // not a DNS client: nothing to wait for, as nsd resets
+                }
+            } finally {
+                frame.release();
+            }
+        }
+
+        @Override
+        public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+            if (msg instanceof TransferPart part) {
+                ctx.write(part.content(), promise);
+                return;
+            }
+            owed--;
+            if (inputShut && owed <= 0) {
+                ctx.writeAndFlush(msg).addListener(ChannelFutureListener.CLOSE);
+            } else {
+                ctx.write(msg, promise);
+            }
         }
 
         @Override
@@ -78,6 +115,11 @@ final class TcpListener extends ChannelInitializer<Channel> {
             if (evt instanceof IdleStateEvent) {
                 handler.meters().tcpIdleClosed.increment();
                 ctx.close();
+            } else if (evt instanceof ChannelInputShutdownEvent) {
+                inputShut = true;
+                if (owed <= 0) {
+                    ctx.close();
+                }
             }
         }
 

@@ -72,4 +72,29 @@ class TcpConnectionTest {
             assertEquals(5, Dns.id(Dns.readFrame(slow)), "the slow client is served once its frame is whole");
         }
     }
+
+    /** A client that sends its queries and then shuts its side (shutdown(SHUT_WR)) gets every answer, then the close. */
+    @Test
+    void aHalfClosedConnectionIsAnsweredThenClosed() throws Exception {
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), "tcp-idle-timeout", "10s");
+             Socket c = new Socket(s.address().getAddress(), s.address().getPort())) {
+            c.setSoTimeout(5000);
+            for (int i = 1; i <= 3; i++) {
+                Dns.writeFrame(c, Dns.query(i, "half" + i + ".example.", Type.A));
+            }
+            c.shutdownOutput();
+            long start = System.nanoTime();
+            java.util.Set<Integer> ids = new java.util.HashSet<>();
+            for (int i = 0; i < 3; i++) {
+                byte[] answer = Dns.readFrame(c);
+                assertEquals(Rcode.NOERROR, Dns.rcode(answer));
+                ids.add(Dns.id(answer));
+            }
+            assertEquals(java.util.Set.of(1, 2, 3), ids);
+            assertEquals(-1, c.getInputStream().read(), "then closed");
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(ms < 3000, "closed after " + ms + " ms, not at the 10 s idle timeout");
+        }
+    }
 }
