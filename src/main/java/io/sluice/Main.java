@@ -47,7 +47,7 @@ public final class Main implements Callable<Integer> {
     Path config;
 
     @Option(names = "--listen", paramLabel = "HOST:PORT",
-            description = "Serve UDP and TCP here; repeatable. Default 127.0.0.1:5353.")
+            description = "Serve UDP and TCP here; repeatable. Default 127.0.0.1:1053.")
     List<String> listen;
 
     @Option(names = "--upstream", paramLabel = "HOST:PORT",
@@ -191,6 +191,12 @@ public final class Main implements Callable<Integer> {
         }
         Signal.handle(new Signal("TERM"), s -> stop.countDown());
         Signal.handle(new Signal("INT"), s -> stop.countDown());
+        // Operators send these out of habit (reload, reopen logs); the JVM's default for HUP is to
+        // exit, which would drop every query in flight. Nothing here reloads yet: say so.
+        for (String name : new String[] {"HUP", "USR1"}) {
+            Signal.handle(new Signal(name), s -> log.warn("SIG{} ignored: sluice does not reload its configuration;"
+                    + " restart it to apply changes", s.getName()));
+        }
         log.info("sluice {} {}", Version.get(), sluice.describe());
         Uninterruptibles.awaitUninterruptibly(stop);
         log.info("stopping: draining queries in flight");

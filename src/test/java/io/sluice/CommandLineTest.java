@@ -110,6 +110,52 @@ class CommandLineTest {
     }
 
     @Test
+    void bindFailuresSayWhatTheKernelSaid() throws Exception {
+        Exit r = runToExit("--listen", "192.0.2.1:1053", "--upstream", "127.0.0.1:53");
+        assertEquals(1, r.code(), r.err());
+        assertTrue(r.err().contains("192.0.2.1:1053") && r.err().contains("cannot assign requested address")
+                && !r.err().contains("in use"), r.err());
+    }
+
+    @Test
+    void aListenAddressGivenTwiceOrUsedAsUpstreamExitsTwo() throws Exception {
+        int port;
+        try (DatagramSocket free = new DatagramSocket(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
+            port = free.getLocalPort();
+        }
+        String at = "127.0.0.1:" + port;
+        Exit twice = runToExit("--listen", at, "--listen", at, "--upstream", "127.0.0.1:53");
+        assertUsage(twice, at);
+        assertTrue(twice.err().contains("twice"), twice.err());
+        Exit loop = runToExit("--listen", at, "--upstream", at);
+        assertUsage(loop, "upstreams: " + at + " is sluice's own listen address " + at);
+        Exit wildcard = runToExit("--listen", "0.0.0.0:" + port, "--upstream", at);
+        assertUsage(wildcard, "own listen address 0.0.0.0:" + port);
+    }
+
+    /** Operators send SIGHUP and SIGUSR1 out of habit: sluice says it ignores them and goes on serving. */
+    @Test
+    void sighupAndSigusr1AreLoggedAndIgnored() throws Exception {
+        try (TestUpstream up = new TestUpstream()) {
+            SluiceProcess s = serve("signals.log", "--upstream", up.hostPort(), "--threads", "1");
+            for (String signal : new String[] {"HUP", "USR1"}) {
+                Process kill = new ProcessBuilder("kill", "-" + signal, String.valueOf(s.process().pid())).start();
+                assertEquals(0, kill.waitFor());
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (!Files.readString(s.log()).contains("SIG" + signal + " ignored") && System.nanoTime() < deadline) {
+                    Thread.sleep(20);
+                }
+                assertTrue(Files.readString(s.log()).contains("SIG" + signal + " ignored"), Files.readString(s.log()));
+                assertTrue(s.process().isAlive(), "still running after SIG" + signal);
+                assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.at(), Dns.query(1, "still.example.", Type.A))));
+            }
+            s.process().destroy();
+            assertTrue(s.process().waitFor(10, TimeUnit.SECONDS));
+            assertEquals(0, s.process().exitValue());
+        }
+    }
+
+    @Test
     void servesThenStopsCleanlyOnSigterm() throws Exception {
         try (TestUpstream up = new TestUpstream()) {
             SluiceProcess s = serve("stderr.log", "--upstream", up.hostPort(), "--threads", "1",

@@ -1,14 +1,20 @@
 package io.sluice.config;
 
+import io.sluice.transport.Addresses;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.xbill.DNS.ResolverConfig;
 import org.xbill.DNS.Type;
 
@@ -51,7 +57,11 @@ public record Settings(
         BackendSettings backend,
         InetSocketAddress metrics) {
 
-    public static final int DEFAULT_PORT = 5353;
+    /**
+     * The listen port when none is given: unprivileged, and clear of mDNS (5353, which avahi holds
+     * on many hosts), LLMNR (5355) and the benchmark's upstream (5300).
+     */
+    public static final int DEFAULT_PORT = 1053;
     public static final int UPSTREAM_DEFAULT_PORT = 53;
     /** Largest limit: counters are 31-bit. */
     public static final long MAX_QUERIES = Integer.MAX_VALUE;
@@ -208,6 +218,8 @@ public record Settings(
             List<InetSocketAddress> l = listen.isEmpty()
                     ? List.of(new InetSocketAddress("127.0.0.1", DEFAULT_PORT)) : listen;
             List<InetSocketAddress> u = upstreams.isEmpty() ? systemResolvers() : upstreams;
+            checkNoDuplicates(l);
+            checkNoLoop(l, u);
             LimitSettings.DomainLimit defaultLimit = new LimitSettings.DomainLimit(limit, window);
             Map<String, LimitSettings.DomainLimit> overrides = new LinkedHashMap<>();
             domains.forEach((name, d) -> overrides.put(name,
@@ -223,6 +235,42 @@ public record Settings(
             return new Settings(l, u, threads, timeout, queryTimeout, maxInflight, maxTcpConnections, tcpIdleTimeout,
                     upstreamSockets, udpSteering, maxFails, healthCheckInterval,
                     new HealthCheck(healthCheckName, healthCheckType, healthCheckMustResolve), limits, b, metrics);
+        }
+
+        /** The same address twice would bind twice: say so rather than "address already in use". */
+        private static void checkNoDuplicates(List<InetSocketAddress> listen) throws ConfigException {
+            Set<InetSocketAddress> seen = new HashSet<>();
+            for (InetSocketAddress a : listen) {
+                if (a.getPort() != 0 && !seen.add(a)) {
+                    throw new ConfigException("listen: " + Addresses.text(a) + " is given twice");
+                }
+            }
+        }
+
+        /**
+         * An upstream that is one of sluice's own listen addresses sends every query back to
+         * sluice, which forwards it again until max-inflight fills: refuse to start. A wildcard
+         * listen address (0.0.0.0, ::) covers every address of this host on its port.
+         */
+        private static void checkNoLoop(List<InetSocketAddress> listen, List<InetSocketAddress> upstreams)
+                throws ConfigException {
+            for (InetSocketAddress u : upstreams) {
+                for (InetSocketAddress l : listen) {
+                    if (u.getPort() == l.getPort() && (u.getAddress().equals(l.getAddress())
+                            || l.getAddress().isAnyLocalAddress() && isThisHost(u.getAddress()))) {
+                        throw new ConfigException("upstreams: " + Addresses.text(u) + " is sluice's own listen address "
+                                + Addresses.text(l) + "; queries would loop back to sluice");
+                    }
+                }
+            }
+        }
+
+        private static boolean isThisHost(InetAddress a) {
+            try {
+                return a.isLoopbackAddress() || a.isAnyLocalAddress() || NetworkInterface.getByInetAddress(a) != null;
+            } catch (SocketException e) {
+                return false;
+            }
         }
 
         private static List<InetSocketAddress> systemResolvers() throws ConfigException {

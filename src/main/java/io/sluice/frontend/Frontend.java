@@ -196,7 +196,7 @@ public final class Frontend {
     private static Channel bindOrExplain(ChannelFuture f, InetSocketAddress at, String proto)
             throws BindException {
         if (!f.isSuccess()) {
-            BindException e = new BindException(Addresses.text(at) + "/" + proto + ": " + f.cause().getMessage());
+            BindException e = new BindException(Addresses.text(at) + "/" + proto + ": " + kernelSays(f.cause(), at));
             e.initCause(f.cause());
             throw e;
         }
@@ -212,13 +212,30 @@ public final class Frontend {
         try (DatagramSocket ignored = new DatagramSocket(address)) {
             // free
         } catch (IOException e) {
-            throw new BindException(Addresses.text(address) + "/udp: address already in use");
+            throw new BindException(Addresses.text(address) + "/udp: " + kernelSays(e, address));
         }
         try (ServerSocket ignored = new ServerSocket(address.getPort(), 1, address.getAddress())) {
             // free
         } catch (IOException e) {
-            throw new BindException(Addresses.text(address) + "/tcp: address already in use");
+            throw new BindException(Addresses.text(address) + "/tcp: " + kernelSays(e, address));
         }
+    }
+
+    /**
+     * What the kernel said of a failed bind, in its own words ("address already in use", "cannot
+     * assign requested address", "permission denied"), with a hint where one helps.
+     */
+    static String kernelSays(Throwable e, InetSocketAddress at) {
+        String said = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+        said = said.replaceFirst("^bind\\(\\.\\.\\) failed: ", "").replaceFirst(" \\(Bind failed\\)$", "");
+        said = said.isEmpty() ? said : Character.toLowerCase(said.charAt(0)) + said.substring(1);
+        if (said.startsWith("cannot assign requested address")) {
+            return said + " (not an address of this host)";
+        }
+        if (said.startsWith("permission denied") && at.getPort() < 1024) {
+            return said + " (ports below 1024 need root or CAP_NET_BIND_SERVICE)";
+        }
+        return said;
     }
 
     /** The addresses actually bound, ports resolved, in listen order. */

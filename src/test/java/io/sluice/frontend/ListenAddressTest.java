@@ -48,4 +48,19 @@ class ListenAddressTest {
             }
         }
     }
+
+    @Test
+    void aBindFailureIsReportedInTheKernelsWords() {
+        InetSocketAddress port53 = new InetSocketAddress("127.0.0.1", 53);
+        assertEquals("permission denied (ports below 1024 need root or CAP_NET_BIND_SERVICE)",
+                Frontend.kernelSays(new java.net.BindException("Permission denied"), port53));
+        assertEquals("address already in use",
+                Frontend.kernelSays(new java.io.IOException("bind(..) failed: Address already in use"), port53));
+    }
+
+    @Test
+    void theDefaultListenAddressIsNotMdnssPort() throws Exception {
+        var settings = new io.sluice.config.Settings.Builder().set("upstreams", List.of("127.0.0.1:53")).build();
+        assertEquals(List.of(new InetSocketAddress("127.0.0.1", 1053)), settings.listen());
+    }
 }
