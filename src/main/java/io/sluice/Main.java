@@ -244,7 +244,7 @@ public final class Main implements Callable<Integer> {
         @SuppressWarnings("unchecked")
         List<String> values = value instanceof List<?> ? (List<String>) value : List.of((String) value);
         try {
-            b.set(key, values);
+            b.set(key, values, flag);
         } catch (ConfigException e) {
             throw new ConfigException(flag + ": " + e.getMessage());
         }

@@ -85,7 +85,7 @@ class CommandLineTest {
         Files.writeString(f, "upstreams: [127.0.0.1:53]\nlisen: 127.0.0.1:53\n");
         r = runToExit("--config", f.toString());
         assertUsage(r, "lisen");
-        assertTrue(r.err().contains("line 2") && r.err().contains("unknown setting"), r.err());
+        assertTrue(r.err().contains("line 2") && r.err().contains("unknown key"), r.err());
 
         Files.writeString(f, "timeout: [1s\n");
         assertUsage(runToExit("--config", f.toString()), "YAML");

@@ -6,7 +6,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import org.snakeyaml.engine.v2.api.LoadSettings;
@@ -61,6 +63,7 @@ public final class ConfigFile {
 
     private static void applyMapping(Path file, String prefix, MappingNode mapping, Settings.Builder builder)
             throws ConfigException {
+        checkNoDuplicates(file, prefix, mapping);
         for (NodeTuple tuple : mapping.getValue()) {
             String key = prefix + scalar(tuple.getKeyNode());
             Node value = tuple.getValueNode();
@@ -70,8 +73,10 @@ public final class ConfigFile {
                     applyMapping(file, key + ".", nested, builder);
                 } else if (key.equals(DOMAINS)) {
                     applyDomains(file, value, builder);
+                } else if (!Settings.Builder.KEYS.contains(key)) {
+                    throw new ConfigException(Settings.Builder.UNKNOWN_KEY + suggestion(key));
                 } else {
-                    builder.set(key, values(value));
+                    builder.set(key, values(value), where);
                 }
             } catch (ConfigException e) {
                 throw e.getMessage().startsWith(file.toString()) ? e : e.at(where);
@@ -79,16 +84,68 @@ public final class ConfigFile {
         }
     }
 
+    /** YAML lets a key repeat and the last one win; in a configuration that hides a mistake. */
+    private static void checkNoDuplicates(Path file, String prefix, MappingNode mapping) throws ConfigException {
+        Map<String, Node> seen = new HashMap<>();
+        for (NodeTuple tuple : mapping.getValue()) {
+            String key = scalar(tuple.getKeyNode());
+            Node first = seen.putIfAbsent(key, tuple.getKeyNode());
+            if (first != null) {
+                throw new ConfigException(file + line(tuple.getKeyNode()) + ": " + prefix + key
+                        + ": given twice (first at" + line(first) + ")");
+            }
+        }
+    }
+
+    /** "; did you mean limits?" when a known key or section is a few letters away, else nothing. */
+    private static String suggestion(String key) {
+        String best = null;
+        int bestDistance = Integer.MAX_VALUE;
+        List<String> known = new ArrayList<>(Settings.Builder.KEYS);
+        known.addAll(SECTIONS);
+        known.add(DOMAINS);
+        for (String k : known) {
+            int d = editDistance(key, k);
+            if (d < bestDistance) {
+                best = k;
+                bestDistance = d;
+            }
+        }
+        return bestDistance <= Math.max(2, key.length() / 5) ? "; did you mean " + best + "?" : "";
+    }
+
+    /** Levenshtein distance: the fewest one-character insertions, deletions and substitutions. */
+    static int editDistance(String a, String b) {
+        int[] previous = new int[b.length() + 1];
+        int[] current = new int[b.length() + 1];
+        for (int j = 0; j <= b.length(); j++) {
+            previous[j] = j;
+        }
+        for (int i = 1; i <= a.length(); i++) {
+            current[0] = i;
+            for (int j = 1; j <= b.length(); j++) {
+                int substitute = previous[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
+                current[j] = Math.min(substitute, Math.min(previous[j], current[j - 1]) + 1);
+            }
+            int[] t = previous;
+            previous = current;
+            current = t;
+        }
+        return previous[b.length()];
+    }
+
     /** {@code example.com: { queries: 10, window: 1s }} or {@code example.com: unlimited}. */
     private static void applyDomains(Path file, Node value, Settings.Builder builder) throws ConfigException {
         if (!(value instanceof MappingNode domains)) {
             throw new ConfigException("expected a mapping of domain names");
         }
+        checkNoDuplicates(file, DOMAINS + ".", domains);
         for (NodeTuple d : domains.getValue()) {
             String name = scalar(d.getKeyNode());
             String where = file + line(d.getKeyNode()) + ": " + DOMAINS + "." + name;
             try {
                 if (d.getValueNode() instanceof MappingNode spec) {
+                    checkNoDuplicates(file, DOMAINS + "." + name + ".", spec);
                     String queries = null;
                     String window = null;
                     for (NodeTuple t : spec.getValue()) {
@@ -96,15 +153,16 @@ public final class ConfigFile {
                         switch (k) {
                             case "queries" -> queries = one(t.getValueNode());
                             case "window" -> window = one(t.getValueNode());
-                            default -> throw new ConfigException("unknown setting '" + k + "' (queries, window)");
+                            default -> throw new ConfigException(Settings.Builder.UNKNOWN_KEY + " '" + k
+                                    + "' (queries, window)");
                         }
                     }
                     if (queries == null) {
                         throw new ConfigException("needs 'queries'");
                     }
-                    builder.domain(name, queries, window);
+                    builder.domain(name, queries, window, where);
                 } else if ("unlimited".equals(one(d.getValueNode()))) {
-                    builder.domain(name, "unlimited", null);
+                    builder.domain(name, "unlimited", null, where);
                 } else {
                     throw new ConfigException("expected 'unlimited' or { queries: N, window: DURATION }");
                 }

@@ -18,6 +18,8 @@ import java.util.Map;
  * @param publicSuffixList a list file to use instead of Guava's, or null
  * @param domains          overrides by registrable domain, as written
  * @param exemptClients    client networks never limited
+ * @param origins          where each override was written (file and line), by domain, for errors
+ *                         found once the suffix list is loaded
  */
 public record LimitSettings(
         DomainLimit defaultLimit,
@@ -29,11 +31,18 @@ public record LimitSettings(
         Duration janitorInterval,
         Path publicSuffixList,
         Map<String, DomainLimit> domains,
-        List<Network> exemptClients) {
+        List<Network> exemptClients,
+        Map<String, String> origins) {
 
     public LimitSettings {
         domains = Map.copyOf(domains);
         exemptClients = List.copyOf(exemptClients);
+        origins = Map.copyOf(origins);
+    }
+
+    /** Where the override of {@code domain} was written, as an error's prefix. */
+    public String origin(String domain) {
+        return origins.getOrDefault(domain, "limits.domains." + domain);
     }
 
     /** True when no domain can ever be limited: the limiter is not even consulted. */

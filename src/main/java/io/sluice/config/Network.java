@@ -3,6 +3,7 @@ package io.sluice.config;
 import com.google.common.net.InetAddresses;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.util.Arrays;
 
 /**
  * A client network: {@code 10.0.0.0/8}, {@code ::1/128}, or one address.
@@ -24,7 +25,23 @@ public record Network(byte[] address, int prefix) {
         if (slash >= 0) {
             prefix = Values.integer(t.substring(slash + 1), 0, a.length * 8);
         }
-        return new Network(a, prefix);
+        Network n = new Network(a, prefix);
+        if (!Arrays.equals(n.masked(), a)) {
+            // 10.0.0.1/8 is most likely a typo for an address or for 10.0.0.0/8: say which it means
+            Network meant = new Network(n.masked(), prefix);
+            throw new ConfigException("'" + text + "' is not a network address: host bits are set (did you mean "
+                    + meant + "?)");
+        }
+        return n;
+    }
+
+    /** The address with the bits past the prefix cleared. */
+    private byte[] masked() {
+        byte[] m = address.clone();
+        for (int bit = prefix; bit < m.length * 8; bit++) {
+            m[bit / 8] &= (byte) ~(0x80 >>> (bit % 8));
+        }
+        return m;
     }
 
     /** True when {@code client} is inside this network (an IPv4 client never matches an IPv6 network). */

@@ -107,6 +107,17 @@ public record Settings(
 
     /** Collects settings by key, each value checked as it arrives; the last value for a key wins. */
     public static final class Builder {
+        /** Every key {@link #set} takes, for telling a misspelt key from a bad value. */
+        public static final Set<String> KEYS = Set.of("listen", "upstreams", "threads", "timeout", "query-timeout",
+                "max-inflight", "max-tcp-connections", "tcp-idle-timeout", "upstream-sockets", "udp-steering",
+                "max-fails", "health-check-interval", "health-check-name", "health-check-type",
+                "health-check-must-resolve", "limits.default", "limits.default.queries", "limits.default.window",
+                "limits.algorithm", "limits.burst", "limits.max-domains", "limits.janitor-interval",
+                "limits.exempt-clients", "action", "dry-run", "public-suffix-list", "metrics", "backend", "redis",
+                "redis-cluster", "redis-mode", "redis-timeout", "redis-failure", "sync-interval", "state-file",
+                "reset-corrupt-state-file");
+        static final String UNKNOWN_KEY = "unknown key";
+
         private List<InetSocketAddress> listen = List.of();
         private List<InetSocketAddress> upstreams = List.of();
         private int threads = Runtime.getRuntime().availableProcessors();
@@ -144,6 +155,16 @@ public record Settings(
         private Duration syncInterval = Duration.ofMillis(50);
         private Path stateFile = Path.of("sluice-counters.dat");
         private boolean resetCorruptStateFile = false;
+        /** Where each key and each domain override was last set (file and line, or flag), for errors found later. */
+        private final Map<String, String> origins = new LinkedHashMap<>();
+        private final Map<String, String> domainOrigins = new LinkedHashMap<>();
+
+        /** {@link #set(String, List)}, remembering {@code where} (a file line, a flag) for errors found at build. */
+        public Builder set(String key, List<String> values, String where) throws ConfigException {
+            set(key, values);
+            origins.put(key, where);
+            return this;
+        }
 
         /**
          * Sets one key. A scalar key takes exactly one value; {@code listen} and {@code upstreams}
@@ -190,7 +211,7 @@ public record Settings(
                 case "sync-interval" -> syncInterval = positive(Values.duration(one(values)));
                 case "state-file" -> stateFile = Path.of(one(values).trim());
                 case "reset-corrupt-state-file" -> resetCorruptStateFile = Values.bool(one(values));
-                default -> throw new ConfigException("unknown setting");
+                default -> throw new ConfigException(UNKNOWN_KEY);
             }
             return this;
         }
@@ -200,17 +221,32 @@ public record Settings(
          * unlimited when {@code queries} is "unlimited" (then {@code window} is null).
          */
         public Builder domain(String name, String queries, String window) throws ConfigException {
-            if (name.isBlank()) {
-                throw new ConfigException("an empty domain name");
-            }
+            return domain(name, queries, window, "limits.domains." + name);
+        }
+
+        /**
+         * {@link #domain(String, String, String)}, remembering {@code where} it was written. A
+         * Unicode name is converted with IDNA ({@code bücher.de} is {@code xn--bcher-kva.de}, as
+         * queries carry it).
+         */
+        public Builder domain(String name, String queries, String window, String where) throws ConfigException {
+            String ascii = Values.asciiDomain(name);
+            LimitSettings.DomainLimit limit;
             if (queries.equals("unlimited") && window == null) {
-                domains.put(name, LimitSettings.DomainLimit.UNLIMITED);
-                return this;
+                limit = LimitSettings.DomainLimit.UNLIMITED;
+            } else {
+                long q = Values.count(queries, 1, MAX_QUERIES);
+                Duration w = window == null ? null : positive(Values.duration(window));
+                limit = new LimitSettings.DomainLimit(q, w);
             }
-            long q = Values.count(queries, 1, MAX_QUERIES);
-            Duration w = window == null ? null : positive(Values.duration(window));
-            domains.put(name, new LimitSettings.DomainLimit(q, w));
+            domains.put(ascii, limit);
+            domainOrigins.put(ascii, where);
             return this;
+        }
+
+        /** Where {@code key} was set, as an error's prefix: a file and line with the key, a flag, or the key. */
+        private String where(String key) {
+            return origins.getOrDefault(key, key);
         }
 
         /** Validates what depends on several keys and fills in the upstreams from resolv.conf. */
@@ -225,10 +261,14 @@ public record Settings(
             domains.forEach((name, d) -> overrides.put(name,
                     d.window() == null ? new LimitSettings.DomainLimit(d.queries(), window) : d));
             LimitSettings limits = new LimitSettings(defaultLimit, algorithm, burst, action, dryRun, maxDomains,
-                    janitorInterval, publicSuffixList, overrides, exemptClients);
+                    janitorInterval, publicSuffixList, overrides, exemptClients, domainOrigins);
             if (backend == BackendSettings.Kind.REDIS && algorithm == LimitSettings.Algorithm.TOKEN_BUCKET) {
-                throw new ConfigException("limits.algorithm: token-bucket is not offered with backend redis;"
+                throw new ConfigException(where("limits.algorithm") + ": token-bucket is not offered with backend redis;"
                         + " use fixed-window or sliding-window");
+            }
+            if (burst != 0 && algorithm != LimitSettings.Algorithm.TOKEN_BUCKET) {
+                throw new ConfigException(where("limits.burst") + ": only token-bucket has a burst (the algorithm is "
+                        + algorithm + ")");
             }
             BackendSettings b = new BackendSettings(backend, redis, redisCluster, redisMode, redisTimeout,
                     redisFailure, syncInterval, stateFile, resetCorruptStateFile);

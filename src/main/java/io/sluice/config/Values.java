@@ -2,6 +2,7 @@ package io.sluice.config;
 
 import com.google.common.net.HostAndPort;
 import com.google.common.net.InetAddresses;
+import java.net.IDN;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
@@ -136,5 +137,24 @@ final class Values {
             throw new ConfigException("unknown record type '" + text + "' (A, NS, SOA, ... or TYPEnnn)");
         }
         return type;
+    }
+
+    /**
+     * A domain name as queries carry it: IDNA A-labels ({@code bücher.de} is
+     * {@code xn--bcher-kva.de}), lower case, without a trailing dot.
+     */
+    static String asciiDomain(String text) throws ConfigException {
+        String t = text.trim();
+        if (t.endsWith(".")) {
+            t = t.substring(0, t.length() - 1);
+        }
+        if (t.isEmpty()) {
+            throw new ConfigException("an empty domain name");
+        }
+        try {
+            return IDN.toASCII(t, IDN.USE_STD3_ASCII_RULES).toLowerCase(Locale.ROOT);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException("'" + text + "' is not a domain name: " + e.getMessage());
+        }
     }
 }

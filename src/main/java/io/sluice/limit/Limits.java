@@ -67,11 +67,17 @@ public final class Limits implements AutoCloseable {
             try {
                 registrable = domains.reduce(name);
             } catch (IllegalArgumentException ex) {
-                throw new ConfigException("limits.domains." + name + ": " + ex.getMessage());
+                throw new ConfigException(s.origin(name) + ": " + ex.getMessage());
             }
             if (!registrable.equals(DomainKey.of(name).toString())) {
-                throw new ConfigException("limits.domains." + name + ": not a registrable domain (its queries count for "
+                throw new ConfigException(s.origin(name) + ": not a registrable domain (its queries count for "
                         + registrable + ")");
+            }
+            // A public suffix counts for itself, so the check above passes; but a name under it
+            // counts for its own registrable domain, and the override would match only the bare suffix.
+            if (isPublicSuffix(domains, name)) {
+                throw new ConfigException(s.origin(name) + ": " + name + " is a public suffix: each domain under it"
+                        + " has its own budget (name one, such as example." + name + ")");
             }
             overrides.put(DomainKey.of(name), policy(e.getValue(), s.burst()));
         }
@@ -80,6 +86,15 @@ public final class Limits implements AutoCloseable {
         DomainLimiter limiter = new DomainLimiter(Algorithm.of(s.algorithm()), store, defaultPolicy, overrides,
                 s.maxDomains(), clock, shared);
         return new Limits(s, domains, limiter, new Janitor(limiter, s.dryRun(), s.maxDomains()));
+    }
+
+    /** A public suffix is the one name whose child is itself registrable. */
+    private static boolean isPublicSuffix(RegistrableDomains domains, String name) {
+        try {
+            return domains.reduce("probe." + name).equals("probe." + name);
+        } catch (IllegalArgumentException tooLong) {
+            return false; // a name this long is no suffix
+        }
     }
 
     private static Policy policy(LimitSettings.DomainLimit d, long burst) {

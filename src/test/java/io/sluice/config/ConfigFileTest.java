@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.limit.Clock;
+import io.sluice.limit.Limits;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -120,12 +122,20 @@ class ConfigFileTest {
         "threads: 0                                    | line 1: threads: 0 is out of range",
         "listen: localhost:53                          | line 1: listen: 'localhost:53' is not an IP address",
         "upstreams: [1.2.3.4:70000]                    | line 1: upstreams: invalid address",
-        "colour: blue                                  | line 1: colour: unknown setting",
+        "colour: blue                                  | line 1: colour: unknown key",
+        "limts:\\n  default: unlimited                   | line 1: limts: unknown key; did you mean limits?",
+        "limits:\\n  defualt: { queries: 1 }            | line 2: limits.defualt: unknown key; did you mean limits.default?",
+        "timout: 1s                                    | line 1: timout: unknown key; did you mean timeout?",
+        "timeout: 1s\\ntimeout: 2s                     | line 2: timeout: given twice (first at line 1)",
+        "limits:\\n  domains:\\n    a.com: unlimited\\n    a.com: unlimited | line 4: limits.domains.a.com: given twice (first at line 3)",
+        "limits:\\n  exempt-clients: [10.0.0.1/8]       | line 2: limits.exempt-clients: '10.0.0.1/8' is not a network address: host bits are set (did you mean 10.0.0.0/8?)",
+        "limits:\\n  burst: 5                          | line 2: limits.burst: only token-bucket has a burst",
+        "backend: redis\\nlimits:\\n  algorithm: token-bucket | line 3: limits.algorithm: token-bucket is not offered with backend redis",
         "udp-steering: on                              | line 1: udp-steering: unknown name 'on' (one of auto, cpu, hash)",
         "# a\\n# b\\naction: reject                       | line 3: action: unknown name 'reject' (one of refused, nxdomain, drop, truncate)",
         "limits:\\n  algorithm: leaky                     | line 2: limits.algorithm: unknown name 'leaky'",
         "limits:\\n  default: { queries: -1 }             | line 2: limits.default.queries: -1 is out of range",
-        "limits:\\n  default: { queries: 1, size: 2 }     | line 2: limits.default.size: unknown setting",
+        "limits:\\n  default: { queries: 1, size: 2 }     | line 2: limits.default.size: unknown key",
         "limits:\\n  default: lots                        | line 2: limits.default: expected 'unlimited'",
         "limits:\\n  domains:\\n    a.com: { window: 1s }   | line 3: limits.domains.a.com: needs 'queries'",
         "limits:\\n  domains:\\n    a.com: many             | line 3: limits.domains.a.com: expected 'unlimited'",
@@ -140,5 +150,40 @@ class ConfigFileTest {
         ConfigException e = assertThrows(ConfigException.class, () -> load(yaml.replace("\\n", "\n").strip()));
         assertTrue(e.getMessage().contains(expected), e.getMessage());
         assertTrue(e.getMessage().startsWith(dir.resolve("sluice.yml").toString()), e.getMessage());
+    }
+
+    /** Overrides are checked against the suffix list once it is loaded, and still name their line. */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+        "www.example.com | line 4: limits.domains.www.example.com: not a registrable domain (its queries count for example.com)",
+        "co.uk           | line 4: limits.domains.co.uk: co.uk is a public suffix",
+    })
+    void overridesTheSuffixListRejectsNameTheirLine(String name, String expected) throws Exception {
+        Settings s = load("limits:\n  default: { queries: 10 }\n  domains:\n    " + name + ": { queries: 5 }\n");
+        ConfigException e = assertThrows(ConfigException.class, () -> Limits.from(s.limits(), Clock.system()));
+        assertTrue(e.getMessage().contains(expected), e.getMessage());
+        assertTrue(e.getMessage().startsWith(dir.resolve("sluice.yml").toString()), e.getMessage());
+    }
+
+    @Test
+    void aUnicodeOverrideIsConvertedWithIdna() throws Exception {
+        Settings s = load("limits:\n  domains:\n    Bücher.DE: { queries: 5 }\n");
+        assertEquals(java.util.Set.of("xn--bcher-kva.de"), s.limits().domains().keySet());
+    }
+
+    @Test
+    void everyKnownKeyIsOneTheBuilderTakes() {
+        for (String key : Settings.Builder.KEYS) {
+            ConfigException e = assertThrows(ConfigException.class,
+                    () -> new Settings.Builder().set(key, List.of("[", "[")), key);
+            assertTrue(!e.getMessage().equals(Settings.Builder.UNKNOWN_KEY), key);
+        }
+    }
+
+    @Test
+    void editDistanceCountsOneCharacterChanges() {
+        assertEquals(1, ConfigFile.editDistance("limts", "limits"));
+        assertEquals(2, ConfigFile.editDistance("defualt", "default"));
+        assertEquals(0, ConfigFile.editDistance("timeout", "timeout"));
     }
 }

@@ -160,4 +160,16 @@ class LimitOverTheWireTest {
             assertEquals("[0, 0, 0, 5, 5]", Arrays.toString(rcodes));
         }
     }
+
+    /** Queries carry A-labels: an override written in Unicode must limit them. */
+    @Test
+    void aUnicodeOverrideLimitsTheQueriesOfItsALabels() throws Exception {
+        try (RunningSluice s = RunningSluice.start(List.of(upstream), clock, b -> b.domain("bücher.de", "2", "1s"))) {
+            int[] rcodes = new int[3];
+            for (int i = 0; i < 3; i++) {
+                rcodes[i] = Dns.rcode(Dns.udp(s.address(), Dns.query(i, "www.xn--bcher-kva.de.", Type.A)));
+            }
+            assertEquals("[0, 0, 5]", Arrays.toString(rcodes));
+        }
+    }
 }
