@@ -21,7 +21,6 @@ import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
-import sun.misc.Signal;
 
 /**
  * The command line: reads settings (file, then flags), starts {@link Sluice}, waits for SIGTERM or
@@ -189,13 +188,13 @@ public final class Main implements Callable<Integer> {
             System.err.println("sluice: cannot start: " + e.getMessage());
             return EXIT_START_FAILED;
         }
-        Signal.handle(new Signal("TERM"), s -> stop.countDown());
-        Signal.handle(new Signal("INT"), s -> stop.countDown());
+        Signals.on("TERM", s -> stop.countDown());
+        Signals.on("INT", s -> stop.countDown());
         // Operators send these out of habit (reload, reopen logs); the JVM's default for HUP is to
         // exit, which would drop every query in flight. Nothing here reloads yet: say so.
         for (String name : new String[] {"HUP", "USR1"}) {
-            Signal.handle(new Signal(name), s -> log.warn("SIG{} ignored: sluice does not reload its configuration;"
-                    + " restart it to apply changes", s.getName()));
+            Signals.on(name, s -> log.warn("SIG{} ignored: sluice does not reload its configuration;"
+                    + " restart it to apply changes", s));
         }
         log.info("sluice {} {}", Version.get(), sluice.describe());
         Uninterruptibles.awaitUninterruptibly(stop);

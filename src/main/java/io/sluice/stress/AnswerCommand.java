@@ -1,5 +1,6 @@
 package io.sluice.stress;
 
+import io.sluice.Signals;
 import com.google.common.net.HostAndPort;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
@@ -29,7 +30,6 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
-import sun.misc.Signal;
 
 /**
  * {@code answer}: an authoritative server that answers every query, UDP and TCP on one port, as
@@ -75,8 +75,8 @@ public final class AnswerCommand implements Callable<Integer> {
         }
         System.err.println("answer: answering every query on " + listen + " (udp, tcp)");
         CountDownLatch stop = new CountDownLatch(1);
-        Signal.handle(new Signal("TERM"), s -> stop.countDown());
-        Signal.handle(new Signal("INT"), s -> stop.countDown());
+        Signals.on("TERM", s -> stop.countDown());
+        Signals.on("INT", s -> stop.countDown());
         stop.await();
         group.shutdownGracefully().sync();
         return 0;

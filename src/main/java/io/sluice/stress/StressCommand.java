@@ -1,5 +1,6 @@
 package io.sluice.stress;
 
+import io.sluice.Signals;
 import com.google.common.net.HostAndPort;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -19,7 +20,6 @@ import java.util.regex.Pattern;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
-import sun.misc.Signal;
 
 /**
  * {@code dnsstress}: a DNS load generator that takes dnsstresss' command line unchanged and adds
@@ -148,8 +148,8 @@ public final class StressCommand implements Callable<Integer> {
             err.println("dnsstress: cannot reach " + resolver + ": " + e.getMessage());
             return EXIT_NO_ANSWER;
         }
-        Signal.handle(new Signal("INT"), s -> interrupted.countDown());
-        Signal.handle(new Signal("TERM"), s -> interrupted.countDown());
+        Signals.on("INT", s -> interrupted.countDown());
+        Signals.on("TERM", s -> interrupted.countDown());
         boolean stoppedEarly = warmupNanos > 0 && interrupted.await(warmupNanos, TimeUnit.NANOSECONDS);
         if (!stoppedEarly) {
             for (LoadGenerator g : generators) {
