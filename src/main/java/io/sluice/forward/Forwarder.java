@@ -87,6 +87,8 @@ public final class Forwarder {
     private final Bootstrap tcpTemplate;
     /** Deadlines are checked every tick, and ticks run only while any are queued: an idle loop sleeps. */
     private final long tickMillis;
+    /** How late a tick may notice a deadline: what "a next attempt fits in the query's budget" allows. */
+    private final long lateness;
     private final Runnable tickTask = this::tick;
     private ScheduledFuture<?> nextTick;
     private boolean closed;
@@ -112,6 +114,7 @@ public final class Forwarder {
         this.freeCount = maxInflight;
         this.tickMillis = Math.max(MIN_TICK_MILLIS,
                 Math.min(MAX_TICK_MILLIS, TimeUnit.NANOSECONDS.toMillis(attemptNanos) / 10));
+        this.lateness = TimeUnit.MILLISECONDS.toNanos(tickMillis);
         this.udp = new UdpUpstreamLink[pool.size()][];
         this.tcp = new TcpUpstreamLink[pool.size()];
         this.batchSocket = new int[pool.size()];
@@ -203,11 +206,12 @@ public final class Forwarder {
      * Sends {@code q} to the next upstream it has not tried, or answers SERVFAIL: when none is
      * left, or when a whole attempt no longer fits in the query's budget. Deadlines are checked
      * once a tick, so "fits" allows a tick's lateness: with the defaults (2 s, 4 s) a second
-     * upstream is tried at 2 s plus up to a tick, and the answer still comes by 4 s and a tick.
+     * upstream is tried at 2 s plus up to a tick, and the last attempt's expiry may be noticed a
+     * tick late, so a query is done within query-timeout plus two ticks.
      */
     private void dispatch(PendingQuery q, long now) {
         int i = pool.pick(q.nextUpstream, q.attempts == 0);
-        if (i < 0 || now + attemptNanos - (q.startNanos + queryNanos) > TimeUnit.MILLISECONDS.toNanos(tickMillis)) {
+        if (i < 0 || now + attemptNanos - (q.startNanos + queryNanos) > lateness) {
             fail(q);
             return;
         }
