@@ -193,8 +193,12 @@ public final class Main implements Callable<Integer> {
         // Operators send these out of habit (reload, reopen logs); the JVM's default for HUP is to
         // exit, which would drop every query in flight. Nothing here reloads yet: say so.
         for (String name : new String[] {"HUP", "USR1"}) {
-            Signals.on(name, s -> log.warn("SIG{} ignored: sluice does not reload its configuration;"
-                    + " restart it to apply changes", s));
+            try {
+                Signals.on(name, s -> log.warn("SIG{} ignored: sluice does not reload its configuration;"
+                        + " restart it to apply changes", s));
+            } catch (IllegalArgumentException e) {
+                log.warn("cannot handle SIG{} ({}): it acts as the JVM decides", name, e.getMessage()); // -Xrs
+            }
         }
         log.info("sluice {} {}", Version.get(), sluice.describe());
         Uninterruptibles.awaitUninterruptibly(stop);

@@ -126,9 +126,9 @@ class CommandLineTest {
         String at = "127.0.0.1:" + port;
         Exit twice = runToExit("--listen", at, "--listen", at, "--upstream", "127.0.0.1:53");
         assertUsage(twice, at);
-        assertTrue(twice.err().contains("twice"), twice.err());
+        assertTrue(twice.err().contains("--listen: " + at + " is given twice"), twice.err());
         Exit loop = runToExit("--listen", at, "--upstream", at);
-        assertUsage(loop, "upstreams: " + at + " is sluice's own listen address " + at);
+        assertUsage(loop, "--upstream: " + at + " is sluice's own listen address " + at);
         Exit wildcard = runToExit("--listen", "0.0.0.0:" + port, "--upstream", at);
         assertUsage(wildcard, "own listen address 0.0.0.0:" + port);
     }

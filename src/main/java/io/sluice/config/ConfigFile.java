@@ -71,6 +71,10 @@ public final class ConfigFile {
             try {
                 if (value instanceof MappingNode nested && SECTIONS.contains(key)) {
                     applyMapping(file, key + ".", nested, builder);
+                } else if (SECTIONS.contains(key) && isEmpty(value)) {
+                    continue; // "limits:" with nothing under it: the defaults
+                } else if (SECTIONS.contains(key) && !Settings.Builder.KEYS.contains(key)) {
+                    throw new ConfigException("expected a mapping of settings");
                 } else if (key.equals(DOMAINS)) {
                     applyDomains(file, value, builder);
                 } else if (!Settings.Builder.KEYS.contains(key)) {
@@ -82,6 +86,10 @@ public final class ConfigFile {
                 throw e.getMessage().startsWith(file.toString()) ? e : e.at(where);
             }
         }
+    }
+
+    private static boolean isEmpty(Node node) {
+        return node instanceof ScalarNode s && s.getValue().isEmpty();
     }
 
     /** YAML lets a key repeat and the last one win; in a configuration that hides a mistake. */
@@ -167,7 +175,7 @@ public final class ConfigFile {
                     throw new ConfigException("expected 'unlimited' or { queries: N, window: DURATION }");
                 }
             } catch (ConfigException e) {
-                throw e.at(where);
+                throw e.getMessage().startsWith(file.toString()) ? e : e.at(where);
             }
         }
     }

@@ -30,7 +30,7 @@ public record Network(byte[] address, int prefix) {
             // 10.0.0.1/8 is most likely a typo for an address or for 10.0.0.0/8: say which it means
             Network meant = new Network(n.masked(), prefix);
             throw new ConfigException("'" + text + "' is not a network address: host bits are set (did you mean "
-                    + meant + "?)");
+                    + meant + ", or " + host + " alone?)");
         }
         return n;
     }

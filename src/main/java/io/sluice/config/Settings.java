@@ -1,6 +1,7 @@
 package io.sluice.config;
 
 import io.sluice.transport.Addresses;
+import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.NetworkInterface;
@@ -231,6 +232,10 @@ public record Settings(
          */
         public Builder domain(String name, String queries, String window, String where) throws ConfigException {
             String ascii = Values.asciiDomain(name);
+            if (domainOrigins.containsKey(ascii)) {
+                throw new ConfigException("the same domain as " + domainOrigins.get(ascii) + " (names are compared"
+                        + " in lower case and IDNA A-labels)");
+            }
             LimitSettings.DomainLimit limit;
             if (queries.equals("unlimited") && window == null) {
                 limit = LimitSettings.DomainLimit.UNLIMITED;
@@ -254,8 +259,8 @@ public record Settings(
             List<InetSocketAddress> l = listen.isEmpty()
                     ? List.of(new InetSocketAddress("127.0.0.1", DEFAULT_PORT)) : listen;
             List<InetSocketAddress> u = upstreams.isEmpty() ? systemResolvers() : upstreams;
-            checkNoDuplicates(l);
-            checkNoLoop(l, u);
+            checkNoDuplicates(l, where("listen"));
+            checkNoLoop(l, u, where("upstreams"));
             LimitSettings.DomainLimit defaultLimit = new LimitSettings.DomainLimit(limit, window);
             Map<String, LimitSettings.DomainLimit> overrides = new LinkedHashMap<>();
             domains.forEach((name, d) -> overrides.put(name,
@@ -278,11 +283,11 @@ public record Settings(
         }
 
         /** The same address twice would bind twice: say so rather than "address already in use". */
-        private static void checkNoDuplicates(List<InetSocketAddress> listen) throws ConfigException {
+        private static void checkNoDuplicates(List<InetSocketAddress> listen, String where) throws ConfigException {
             Set<InetSocketAddress> seen = new HashSet<>();
             for (InetSocketAddress a : listen) {
                 if (a.getPort() != 0 && !seen.add(a)) {
-                    throw new ConfigException("listen: " + Addresses.text(a) + " is given twice");
+                    throw new ConfigException(where + ": " + Addresses.text(a) + " is given twice");
                 }
             }
         }
@@ -290,15 +295,18 @@ public record Settings(
         /**
          * An upstream that is one of sluice's own listen addresses sends every query back to
          * sluice, which forwards it again until max-inflight fills: refuse to start. A wildcard
-         * listen address (0.0.0.0, ::) covers every address of this host on its port.
+         * listen address covers every address of this host on its port: 0.0.0.0 the IPv4 ones,
+         * :: both families (Linux's default, IPV6_V6ONLY off).
          */
-        private static void checkNoLoop(List<InetSocketAddress> listen, List<InetSocketAddress> upstreams)
-                throws ConfigException {
+        private static void checkNoLoop(List<InetSocketAddress> listen, List<InetSocketAddress> upstreams,
+                                        String where) throws ConfigException {
             for (InetSocketAddress u : upstreams) {
                 for (InetSocketAddress l : listen) {
-                    if (u.getPort() == l.getPort() && (u.getAddress().equals(l.getAddress())
-                            || l.getAddress().isAnyLocalAddress() && isThisHost(u.getAddress()))) {
-                        throw new ConfigException("upstreams: " + Addresses.text(u) + " is sluice's own listen address "
+                    InetAddress la = l.getAddress();
+                    boolean covered = la.isAnyLocalAddress() && isThisHost(u.getAddress())
+                            && (la instanceof Inet6Address || !(u.getAddress() instanceof Inet6Address));
+                    if (u.getPort() == l.getPort() && (u.getAddress().equals(la) || covered)) {
+                        throw new ConfigException(where + ": " + Addresses.text(u) + " is sluice's own listen address "
                                 + Addresses.text(l) + "; queries would loop back to sluice");
                     }
                 }

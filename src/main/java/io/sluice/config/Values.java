@@ -130,11 +130,14 @@ final class Values {
         }
     }
 
-    /** A query type by name ({@code NS}, {@code a}, {@code TYPE65280}), as its number. */
+    /** A query type by name ({@code NS}, {@code a}, {@code TYPE65280}), as its number; not OPT or a transfer. */
     static int queryType(String text) throws ConfigException {
         int type = Type.value(text.trim().toUpperCase(Locale.ROOT));
         if (type < 0) {
             throw new ConfigException("unknown record type '" + text + "' (A, NS, SOA, ... or TYPEnnn)");
+        }
+        if (type == Type.OPT || type == Type.AXFR || type == Type.IXFR) {
+            throw new ConfigException(Type.string(type) + " is not a type a probe can ask for");
         }
         return type;
     }

@@ -48,6 +48,8 @@ public final class Forwarder {
     static final int SLOT_QUERY_BYTES = 512;
     /** Kept reply buffer: the UDP payload size of DNS Flag Day 2020; larger replies are pooled. */
     static final int SLOT_REPLY_BYTES = 1232;
+    /** Bytes of a zone transfer waiting for a slow client before the transfer is given up. */
+    static final long MAX_TRANSFER_BACKLOG_BYTES = 16 << 20;
     private static final long MIN_TICK_MILLIS = 5;
     private static final long MAX_TICK_MILLIS = 50;
     private static final byte[] SERVFAIL_TEXT = Answers.text("sluice: no upstream answered");
@@ -199,19 +201,23 @@ public final class Forwarder {
         meters.forwarded.increment();
         long now = System.nanoTime();
         q.startNanos = now;
-        dispatch(q, now);
+        dispatch(q, now, now);
     }
 
     /**
      * Sends {@code q} to the next upstream it has not tried, or answers SERVFAIL: when none is
-     * left, or when a whole attempt no longer fits in the query's budget. Deadlines are checked
-     * once a tick, so "fits" allows a tick's lateness: with the defaults (2 s, 4 s) a second
-     * upstream is tried at 2 s plus up to a tick, and the last attempt's expiry may be noticed a
-     * tick late, so a query is done within query-timeout plus two ticks.
+     * left, or when a whole attempt no longer fits in the query's budget. Whether it fits is
+     * judged from {@code from}: for an attempt that timed out, the moment it was due, not the
+     * later tick that noticed it, so that the drift of ticks never costs a query its second
+     * upstream (with the defaults, 2 s and 4 s, two attempts always fit). Each expiry may be
+     * noticed up to a tick late, which is how far past query-timeout a query can end.
+     *
+     * @param now  the time now, which the new attempt's deadline counts from
+     * @param from when the new attempt would ideally start
      */
-    private void dispatch(PendingQuery q, long now) {
+    private void dispatch(PendingQuery q, long now, long from) {
         int i = pool.pick(q.nextUpstream, q.attempts == 0);
-        if (i < 0 || now + attemptNanos - (q.startNanos + queryNanos) > lateness) {
+        if (i < 0 || from + attemptNanos - (q.startNanos + queryNanos) > lateness) {
             fail(q);
             return;
         }
@@ -288,20 +294,20 @@ public final class Forwarder {
         answersFrom[q.upstream.index()]++;
         q.upstream.recordAnswer();
         reply.setShort(reply.readerIndex() + Wire.ID_OFFSET, q.clientId);
+        if (!last && (!q.client.isActive() || q.client.bytesBeforeWritable() > MAX_TRANSFER_BACKLOG_BYTES)) {
+            link.release(id);
+            abortTransfer(q); // nobody reads it, or the client reads far slower than the upstream sends
+            return;
+        }
         // A copy: on epoll a UDP reply lives in the loop's ReusedReadBuffer, which the next read overwrites.
         ByteBuf copy = q.replyCopy.copyOf(q.client.alloc(), reply);
         if (last) {
             answer(q.client, q.clientAddress, copy);
-        } else if (q.client.isActive()) {
-            q.client.write(new TransferPart(copy), q.client.voidPromise());
-            needsFlush(q.client);
-        } else {
-            copy.release();
-        }
-        if (last) {
             meters.answered.increment();
             releaseSlot(q);
         } else {
+            q.client.write(new TransferPart(copy), q.client.voidPromise());
+            needsFlush(q.client);
             q.transferring = true;
             arm(q, System.nanoTime());
         }
@@ -341,7 +347,8 @@ public final class Forwarder {
             q.nextUpstream--;
             q.attempts--;
         }
-        dispatch(q, System.nanoTime());
+        long now = System.nanoTime();
+        dispatch(q, now, now);
     }
 
     /**
@@ -376,18 +383,23 @@ public final class Forwarder {
             if (answersFrom[q.upstream.index()] == q.answersAtSend) {
                 countFailure(q.upstream);
             }
-            dispatch(q, now);
+            dispatch(q, now, q.deadlineNanos);
         }
     }
 
     /**
-     * A transfer whose upstream stopped part-way: the client has some of the zone and must not
-     * take it for all of it, so its connection is closed, as an upstream closing would.
+     * A transfer cut off part-way (its upstream stalled or closed, its client went away or does
+     * not keep up): the client has some of the zone and must not take it for all of it, so its
+     * connection is closed; and the upstream connection too, or the rest of the zone would keep
+     * arriving on it under an ID that is free again.
      */
     private void abortTransfer(PendingQuery q) {
         meters.transfersAborted.increment();
         q.client.flush();
         q.client.close();
+        if (q.link instanceof TcpUpstreamLink tcpLink) {
+            tcpLink.close(); // its other queries are handed back and retried on a new connection
+        }
         releaseSlot(q);
     }
 

@@ -106,14 +106,14 @@ public final class UpstreamPool implements AutoCloseable {
     private boolean answersProbe(Upstream u) {
         try (DatagramSocket socket = new DatagramSocket()) {
             socket.connect(u.address()); // only the upstream's datagrams are delivered
-            socket.setSoTimeout((int) Math.max(1, timeout.toMillis()));
             Message query = Message.newQuery(Record.newRecord(Name.fromString(check.name()), check.type(), DClass.IN));
             int id = query.getHeader().getID();
             byte[] wire = query.toWire();
             socket.send(new DatagramPacket(wire, wire.length));
             byte[] buf = new byte[MAX_PROBE_REPLY_BYTES];
             long deadline = System.nanoTime() + timeout.toNanos();
-            while (System.nanoTime() < deadline) {
+            for (long left = timeout.toNanos(); left > 0; left = deadline - System.nanoTime()) {
+                socket.setSoTimeout((int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
                 DatagramPacket p = new DatagramPacket(buf, buf.length);
                 socket.receive(p);
                 ByteBuffer reply = ByteBuffer.wrap(buf, 0, p.getLength());

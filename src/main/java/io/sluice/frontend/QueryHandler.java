@@ -133,8 +133,14 @@ final class QueryHandler implements ExactDecisions.Verdicts {
 
     @Override
     public void refuse(ExactDecisions.ParkedQuery q, Counter over) {
-        if (view.read(q.message()) == QueryView.Check.QUERY && !refuse(over, q.message(), q.client(), q.address())) {
+        if (view.read(q.message()) != QueryView.Check.QUERY) {
+            return;
+        }
+        if (!refuse(over, q.message(), q.client(), q.address())) {
             forwarder.forward(q.message(), view, q.client(), q.address());
+        } else if (limits.action() == LimitSettings.Action.DROP && q.address() == null) {
+            // the TCP connection counted an answer owed when the query was parked
+            q.client().pipeline().fireUserEventTriggered(Outcome.DROPPED);
         }
     }
 

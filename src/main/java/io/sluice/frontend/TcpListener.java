@@ -1,6 +1,7 @@
 package io.sluice.frontend;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
@@ -80,6 +81,9 @@ final class TcpListener extends ChannelInitializer<Channel> {
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
             ByteBuf frame = (ByteBuf) msg;
             try {
+                if (!ctx.channel().isActive()) {
+                    return; // closed for a message before this one of the same read: not served
+                }
                 handler.meters().queriesTcp.increment();
                 switch (handler.handle(frame, ctx.channel(), null)) {
                     case ANSWERED -> owed++;
@@ -98,11 +102,19 @@ final class TcpListener extends ChannelInitializer<Channel> {
                 return;
             }
             owed--;
+            ctx.write(msg, promise);
             if (inputShut && owed <= 0) {
-                ctx.writeAndFlush(msg).addListener(ChannelFutureListener.CLOSE);
-            } else {
-                ctx.write(msg, promise);
+                closeWhenWritten(ctx);
             }
+        }
+
+        /**
+         * Closes once everything written so far has reached the socket: a close at once would
+         * discard answers not yet flushed (they are flushed at the end of the loop's wake-up). The
+         * empty buffer goes in below the length prepender, so that no empty frame is sent.
+         */
+        private static void closeWhenWritten(ChannelHandlerContext ctx) {
+            ctx.pipeline().firstContext().writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
         }
 
         @Override
@@ -110,15 +122,26 @@ final class TcpListener extends ChannelInitializer<Channel> {
             handler.endOfBurst();
         }
 
+        /**
+         * Idle means nothing sent and nothing owed: a client waiting for an answer, or taking a
+         * zone transfer, sends nothing meanwhile, and the forwarder's deadlines bound that wait.
+         */
         @Override
         public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
             if (evt instanceof IdleStateEvent) {
-                handler.meters().tcpIdleClosed.increment();
-                ctx.close();
+                if (owed <= 0) {
+                    handler.meters().tcpIdleClosed.increment();
+                    ctx.close();
+                }
             } else if (evt instanceof ChannelInputShutdownEvent) {
                 inputShut = true;
                 if (owed <= 0) {
-                    ctx.close();
+                    closeWhenWritten(ctx);
+                }
+            } else if (evt == QueryHandler.Outcome.DROPPED) { // a query parked for Redis, then dropped
+                owed--;
+                if (inputShut && owed <= 0) {
+                    closeWhenWritten(ctx);
                 }
             }
         }

@@ -128,7 +128,7 @@ class ConfigFileTest {
         "timout: 1s                                    | line 1: timout: unknown key; did you mean timeout?",
         "timeout: 1s\\ntimeout: 2s                     | line 2: timeout: given twice (first at line 1)",
         "limits:\\n  domains:\\n    a.com: unlimited\\n    a.com: unlimited | line 4: limits.domains.a.com: given twice (first at line 3)",
-        "limits:\\n  exempt-clients: [10.0.0.1/8]       | line 2: limits.exempt-clients: '10.0.0.1/8' is not a network address: host bits are set (did you mean 10.0.0.0/8?)",
+        "limits:\\n  exempt-clients: [10.0.0.1/8]       | line 2: limits.exempt-clients: '10.0.0.1/8' is not a network address: host bits are set (did you mean 10.0.0.0/8, or 10.0.0.1 alone?)",
         "limits:\\n  burst: 5                          | line 2: limits.burst: only token-bucket has a burst",
         "backend: redis\\nlimits:\\n  algorithm: token-bucket | line 3: limits.algorithm: token-bucket is not offered with backend redis",
         "udp-steering: on                              | line 1: udp-steering: unknown name 'on' (one of auto, cpu, hash)",
@@ -185,5 +185,28 @@ class ConfigFileTest {
         assertEquals(1, ConfigFile.editDistance("limts", "limits"));
         assertEquals(2, ConfigFile.editDistance("defualt", "default"));
         assertEquals(0, ConfigFile.editDistance("timeout", "timeout"));
+    }
+
+    @Test
+    void aRepeatedKeyInsideAnOverrideNamesItsPlaceOnce() throws Exception {
+        ConfigException e = assertThrows(ConfigException.class,
+                () -> load("limits:\n  domains:\n    a.com: { queries: 1, queries: 2 }\n"));
+        String file = dir.resolve("sluice.yml").toString();
+        assertTrue(e.getMessage().startsWith(file + " line 3: limits.domains.a.com.queries: given twice"), e.getMessage());
+        assertEquals(e.getMessage().indexOf(file), e.getMessage().lastIndexOf(file), e.getMessage());
+    }
+
+    @Test
+    void overridesThatDifferOnlyInCaseOrIdnaAreTheSameDomain() {
+        ConfigException e = assertThrows(ConfigException.class,
+                () -> load("limits:\n  domains:\n    bücher.de: unlimited\n    XN--BCHER-KVA.de: unlimited\n"));
+        assertTrue(e.getMessage().contains("line 4: limits.domains.XN--BCHER-KVA.de: the same domain as"), e.getMessage());
+    }
+
+    @Test
+    void anEmptySectionIsTheDefaultsAndAScalarOneIsAnError() throws Exception {
+        assertTrue(load("limits:\n").limits().off());
+        ConfigException e = assertThrows(ConfigException.class, () -> load("limits: 5\n"));
+        assertTrue(e.getMessage().contains("line 1: limits: expected a mapping of settings"), e.getMessage());
     }
 }

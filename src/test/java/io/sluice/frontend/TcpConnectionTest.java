@@ -97,4 +97,35 @@ class TcpConnectionTest {
             assertTrue(ms < 3000, "closed after " + ms + " ms, not at the 10 s idle timeout");
         }
     }
+
+    /** An answer sluice writes itself, in the same wake-up as the client's FIN, still goes out before the close. */
+    @Test
+    void aHalfClosedConnectionGetsAnAnswerWrittenAtOnce() throws Exception {
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), "tcp-idle-timeout", "10s");
+             Socket c = new Socket(s.address().getAddress(), s.address().getPort())) {
+            c.setSoTimeout(5000);
+            byte[] noQuestion = java.util.HexFormat.of().parseHex("0a0b01000000000000000000");
+            Dns.writeFrame(c, noQuestion);
+            c.shutdownOutput();
+            assertEquals(Rcode.FORMERR, Dns.rcode(Dns.readFrame(c)));
+            assertEquals(-1, c.getInputStream().read(), "then closed");
+        }
+    }
+
+    /** A connection waiting for its answer is not idle: the upstream's slowness is the forwarder's to bound. */
+    @Test
+    void aConnectionWaitingForAnAnswerIsNotClosedAsIdle() throws Exception {
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), "tcp-idle-timeout", "300ms", "timeout", "3s");
+             Socket c = new Socket(s.address().getAddress(), s.address().getPort())) {
+            up.delayMillis(900);
+            c.setSoTimeout(5000);
+            Dns.writeFrame(c, Dns.query(4, "slow.example.", Type.A));
+            byte[] answer = Dns.readFrame(c);
+            assertEquals(4, Dns.id(answer));
+            assertEquals(Rcode.NOERROR, Dns.rcode(answer));
+            assertEquals(-1, c.getInputStream().read(), "idle once nothing is owed: closed");
+        }
+    }
 }

@@ -127,7 +127,7 @@ public final class TestUpstream implements AutoCloseable {
         refused = name == null ? null : Name.fromString(name);
     }
 
-    /** Waits this long before each UDP answer (answers are then sent one after another). */
+    /** Waits this long before each answer (answers are then sent one after another). */
     public void delayMillis(long ms) {
         delayMillis = ms;
     }
@@ -268,6 +268,9 @@ public final class TestUpstream implements AutoCloseable {
                 if (mode.get() == Mode.SILENT) {
                     continue;
                 }
+                if (delayMillis > 0) {
+                    Thread.sleep(delayMillis);
+                }
                 Message q = new Message(query);
                 List<byte[]> replies = new ArrayList<>();
                 if (mode.get() == Mode.FORGE_FIRST) {
@@ -287,6 +290,8 @@ public final class TestUpstream implements AutoCloseable {
             }
         } catch (IOException e) {
             // connection closed
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
