@@ -9,16 +9,22 @@ import io.sluice.config.BackendSettings;
 import io.sluice.config.ConfigException;
 import io.sluice.config.Settings;
 import io.sluice.domain.DomainKey;
+import io.sluice.forward.ForwardStage;
 import io.sluice.forward.Forwarder;
 import io.sluice.forward.UpstreamPool;
 import io.sluice.frontend.Frontend;
 import io.sluice.limit.Clock;
 import io.sluice.limit.CounterStore;
+import io.sluice.limit.Decisions;
 import io.sluice.limit.HeapCounters;
+import io.sluice.limit.LimitStage;
 import io.sluice.limit.Limits;
 import io.sluice.limit.Policy;
 import io.sluice.metrics.Meters;
 import io.sluice.metrics.MetricsEndpoint;
+import io.sluice.pipeline.MessageCheck;
+import io.sluice.pipeline.Pipeline;
+import io.sluice.pipeline.Stage;
 import io.sluice.transport.Addresses;
 import io.sluice.transport.Transport;
 import java.io.IOException;
@@ -43,6 +49,7 @@ public final class Sluice implements AutoCloseable {
     private final EventLoopGroup group;
     private final UpstreamPool pool;
     private final List<Forwarder> forwarders;
+    private final List<Pipeline> pipelines;
     private final Frontend frontend;
     private final Meters meters;
     private final Limits limits;
@@ -52,13 +59,14 @@ public final class Sluice implements AutoCloseable {
     private final RedisBackend redis;
 
     private Sluice(Settings settings, Transport transport, EventLoopGroup group, UpstreamPool pool,
-                   List<Forwarder> forwarders, Frontend frontend, Meters meters, Limits limits,
-                   MetricsEndpoint metrics, RedisBackend redis) {
+                   List<Forwarder> forwarders, List<Pipeline> pipelines, Frontend frontend, Meters meters,
+                   Limits limits, MetricsEndpoint metrics, RedisBackend redis) {
         this.settings = settings;
         this.transport = transport;
         this.group = group;
         this.pool = pool;
         this.forwarders = forwarders;
+        this.pipelines = pipelines;
         this.frontend = frontend;
         this.meters = meters;
         this.limits = limits;
@@ -98,13 +106,24 @@ public final class Sluice implements AutoCloseable {
                 f.start();
                 forwarders.add(f);
             }
-            if (limits.active() && settings.backend().kind() == BackendSettings.Kind.REDIS) {
-                redis = RedisBackend.start(settings.backend(), settings.limits().algorithm(), limits.limiter());
+            Decisions.Maker decisions = null;
+            if (limits.active()) {
+                if (settings.backend().kind() == BackendSettings.Kind.REDIS) {
+                    redis = RedisBackend.start(settings.backend(), settings.limits().algorithm(), limits.limiter());
+                    decisions = redis::decisions;
+                } else {
+                    decisions = Decisions.local(limits.limiter()); // memory and Chronicle Map: the counters decide
+                }
+            }
+            List<Pipeline> pipelines = new ArrayList<>();
+            for (Forwarder f : forwarders) {
+                pipelines.add(pipeline(f, limits, decisions, meters));
             }
             metrics = startMetrics(settings, meters, limits, redis);
-            Frontend frontend = Frontend.bind(settings, transport, group, forwarders, limits, redis, meters);
+            Frontend frontend = Frontend.bind(settings, transport, group, pipelines, meters);
             limits.start();
-            return new Sluice(settings, transport, group, pool, forwarders, frontend, meters, limits, metrics, redis);
+            return new Sluice(settings, transport, group, pool, forwarders, pipelines, frontend, meters, limits,
+                    metrics, redis);
         } catch (BindException | InterruptedException | RuntimeException e) {
             if (metrics != null) {
                 metrics.close();
@@ -116,6 +135,21 @@ public final class Sluice implements AutoCloseable {
             limits.close();
             throw e;
         }
+    }
+
+    /**
+     * The query path of one event loop, in order. A new stage is one class and one line here.
+     *
+     * @param decisions how the limit stage decides, or null when nothing is limited
+     */
+    private static Pipeline pipeline(Forwarder f, Limits limits, Decisions.Maker decisions, Meters meters) {
+        List<Stage> stages = new ArrayList<>();
+        stages.add(new MessageCheck(meters));
+        if (decisions != null) {
+            stages.add(new LimitStage(limits, meters, decisions, f.loop()));
+        }
+        stages.add(new ForwardStage(f));
+        return new Pipeline(f.loop(), f, stages);
     }
 
     private static CounterStore counterStore(Settings settings, Function<DomainKey, Policy> policies)
@@ -229,9 +263,11 @@ public final class Sluice implements AutoCloseable {
 
     private int inFlight() {
         int n = 0;
-        for (Forwarder f : forwarders) {
+        for (int i = 0; i < forwarders.size(); i++) {
+            Forwarder f = forwarders.get(i);
+            Pipeline p = pipelines.get(i);
             try {
-                n += f.loop().submit(() -> f.inFlight() + (redis == null ? 0 : redis.parked(f.loop()))).get();
+                n += f.loop().submit(() -> f.inFlight() + p.parked()).get();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return 0;

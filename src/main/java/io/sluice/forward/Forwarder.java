@@ -12,6 +12,7 @@ import io.netty.channel.socket.DatagramPacket;
 import io.netty.channel.socket.SocketProtocolFamily;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.sluice.metrics.Meters;
+import io.sluice.pipeline.Responder;
 import io.sluice.transport.ReusedReadBuffer;
 import io.sluice.transport.Transport;
 import io.sluice.wire.Answers;
@@ -36,7 +37,7 @@ import java.util.concurrent.TimeUnit;
  * kernel gets several datagrams per sendmmsg: the replies read off all upstream sockets in one
  * wake-up leave the client socket together.
  */
-public final class Forwarder {
+public final class Forwarder implements Responder {
     /** Largest UDP reply accepted from an upstream: the largest EDNS payload a client may ask for. */
     static final int MAX_UDP_REPLY_BYTES = 65535;
     /**
@@ -434,6 +435,7 @@ public final class Forwarder {
      * Sends {@code message} (whose reference this takes) to a client: as a datagram to
      * {@code clientAddress}, or framed on the TCP connection {@code client} if it is still open.
      */
+    @Override
     public void answer(Channel client, InetSocketAddress clientAddress, ByteBuf message) {
         if (clientAddress != null) {
             client.write(new DatagramPacket(message, clientAddress), client.voidPromise());

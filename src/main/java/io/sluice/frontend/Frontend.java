@@ -12,11 +12,9 @@ import io.netty.channel.epoll.EpollChannelOption;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.GlobalEventExecutor;
-import io.sluice.backend.redis.RedisBackend;
 import io.sluice.config.Settings;
-import io.sluice.forward.Forwarder;
-import io.sluice.limit.Limits;
 import io.sluice.metrics.Meters;
+import io.sluice.pipeline.Pipeline;
 import io.sluice.transport.Addresses;
 import io.sluice.transport.ReusePortSteering;
 import io.sluice.transport.ReusedReadBuffer;
@@ -63,29 +61,30 @@ public final class Frontend {
     private final Map<EventLoop, ReusedReadBuffer> queryReads = new IdentityHashMap<>();
     private final Settings.UdpSteering steering;
 
-    private Frontend(Settings.UdpSteering steering) {
+    private final Meters meters;
+
+    private Frontend(Settings.UdpSteering steering, Meters meters) {
         this.steering = steering;
+        this.meters = meters;
     }
 
     /**
-     * Binds every listen address.
+     * Binds every listen address; each event loop's sockets hand what they read to its pipeline.
      *
-     * @param redis counters shared through Redis, or null
      * @throws BindException naming the address and protocol that could not be bound
      */
     public static Frontend bind(Settings settings, Transport transport, EventLoopGroup group,
-                                List<Forwarder> forwarders, Limits limits, RedisBackend redis, Meters meters)
-            throws BindException, InterruptedException {
-        Map<EventLoop, QueryHandler> handlers = new IdentityHashMap<>();
-        for (Forwarder f : forwarders) {
-            handlers.put(f.loop(), new QueryHandler(f, limits, meters, redis));
+                                List<Pipeline> pipelines, Meters meters) throws BindException, InterruptedException {
+        Map<EventLoop, Pipeline> byLoop = new IdentityHashMap<>();
+        for (Pipeline p : pipelines) {
+            byLoop.put(p.loop(), p);
         }
-        Frontend frontend = new Frontend(settings.udpSteering());
-        TcpListener tcpListener = new TcpListener(handlers, frontend.tcpConnections,
+        Frontend frontend = new Frontend(settings.udpSteering(), meters);
+        TcpListener tcpListener = new TcpListener(byLoop, meters, frontend.tcpConnections,
                 settings.maxTcpConnections(), settings.tcpIdleTimeout());
         try {
             for (InetSocketAddress address : settings.listen()) {
-                frontend.bindOne(address, transport, group, forwarders, handlers, tcpListener);
+                frontend.bindOne(address, transport, group, pipelines, tcpListener);
             }
         } catch (BindException | InterruptedException | RuntimeException e) {
             frontend.close();
@@ -95,17 +94,16 @@ public final class Frontend {
     }
 
     private void bindOne(InetSocketAddress address, Transport transport, EventLoopGroup group,
-                         List<Forwarder> forwarders, Map<EventLoop, QueryHandler> handlers,
-                         TcpListener tcpListener) throws BindException, InterruptedException {
+                         List<Pipeline> pipelines, TcpListener tcpListener) throws BindException, InterruptedException {
         if (address.getPort() != 0) {
             checkFree(address);
-            bindUdpAndTcp(address, transport, group, forwarders, handlers, tcpListener);
+            bindUdpAndTcp(address, transport, group, pipelines, tcpListener);
             return;
         }
         // Port 0 (tests): UDP picks a free port, which TCP may find taken; try a few ports.
         for (int attempt = 1; ; attempt++) {
             try {
-                bindUdpAndTcp(address, transport, group, forwarders, handlers, tcpListener);
+                bindUdpAndTcp(address, transport, group, pipelines, tcpListener);
                 return;
             } catch (BindException e) {
                 if (attempt == EPHEMERAL_BIND_ATTEMPTS) {
@@ -116,20 +114,20 @@ public final class Frontend {
     }
 
     private void bindUdpAndTcp(InetSocketAddress address, Transport transport, EventLoopGroup group,
-                               List<Forwarder> forwarders, Map<EventLoop, QueryHandler> handlers,
-                               TcpListener tcpListener) throws BindException, InterruptedException {
+                               List<Pipeline> pipelines, TcpListener tcpListener)
+            throws BindException, InterruptedException {
         InetSocketAddress at = address;
         List<Channel> bindings = new ArrayList<>();
-        List<Forwarder> readers = transport.reusePort() ? forwarders : forwarders.subList(0, 1);
-        for (Forwarder f : readers) {
+        List<Pipeline> readers = transport.reusePort() ? pipelines : pipelines.subList(0, 1);
+        for (Pipeline f : readers) {
             Bootstrap b = new Bootstrap().group(f.loop())
                     .channelFactory(() -> transport.datagram(Transport.familyOf(address.getAddress())))
                     .option(ChannelOption.SO_RCVBUF, Transport.UDP_RCVBUF_BYTES)
                     .option(ChannelOption.ALLOCATOR, Transport.ALLOCATOR)
-                    .handler(new UdpListener(handlers.get(f.loop())));
+                    .handler(new UdpListener(f, meters));
             if (transport.reusePort()) {
                 // epoll: recvmmsg into slots of the loop's one read buffer; what outlives the read
-                // is copied out of it (Forwarder.forward, Redis parking).
+                // is copied out of it (Forwarder.forward, Query.park).
                 ReusedReadBuffer reads = queryReads.computeIfAbsent(f.loop(), l -> new ReusedReadBuffer(
                         Transport.ALLOCATOR, MAX_UDP_QUERY_BYTES * DATAGRAMS_PER_READ, 1));
                 b.option(EpollChannelOption.SO_REUSEPORT, true)

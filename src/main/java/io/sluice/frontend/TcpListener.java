@@ -16,6 +16,9 @@ import io.netty.handler.codec.LengthFieldPrepender;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.sluice.forward.TransferPart;
+import io.sluice.metrics.Meters;
+import io.sluice.pipeline.Outcome;
+import io.sluice.pipeline.Pipeline;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -31,14 +34,17 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class TcpListener extends ChannelInitializer<Channel> {
     private static final int MAX_MESSAGE_BYTES = 65535;
 
-    private final Map<EventLoop, QueryHandler> handlers;
+    private final Map<EventLoop, Pipeline> pipelines;
+    private final Meters meters;
     private final ChannelGroup open;
     private final AtomicInteger connections = new AtomicInteger();
     private final int maxConnections;
     private final long idleMillis;
 
-    TcpListener(Map<EventLoop, QueryHandler> handlers, ChannelGroup open, int maxConnections, Duration idle) {
-        this.handlers = handlers;
+    TcpListener(Map<EventLoop, Pipeline> pipelines, Meters meters, ChannelGroup open, int maxConnections,
+                Duration idle) {
+        this.pipelines = pipelines;
+        this.meters = meters;
         this.open = open;
         this.maxConnections = maxConnections;
         this.idleMillis = idle.toMillis();
@@ -46,10 +52,9 @@ final class TcpListener extends ChannelInitializer<Channel> {
 
     @Override
     protected void initChannel(Channel ch) {
-        QueryHandler handler = handlers.get(ch.eventLoop());
         if (connections.incrementAndGet() > maxConnections) {
             connections.decrementAndGet();
-            handler.meters().tcpConnectionsRejected.increment();
+            meters.tcpConnectionsRejected.increment();
             ch.close();
             return;
         }
@@ -59,7 +64,7 @@ final class TcpListener extends ChannelInitializer<Channel> {
                 new IdleStateHandler(idleMillis, 0, 0, TimeUnit.MILLISECONDS),
                 new LengthFieldBasedFrameDecoder(MAX_MESSAGE_BYTES, 0, 2, 0, 2),
                 new LengthFieldPrepender(2),
-                new Connection(handler));
+                new Connection(pipelines.get(ch.eventLoop()), meters));
     }
 
     /**
@@ -69,12 +74,14 @@ final class TcpListener extends ChannelInitializer<Channel> {
      * transfer is owed as one answer.
      */
     private static final class Connection extends ChannelDuplexHandler {
-        private final QueryHandler handler;
+        private final Pipeline pipeline;
+        private final Meters meters;
         private int owed;
         private boolean inputShut;
 
-        Connection(QueryHandler handler) {
-            this.handler = handler;
+        Connection(Pipeline pipeline, Meters meters) {
+            this.pipeline = pipeline;
+            this.meters = meters;
         }
 
         @Override
@@ -84,11 +91,11 @@ final class TcpListener extends ChannelInitializer<Channel> {
                 if (!ctx.channel().isActive()) {
                     return; // closed for a message before this one of the same read: not served
                 }
-                handler.meters().queriesTcp.increment();
-                switch (handler.handle(frame, ctx.channel(), null)) {
-                    case ANSWERED -> owed++;
-                    case DROPPED -> { }
+                meters.queriesTcp.increment();
+                switch (pipeline.handle(frame, ctx.channel(), null)) {
+                    case ANSWERED, PARKED -> owed++;
                     case NOT_A_QUERY -> ctx.close(); // not a DNS client: nothing to wait for, as nsd resets
+                    default -> { } // dropped: nothing owed
                 }
             } finally {
                 frame.release();
@@ -119,7 +126,7 @@ final class TcpListener extends ChannelInitializer<Channel> {
 
         @Override
         public void channelReadComplete(ChannelHandlerContext ctx) {
-            handler.endOfBurst();
+            pipeline.endOfBurst();
         }
 
         /**
@@ -130,7 +137,7 @@ final class TcpListener extends ChannelInitializer<Channel> {
         public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
             if (evt instanceof IdleStateEvent) {
                 if (owed <= 0) {
-                    handler.meters().tcpIdleClosed.increment();
+                    meters.tcpIdleClosed.increment();
                     ctx.close();
                 }
             } else if (evt instanceof ChannelInputShutdownEvent) {
@@ -138,7 +145,7 @@ final class TcpListener extends ChannelInitializer<Channel> {
                 if (owed <= 0) {
                     closeWhenWritten(ctx);
                 }
-            } else if (evt == QueryHandler.Outcome.DROPPED) { // a query parked for Redis, then dropped
+            } else if (evt == Outcome.DROPPED) { // a parked query, dropped after all (Query.droppedAfterParking)
                 owed--;
                 if (inputShut && owed <= 0) {
                     closeWhenWritten(ctx);
@@ -148,7 +155,7 @@ final class TcpListener extends ChannelInitializer<Channel> {
 
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            handler.meters().ioErrors.increment(); // reset by peer and the like: close quietly
+            meters.ioErrors.increment(); // reset by peer and the like: close quietly
             ctx.close();
         }
     }

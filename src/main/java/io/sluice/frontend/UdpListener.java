@@ -3,28 +3,32 @@ package io.sluice.frontend;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.socket.DatagramPacket;
+import io.sluice.metrics.Meters;
+import io.sluice.pipeline.Pipeline;
 
-/** Reads client datagrams off one UDP socket into its loop's {@link QueryHandler}. */
+/** Reads client datagrams off one UDP socket into its loop's {@link Pipeline}. */
 final class UdpListener extends SimpleChannelInboundHandler<DatagramPacket> {
-    private final QueryHandler handler;
+    private final Pipeline pipeline;
+    private final Meters meters;
 
-    UdpListener(QueryHandler handler) {
-        this.handler = handler;
+    UdpListener(Pipeline pipeline, Meters meters) {
+        this.pipeline = pipeline;
+        this.meters = meters;
     }
 
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, DatagramPacket packet) {
-        handler.meters().queriesUdp.increment();
-        handler.handle(packet.content(), ctx.channel(), packet.sender());
+        meters.queriesUdp.increment();
+        pipeline.handle(packet.content(), ctx.channel(), packet.sender());
     }
 
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
-        handler.endOfBurst();
+        pipeline.endOfBurst();
     }
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        handler.meters().ioErrors.increment(); // e.g. a send to a client that went away: not fatal
+        meters.ioErrors.increment(); // e.g. a send to a client that went away: not fatal
     }
 }

@@ -1,16 +1,16 @@
 package io.sluice.backend.redis;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.channel.Channel;
-import io.netty.channel.EventLoop;
 import io.sluice.limit.Counter;
+import io.sluice.limit.Decisions;
 import io.sluice.limit.DomainLimiter;
 import io.sluice.limit.SharedCounter;
-import java.net.InetSocketAddress;
+import io.sluice.pipeline.ParkedQuery;
+import io.sluice.pipeline.Query;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 
 /**
@@ -22,10 +22,10 @@ import java.util.concurrent.RejectedExecutionException;
  * is refused here, without a call, until its window ends.
  *
  * <p>Only the loop's thread touches this object; the Redis reply is handed back to it with
- * {@link EventLoop#execute}. A query waits at most the Redis timeout: a failed or late call is
+ * {@link Executor#execute}. A query waits at most the Redis timeout: a failed or late call is
  * decided by the failure policy.
  */
-public final class ExactDecisions {
+final class ExactDecisions implements Decisions {
     /** Parked queries of one loop at once; past this, the failure policy decides at once. */
     private static final int MAX_PARKED = 65_536;
     /** Domains per script call: bounds the time one call holds Redis. */
@@ -36,17 +36,6 @@ public final class ExactDecisions {
      * and thread wake-ups; when idle a query goes at the end of its own burst.
      */
     private static final int MAX_ROUNDS_IN_FLIGHT = 2;
-
-    /** What the handler does with a decided query; called on the loop. */
-    public interface Verdicts {
-        void allow(ParkedQuery q);
-
-        void refuse(ParkedQuery q, Counter over);
-    }
-
-    /** A copy of a query waiting for Redis, and where its answer goes. */
-    public record ParkedQuery(ByteBuf message, Channel client, InetSocketAddress address) {
-    }
 
     /** One domain's queries parked in this burst. */
     private static final class Batch {
@@ -60,7 +49,7 @@ public final class ExactDecisions {
         }
     }
 
-    private final EventLoop loop;
+    private final Executor loop;
     private final RedisBackend backend;
     private final DomainLimiter limiter;
     private final Verdicts verdicts;
@@ -69,7 +58,7 @@ public final class ExactDecisions {
     private int parked;
     private int roundsInFlight;
 
-    ExactDecisions(EventLoop loop, RedisBackend backend, DomainLimiter limiter, Verdicts verdicts) {
+    ExactDecisions(Executor loop, RedisBackend backend, DomainLimiter limiter, Verdicts verdicts) {
         this.loop = loop;
         this.backend = backend;
         this.limiter = limiter;
@@ -78,14 +67,19 @@ public final class ExactDecisions {
     }
 
     /**
-     * Decides now when it can ({@link RedisBackend#ALLOWED}, {@link RedisBackend#REFUSED}), else
-     * parks a copy of {@code message} and returns {@link RedisBackend#PARKED}.
+     * Decides now when it can ({@link #ALLOWED}, {@link #REFUSED}): Redis away or slow, the domain
+     * known over its budget for this window, too much parked; else parks a copy of the query and
+     * returns {@link #PARKED}.
      */
-    int decide(Counter c, ByteBuf message, Channel client, InetSocketAddress address) {
+    @Override
+    public int decide(Counter c, Query query) {
+        if (!backend.link().up()) {
+            return backend.failure(c);
+        }
         long now = limiter.clock().epochNanos();
         if (!sliding && ((SharedCounter) c).overInWindow == (int) RedisKeys.window(c, now)) {
             limiter.noteRefusal(c);
-            return RedisBackend.REFUSED;
+            return REFUSED;
         }
         if (parked >= MAX_PARKED) {
             return backend.failure(c);
@@ -95,19 +89,24 @@ public final class ExactDecisions {
             b = new Batch(c);
             waiting.put(c, b);
         }
-        b.queries.add(new ParkedQuery(client.alloc().buffer(message.readableBytes()).writeBytes(message,
-                message.readerIndex(), message.readableBytes()), client, address));
+        b.queries.add(query.park());
         parked++;
-        return RedisBackend.PARKED;
+        return PARKED;
     }
 
     /** Queries parked now, waiting or in calls out. */
-    int parked() {
+    @Override
+    public int parked() {
         return parked;
     }
 
+    @Override
+    public void endOfBurst() {
+        send();
+    }
+
     /** At the end of a read burst: one call per slot for everything parked in it. */
-    void send() {
+    private void send() {
         if (waiting.isEmpty() || roundsInFlight >= MAX_ROUNDS_IN_FLIGHT) {
             return;
         }
@@ -164,7 +163,7 @@ public final class ExactDecisions {
                     try {
                         loop.execute(() -> settle(round, batches, reply, error));
                     } catch (RejectedExecutionException stopping) {
-                        batches.forEach(b -> b.queries.forEach(q -> q.message().release()));
+                        batches.forEach(b -> b.queries.forEach(ParkedQuery::release));
                     }
                 });
     }
@@ -191,20 +190,20 @@ public final class ExactDecisions {
                 limiter.noteRefusal(b.counter);
             }
             for (int q = 0; q < b.queries.size(); q++) {
-                verdict(b.queries.get(q), q < allowed ? RedisBackend.ALLOWED : RedisBackend.REFUSED, b.counter);
+                verdict(b.queries.get(q), q < allowed ? ALLOWED : REFUSED, b.counter);
             }
         }
     }
 
     private void verdict(ParkedQuery q, int decision, Counter c) {
         try {
-            if (decision == RedisBackend.ALLOWED) {
+            if (decision == ALLOWED) {
                 verdicts.allow(q);
             } else {
                 verdicts.refuse(q, c);
             }
         } finally {
-            q.message().release();
+            q.release();
         }
     }
 }

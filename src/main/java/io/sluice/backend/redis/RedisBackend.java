@@ -1,29 +1,21 @@
 package io.sluice.backend.redis;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.channel.Channel;
-import io.netty.channel.EventLoop;
 import io.sluice.config.BackendSettings;
 import io.sluice.config.LimitSettings;
 import io.sluice.limit.Counter;
+import io.sluice.limit.Decisions;
 import io.sluice.limit.DomainLimiter;
-import java.net.InetSocketAddress;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 
 /**
- * Counters shared through Redis by every sluice pointed at it. In exact mode each decision is
- * Redis's ({@link ExactDecisions}, one per event loop); in async mode the in-process limiter
+ * Counters shared through Redis by every sluice pointed at it, as the limit stage's
+ * {@link Decisions}. In exact mode each decision is Redis's ({@link ExactDecisions}, one per event
+ * loop); in async mode the in-process limiter
  * decides and {@link DeltaSync} keeps it in step with the fleet. While Redis is away or slow, the
  * failure policy decides: the in-process limiter ({@code local}), everything allowed ({@code open})
  * or everything counted refused ({@code closed}).
  */
 public final class RedisBackend implements AutoCloseable {
-    public static final int ALLOWED = 0;
-    public static final int REFUSED = 1;
-    /** Decided later, on the same loop, through {@link ExactDecisions.Verdicts}. */
-    public static final int PARKED = 2;
-
     private final BackendSettings settings;
     private final DomainLimiter limiter;
     private final boolean sliding;
@@ -31,8 +23,6 @@ public final class RedisBackend implements AutoCloseable {
     private final Script decide = Script.load("decide.lua");
     private final Script add = Script.load("add.lua");
     private final DeltaSync sync;
-    /** Exact mode: each loop's decisions, for draining at stop. */
-    private final Map<EventLoop, ExactDecisions> exact = new ConcurrentHashMap<>();
 
     private RedisBackend(BackendSettings settings, LimitSettings.Algorithm algorithm, DomainLimiter limiter) {
         this.settings = settings;
@@ -53,49 +43,24 @@ public final class RedisBackend implements AutoCloseable {
         return b;
     }
 
-    /** The decisions of one event loop; null in async mode, where the loops decide alone. */
-    public ExactDecisions exactDecisions(EventLoop loop, ExactDecisions.Verdicts verdicts) {
-        if (sync != null) {
-            return null;
-        }
-        ExactDecisions e = new ExactDecisions(loop, this, limiter, verdicts);
-        exact.put(loop, e);
-        return e;
-    }
-
-    /** Queries parked on {@code loop} waiting for Redis; call on that loop. */
-    public int parked(EventLoop loop) {
-        ExactDecisions e = exact.get(loop);
-        return e == null ? 0 : e.parked();
-    }
-
     /**
-     * Decides a query for {@code c}'s domain: {@link #ALLOWED}, {@link #REFUSED}, or (exact mode)
-     * {@link #PARKED}, with the copy of {@code message} kept and decided later.
+     * The decisions of one event loop: Redis's own in exact mode; in async mode the loop's
+     * counters, which {@link DeltaSync} keeps in step with the fleet. Either way, while Redis is
+     * away the failure policy decides.
      */
-    public int decide(Counter c, ExactDecisions exact, ByteBuf message, Channel client, InetSocketAddress address) {
-        if (!link.up()) {
-            return failure(c);
+    public Decisions decisions(Executor loop, Decisions.Verdicts verdicts) {
+        if (sync != null) {
+            return (c, q) -> link.up() ? (limiter.tryAcquire(c) ? Decisions.ALLOWED : Decisions.REFUSED) : failure(c);
         }
-        if (exact == null) {
-            return limiter.tryAcquire(c) ? ALLOWED : REFUSED;
-        }
-        return exact.decide(c, message, client, address);
-    }
-
-    /** The end of a read burst: exact mode sends what the loop parked. */
-    public static void endOfBurst(ExactDecisions exact) {
-        if (exact != null) {
-            exact.send();
-        }
+        return new ExactDecisions(loop, this, limiter, verdicts);
     }
 
     /** The decision while Redis cannot give one. */
     int failure(Counter c) {
         return switch (settings.redisFailure()) {
-            case LOCAL -> limiter.tryAcquire(c) ? ALLOWED : REFUSED;
-            case OPEN -> ALLOWED;
-            case CLOSED -> REFUSED;
+            case LOCAL -> limiter.tryAcquire(c) ? Decisions.ALLOWED : Decisions.REFUSED;
+            case OPEN -> Decisions.ALLOWED;
+            case CLOSED -> Decisions.REFUSED;
         };
     }
 

@@ -1,0 +1,108 @@
+package io.sluice.limit;
+
+import io.sluice.domain.DomainProbe;
+import io.sluice.metrics.Meters;
+import io.sluice.pipeline.Outcome;
+import io.sluice.pipeline.ParkedQuery;
+import io.sluice.pipeline.Query;
+import io.sluice.pipeline.Stage;
+import io.sluice.wire.Answers;
+import io.sluice.wire.Wire;
+import java.util.concurrent.Executor;
+
+/**
+ * The limits stage: reduces the query's name to its registrable domain, counts it against that
+ * domain's budget through the loop's {@link Decisions}, and answers a query over it with the
+ * action (or, in a dry run, counts it and passes it on). Exempt clients and question-less queries
+ * (a request for a server cookie names no domain) pass uncounted. One per event loop.
+ */
+public final class LimitStage implements Stage, Decisions.Verdicts {
+    private final Limits limits;
+    private final Meters meters;
+    private final Decisions decisions;
+    private final DomainProbe domain = new DomainProbe();
+    private Continuation next;
+
+    public LimitStage(Limits limits, Meters meters, Decisions.Maker maker, Executor loop) {
+        this.limits = limits;
+        this.meters = meters;
+        this.decisions = maker.forLoop(loop, this);
+    }
+
+    @Override
+    public void attach(Continuation next) {
+        this.next = next;
+    }
+
+    @Override
+    public Outcome handle(Query q) {
+        if (!q.view().hasQuestion() || limits.hasExemptions() && limits.exempt(q.clientIp())) {
+            return Outcome.CONTINUE;
+        }
+        limits.domains().reduce(q.message(), q.view().nameStart(), q.view().nameEnd(), domain);
+        Counter c = limits.limiter().counterFor(domain);
+        if (c == null) {
+            return Outcome.CONTINUE;
+        }
+        return switch (decisions.decide(c, q)) {
+            case Decisions.ALLOWED -> Outcome.CONTINUE;
+            case Decisions.REFUSED -> refuse(c, q);
+            default -> Outcome.PARKED; // allow() or refuse() below, once the store answers
+        };
+    }
+
+    @Override
+    public void allow(ParkedQuery parked) {
+        next.proceed(next.reopen(parked));
+    }
+
+    @Override
+    public void refuse(ParkedQuery parked, Counter over) {
+        Query q = next.reopen(parked);
+        Outcome o = refuse(over, q);
+        if (o == Outcome.CONTINUE) {
+            next.proceed(q);
+        } else if (o == Outcome.DROPPED) {
+            q.droppedAfterParking();
+        }
+    }
+
+    /**
+     * Acts on a query over {@code over}'s budget: answered or dropped by the action, or (dry run)
+     * counted and passed on.
+     */
+    private Outcome refuse(Counter over, Query q) {
+        if (limits.dryRun()) {
+            meters.limitedDryRun.increment();
+            return Outcome.CONTINUE;
+        }
+        meters.limited.increment();
+        int rcode;
+        int flags = Wire.FLAG_RA;
+        switch (limits.action()) {
+            case DROP -> {
+                return Outcome.DROPPED;
+            }
+            case NXDOMAIN -> rcode = Wire.RCODE_NXDOMAIN;
+            case TRUNCATE -> {
+                // TC invites the client to retry over TCP, proving its address; over TCP there is
+                // nothing left to invite, so it is refused.
+                rcode = q.overUdp() ? Wire.RCODE_NOERROR : Wire.RCODE_REFUSED;
+                flags |= q.overUdp() ? Wire.FLAG_TC : 0;
+            }
+            default -> rcode = Wire.RCODE_REFUSED;
+        }
+        q.answerWithQuestion(flags, rcode, Answers.EDE_OTHER, over.refusalText());
+        return Outcome.ANSWERED;
+    }
+
+    @Override
+    public void endOfBurst() {
+        decisions.endOfBurst();
+    }
+
+    @Override
+    public int parked() {
+        return decisions.parked();
+    }
+}

@@ -1,0 +1,92 @@
+package io.sluice.pipeline;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.EventLoop;
+import java.net.InetSocketAddress;
+import java.util.List;
+
+/**
+ * The query path of one event loop: its stages in order, fixed at start. The front end hands it
+ * every message and the end of every read burst, and knows nothing of what the stages do; only
+ * where the pipelines are assembled ({@code io.sluice.Sluice}) says which stages run, in which order.
+ *
+ * <p>The last stage must never {@link Outcome#CONTINUE}: a query that passes every stage would
+ * otherwise get no answer.
+ */
+public final class Pipeline {
+    private final EventLoop loop;
+    private final Stage[] stages;
+    private final Query current;
+    private final Query resumed;
+
+    public Pipeline(EventLoop loop, Responder responder, List<Stage> stages) {
+        this.loop = loop;
+        this.stages = stages.toArray(new Stage[0]);
+        this.current = new Query(responder);
+        this.resumed = new Query(responder);
+        for (int i = 0; i < this.stages.length; i++) {
+            this.stages[i].attach(new After(i + 1));
+        }
+    }
+
+    /**
+     * Runs one message from a client through the stages; the caller keeps and releases it.
+     *
+     * @param address the UDP sender, or null when {@code client} is a TCP connection
+     */
+    public Outcome handle(ByteBuf message, Channel client, InetSocketAddress address) {
+        current.set(message, client, address);
+        return run(current, 0);
+    }
+
+    private Outcome run(Query q, int from) {
+        for (int i = from; i < stages.length; i++) {
+            Outcome o = stages[i].handle(q);
+            if (o != Outcome.CONTINUE) {
+                return o;
+            }
+        }
+        throw new IllegalStateException("the last stage passed a query on");
+    }
+
+    /** The end of a read burst: each stage may send what it parked. */
+    public void endOfBurst() {
+        for (Stage s : stages) {
+            s.endOfBurst();
+        }
+    }
+
+    /** Queries parked in the stages; call on the loop. */
+    public int parked() {
+        int n = 0;
+        for (Stage s : stages) {
+            n += s.parked();
+        }
+        return n;
+    }
+
+    public EventLoop loop() {
+        return loop;
+    }
+
+    private final class After implements Stage.Continuation {
+        private final int from;
+
+        After(int from) {
+            this.from = from;
+        }
+
+        @Override
+        public Query reopen(ParkedQuery parked) {
+            resumed.set(parked.message(), parked.client(), parked.address());
+            resumed.view().read(parked.message()); // a parked query was read whole before: it reads the same
+            return resumed;
+        }
+
+        @Override
+        public Outcome proceed(Query q) {
+            return run(q, from);
+        }
+    }
+}

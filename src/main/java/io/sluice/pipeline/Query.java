@@ -1,0 +1,90 @@
+package io.sluice.pipeline;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.sluice.wire.Answers;
+import io.sluice.wire.QueryView;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+
+/**
+ * The query a pipeline is running: its message, what the first stage read of it, and its client.
+ * One per pipeline (and one more for resumed queries), refilled for every message: no object per
+ * query. Valid only while the stages run; a stage that keeps a query keeps a {@link #park() copy}.
+ */
+public final class Query {
+    private final QueryView view = new QueryView();
+    private final Responder responder;
+    private ByteBuf message;
+    private Channel client;
+    private InetSocketAddress address;
+
+    Query(Responder responder) {
+        this.responder = responder;
+    }
+
+    void set(ByteBuf message, Channel client, InetSocketAddress address) {
+        this.message = message;
+        this.client = client;
+        this.address = address;
+    }
+
+    /** The client's bytes, between reader and writer index; the caller of the pipeline owns them. */
+    public ByteBuf message() {
+        return message;
+    }
+
+    /** What was read of the message; filled by the first stage. */
+    public QueryView view() {
+        return view;
+    }
+
+    public Channel client() {
+        return client;
+    }
+
+    /** The UDP client's address, or null when {@link #client} is a TCP connection. */
+    public InetSocketAddress udpAddress() {
+        return address;
+    }
+
+    public boolean overUdp() {
+        return address != null;
+    }
+
+    /** The client's IP address, over either transport. */
+    public InetAddress clientIp() {
+        InetSocketAddress from = address != null ? address : (InetSocketAddress) client.remoteAddress();
+        return from.getAddress();
+    }
+
+    /** Sends {@code answer} (whose reference this takes) to the client. */
+    public void answer(ByteBuf answer) {
+        responder.answer(client, address, answer);
+    }
+
+    /**
+     * Answers with the question echoed, {@code rcode}, header flags {@code flags} (RA, TC) and no
+     * records; with an OPT (and an Extended DNS Error when {@code text} is set) if the query had one.
+     */
+    public void answerWithQuestion(int flags, int rcode, int edeCode, byte[] text) {
+        answer(Answers.withQuestion(client.alloc(), message, view, flags, rcode, edeCode, text));
+    }
+
+    /** A copy of this query to keep past the stages' run. */
+    public ParkedQuery park() {
+        ByteBuf copy = client.alloc().buffer(message.readableBytes())
+                .writeBytes(message, message.readerIndex(), message.readableBytes());
+        return new ParkedQuery(copy, client, address);
+    }
+
+    /**
+     * Tells the client's connection that a query it was told would be answered ({@link Outcome#PARKED})
+     * never will be: a TCP connection counts the answers it owes.
+     */
+    public void droppedAfterParking() {
+        if (address == null) {
+            client.pipeline().fireUserEventTriggered(Outcome.DROPPED);
+        }
+    }
+}

@@ -1,0 +1,35 @@
+package io.sluice.pipeline;
+
+/**
+ * One step of the query path. Each event loop has its own instances, so a stage may keep scratch
+ * state without locks; every method runs on that loop.
+ */
+public interface Stage {
+    /** Decides what to do with {@code q}, or {@link Outcome#CONTINUE} to pass it on. */
+    Outcome handle(Query q);
+
+    /**
+     * Gives a stage that parks queries the way to resume them: {@code next} runs the stages after
+     * this one. Called once, when the pipeline is assembled.
+     */
+    default void attach(Continuation next) {
+    }
+
+    /** The end of a read burst (every datagram or frame one wake-up read): what was parked may go out. */
+    default void endOfBurst() {
+    }
+
+    /** Queries this stage holds parked now, for draining at stop. */
+    default int parked() {
+        return 0;
+    }
+
+    /** The rest of the path after one stage, for queries it parked. */
+    interface Continuation {
+        /** The parked query as a {@link Query} again (its message read anew); valid until the next reopen. */
+        Query reopen(ParkedQuery parked);
+
+        /** Runs {@code q} through the stages after the one this continuation was given to. */
+        Outcome proceed(Query q);
+    }
+}
