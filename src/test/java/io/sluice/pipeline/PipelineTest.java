@@ -1,0 +1,120 @@
+package io.sluice.pipeline;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.sluice.metrics.Meters;
+import io.sluice.testing.Dns;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.xbill.DNS.Type;
+
+/** The stage list alone: order, what ends a run, parking and resuming after the parking stage. */
+class PipelineTest {
+    private static final InetSocketAddress CLIENT = new InetSocketAddress("127.0.0.1", 5555);
+
+    private final List<String> trace = new ArrayList<>();
+    private final List<ByteBuf> answers = new ArrayList<>();
+    private final Responder responder = (client, address, message) -> answers.add(message);
+    private final EmbeddedChannel client = new EmbeddedChannel();
+
+    /** A stage that notes its name and the query's ID, then gives {@code outcome}. */
+    private Stage noting(String name, Outcome outcome) {
+        return q -> {
+            trace.add(name + ":" + q.view().id());
+            return outcome;
+        };
+    }
+
+    /** Parks every query it sees; {@link #resume} sends the parked ones on. */
+    private final class Parking implements Stage {
+        final List<ParkedQuery> parked = new ArrayList<>();
+        Continuation next;
+        int bursts;
+
+        @Override
+        public Outcome handle(Query q) {
+            trace.add("park:" + q.view().id());
+            parked.add(q.park());
+            return Outcome.PARKED;
+        }
+
+        @Override
+        public void attach(Continuation next) {
+            this.next = next;
+        }
+
+        @Override
+        public void endOfBurst() {
+            bursts++;
+        }
+
+        @Override
+        public int parked() {
+            return parked.size();
+        }
+
+        void resume() {
+            for (ParkedQuery p : parked) {
+                next.proceed(next.reopen(p));
+                p.release();
+            }
+            parked.clear();
+        }
+    }
+
+    private Pipeline pipeline(Stage... stages) {
+        List<Stage> all = new ArrayList<>(List.of(new MessageCheck(new Meters())));
+        all.addAll(List.of(stages));
+        return new Pipeline(client.eventLoop(), responder, all);
+    }
+
+    private static ByteBuf query(int id) {
+        return Unpooled.wrappedBuffer(Dns.query(id, "www.example.com.", Type.A));
+    }
+
+    @Test
+    void stagesRunInOrderUntilOneDecides() {
+        Pipeline p = pipeline(noting("a", Outcome.CONTINUE), noting("b", Outcome.ANSWERED), noting("c", Outcome.ANSWERED));
+        assertEquals(Outcome.ANSWERED, p.handle(query(7), client, CLIENT));
+        assertEquals(List.of("a:7", "b:7"), trace, "c is never reached");
+    }
+
+    @Test
+    void aBadMessageEndsAtTheCheckWithItsAnswer() {
+        Pipeline p = pipeline(noting("a", Outcome.ANSWERED));
+        ByteBuf noQuestion = Unpooled.wrappedBuffer(new byte[] {0, 9, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0});
+        assertEquals(Outcome.ANSWERED, p.handle(noQuestion, client, CLIENT));
+        assertEquals(List.of(), trace);
+        assertEquals(1, answers.size(), "FORMERR");
+        assertEquals(Outcome.NOT_A_QUERY, p.handle(Unpooled.wrappedBuffer(new byte[] {1}), client, CLIENT));
+    }
+
+    @Test
+    void aParkedQueryResumesAfterTheStageThatParkedIt() {
+        Parking parking = new Parking();
+        Pipeline p = pipeline(noting("before", Outcome.CONTINUE), parking, noting("after", Outcome.ANSWERED));
+        assertEquals(Outcome.PARKED, p.handle(query(1), client, CLIENT));
+        assertEquals(Outcome.PARKED, p.handle(query(2), client, CLIENT));
+        p.endOfBurst();
+        assertEquals(1, parking.bursts);
+        assertEquals(2, p.parked());
+        parking.resume();
+        assertEquals(List.of("before:1", "park:1", "before:2", "park:2", "after:1", "after:2"), trace,
+                "resumed with the message read anew, past the stages before");
+        assertEquals(0, p.parked());
+    }
+
+    @Test
+    void aQueryPassingEveryStageIsAnError() {
+        Pipeline p = pipeline(noting("a", Outcome.CONTINUE));
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> p.handle(query(3), client, CLIENT));
+        assertTrue(e.getMessage().contains("last stage"), e.getMessage());
+    }
+}
