@@ -49,10 +49,6 @@ public final class UpstreamPool implements AutoCloseable {
         this.check = check;
     }
 
-    public List<Upstream> upstreams() {
-        return upstreams;
-    }
-
     int size() {
         return upstreams.size();
     }

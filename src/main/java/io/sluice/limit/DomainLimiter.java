@@ -65,15 +65,6 @@ public final class DomainLimiter {
         this.overflow = newCounter(DomainProbe.of(OVERFLOW_NAME), defaultPolicy);
     }
 
-    /**
-     * Counts a query for {@code domain}. Returns null when it is allowed, or the counter whose
-     * budget it is over (for the answer's text and the log).
-     */
-    public Counter refusedBy(DomainProbe domain) {
-        Counter c = counterFor(domain);
-        return c == null || tryAcquire(c) ? null : c;
-    }
-
     /** The counter of {@code domain}, made if it is new; null when the domain is never counted. */
     public Counter counterFor(DomainProbe domain) {
         Counter c = counters.get(domain);

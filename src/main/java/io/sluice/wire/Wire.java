@@ -18,7 +18,6 @@ public final class Wire {
     public static final int FLAG_QR = 0x8000;
     public static final int OPCODE_MASK = 0x7800;
     public static final int OPCODE_SHIFT = 11;
-    public static final int FLAG_AA = 0x0400;
     public static final int FLAG_TC = 0x0200;
     public static final int FLAG_RD = 0x0100;
     public static final int FLAG_RA = 0x0080;
@@ -47,7 +46,6 @@ public final class Wire {
 
     /** Longest name on the wire, root label included (RFC 1035 section 2.3.4). */
     public static final int MAX_NAME_BYTES = 255;
-    public static final int MAX_LABEL_BYTES = 63;
     /** Top two bits of a length octet that mark a compression pointer. */
     public static final int POINTER_MASK = 0xC0;
 }

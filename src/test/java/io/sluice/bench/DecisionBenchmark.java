@@ -10,6 +10,7 @@ import io.sluice.limit.Algorithm;
 import io.sluice.limit.Clock;
 import io.sluice.limit.Counter;
 import io.sluice.limit.CounterStore;
+import io.sluice.limit.Decide;
 import io.sluice.limit.DomainLimiter;
 import io.sluice.limit.HeapCounters;
 import io.sluice.limit.Policy;
@@ -86,7 +87,7 @@ public class DecisionBenchmark {
             DomainProbe p = new DomainProbe();
             for (int d = 0; d < tracked; d++) {
                 psl.reduce(Workload.domain(d), p);
-                limiter.refusedBy(p);
+                Decide.refusedBy(limiter, p);
             }
         }
 
@@ -139,7 +140,7 @@ public class DecisionBenchmark {
     public Counter decide(Table t, Queries q) {
         q.nextName();
         t.psl.reduce(q.packet, 0, q.packet.writerIndex(), q.probe);
-        return t.limiter.refusedBy(q.probe);
+        return Decide.refusedBy(t.limiter, q.probe);
     }
 
     @Benchmark

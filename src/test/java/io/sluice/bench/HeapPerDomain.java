@@ -5,6 +5,7 @@ import io.sluice.domain.DomainProbe;
 import io.sluice.domain.RegistrableDomains;
 import io.sluice.limit.Clock;
 import io.sluice.limit.Algorithm;
+import io.sluice.limit.Decide;
 import io.sluice.limit.DomainLimiter;
 import io.sluice.limit.HeapCounters;
 import io.sluice.limit.Policy;
@@ -30,7 +31,7 @@ public final class HeapPerDomain {
             DomainProbe p = new DomainProbe();
             for (int d = 0; d < n; d++) {
                 psl.reduce("www." + Workload.domain(d), p);
-                limiter.refusedBy(p);
+                Decide.refusedBy(limiter, p);
             }
             long after = usedAfterGc();
             System.out.printf("%s: %d domains tracked, %.1f bytes of heap each%n", a, limiter.tracked(),

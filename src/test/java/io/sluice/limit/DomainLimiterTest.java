@@ -37,7 +37,7 @@ class DomainLimiterTest {
         DomainProbe p = probe(name);
         int n = 0;
         for (int i = 0; i < tries; i++) {
-            if (l.refusedBy(p) == null) {
+            if (Decide.refusedBy(l, p) == null) {
                 n++;
             }
         }
@@ -70,7 +70,7 @@ class DomainLimiterTest {
                     return;
                 }
                 for (int i = 0; i < 2000; i++) {
-                    if (l.refusedBy(p) == null) {
+                    if (Decide.refusedBy(l, p) == null) {
                         allowed.incrementAndGet();
                     }
                 }
@@ -125,8 +125,8 @@ class DomainLimiterTest {
     void refusalsNameTheDomainAndTheLimit() {
         DomainLimiter l = limiter(Algorithm.FIXED_WINDOW, 1, Map.of(), 1000);
         DomainProbe p = probe("www.example.com");
-        assertNull(l.refusedBy(p));
-        Counter c = l.refusedBy(p);
+        assertNull(Decide.refusedBy(l, p));
+        Counter c = Decide.refusedBy(l, p);
         assertNotNull(c);
         assertEquals("sluice: example.com over 1 queries per 1s", new String(c.refusalText()));
     }
@@ -199,7 +199,7 @@ class DomainLimiterTest {
         int allowed = 0;
         for (int i = 0; i < 200_000; i++) {
             PSL.reduce("www.r" + Long.toHexString(r.nextLong()) + ".com", p);
-            if (l.refusedBy(p) == null) {
+            if (Decide.refusedBy(l, p) == null) {
                 allowed++;
             }
         }

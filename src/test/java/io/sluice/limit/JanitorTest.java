@@ -58,7 +58,7 @@ class JanitorTest {
             DomainProbe p = new DomainProbe();
             for (int i = 0; i < 1000; i++) {
                 PSL.reduce("www.flood" + i + ".example", p);
-                limiter.refusedBy(p);
+                Decide.refusedBy(limiter, p);
             }
             assertEquals(10, limiter.tracked());
             awaitLines("counter table full", 1);
@@ -81,12 +81,12 @@ class JanitorTest {
             DomainProbe p = new DomainProbe();
             PSL.reduce("a.example.com", p);
             for (int i = 0; i < 50; i++) {
-                limiter.refusedBy(p);
+                Decide.refusedBy(limiter, p);
             }
             awaitLines("example.com", 1);
             clock.advanceMillis(1000);
             for (int i = 0; i < 50; i++) {
-                limiter.refusedBy(p);
+                Decide.refusedBy(limiter, p);
             }
             awaitLines("example.com", 2);
             assertEquals(List.of("dry run, would refuse example.com: over 1 queries per 1s",
