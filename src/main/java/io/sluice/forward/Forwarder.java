@@ -143,7 +143,7 @@ public final class Forwarder implements Responder {
     /**
      * Sockets connected to one upstream, each from its own kernel-chosen port. Connected sockets
      * cost the kernel no route lookup per send (measured: 0.78 s of system CPU per 100k queries
-     * unconnected; see docs/benchmarks.md) and only ever receive from that upstream.
+     * unconnected; docs/benchmarks.md, "Upstream sockets") and only ever receive from that upstream.
      */
     private UdpUpstreamLink[] connectUdp(Upstream u) throws InterruptedException {
         UdpUpstreamLink[] links = new UdpUpstreamLink[upstreamSockets];
@@ -256,7 +256,7 @@ public final class Forwarder implements Responder {
     /**
      * The socket is drawn at random once per batch, not per query: a batch's queries then leave in
      * one sendmmsg, and their replies come back together on one socket. Per query a batch of 16
-     * spread over 8 sockets left in about 3 datagrams per call (docs/benchmarks.md).
+     * spread over 8 sockets left in about 3 datagrams per call (docs/benchmarks.md, "Upstream sockets").
      */
     private UdpUpstreamLink udpLink(Upstream u) {
         UdpUpstreamLink[] links = udp[u.index()];

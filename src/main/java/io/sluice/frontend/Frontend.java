@@ -171,7 +171,7 @@ public final class Frontend {
      * Each datagram to the sockets of {@code at} goes to the socket of the CPU that received it.
      * On loopback that is the sender's CPU, so a client keeps to one loop and loops that have no
      * client stay asleep: at 20,000 qps on 2 cores, 2.0-2.3 instead of 2.7-2.8 CPU s per 100k
-     * queries (docs/benchmarks.md, run 7). From a NIC, sockets share the load only as far as its
+     * queries (docs/benchmarks.md, "UDP steering"). From a NIC, sockets share the load only as far as its
      * receive queues spread it over the CPUs, which is why auto leaves other addresses to the hash.
      */
     private static boolean steerByCpu(List<Channel> group, InetSocketAddress at) {

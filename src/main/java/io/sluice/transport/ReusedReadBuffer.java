@@ -8,8 +8,8 @@ import io.netty.channel.DefaultMaxMessagesRecvByteBufAllocator;
  * One buffer that every UDP socket of one event loop given it reads into, in turn: the upstream
  * sockets their replies, the listeners their queries (one recvmmsg batch of datagrams at a time).
  * A fresh buffer per read, large enough for the largest datagram, made the allocator create direct
- * memory under load and zero it (2-3% of a saturated loop in that alone, docs/benchmarks.md); what
- * is read is small and copied out where it must outlive the read.
+ * memory under load and zero it (2-3% of a saturated loop in that alone; docs/benchmarks.md,
+ * "Reused read buffers"); what is read is small and copied out where it must outlive the read.
  *
  * <p>Invariant: a datagram read into this buffer is dead once its {@code channelRead} returns; the
  * next read overwrites it. Nothing may keep a reference to it, only a copy. All the sockets that

@@ -73,7 +73,8 @@ public enum Transport {
 
     /**
      * Datagrams read per readiness event before going back to epoll. Netty's fixed allocator
-     * reads one unless told, which costs an epoll_wait per datagram under load (docs/benchmarks.md).
+     * reads one unless told, which costs an epoll_wait per datagram under load
+     * (docs/benchmarks.md, "Receive batching").
      */
     public static final int READS_PER_WAKEUP = 16;
 
@@ -86,9 +87,9 @@ public enum Transport {
     public static final int UDP_RCVBUF_BYTES = 4 << 20;
 
     /**
-     * Buffers for every channel. Netty 4.2's default is the adaptive allocator; measured while each
-     * upstream read still took a fresh 64 KiB buffer, pooled used 0.797 instead of 0.823 CPU s per
-     * 100k queries on one saturated loop (medians of 3, docs/benchmarks.md).
+     * Buffers for every channel. Netty 4.2's default is the adaptive allocator; on one saturated
+     * loop, pooled took 0.795 instead of 0.814 CPU s per 100k queries, and 0.763 with the reused
+     * read buffer as well (medians of 3, docs/benchmarks.md, "Pooled allocator").
      */
     public static final ByteBufAllocator ALLOCATOR = PooledByteBufAllocator.DEFAULT;
 

@@ -32,9 +32,9 @@ import org.slf4j.LoggerFactory;
  * <p>Each decision reads and writes the word under the entry's segment update lock
  * ({@code queryContext} + {@code updateLock}): Chronicle's locks work across processes, and holding
  * the lock means no other process can remove the entry and reuse its memory under us. A reference
- * into the entry kept across decisions would save the lookup and the lock (JMH: 624 ns a decision
- * here, 159 ns in memory; docs/benchmarks.md) but could, after another process's janitor removed
- * the entry, land a compare-and-set on a different domain's word.
+ * into the entry kept across decisions would save the lookup and the lock (JMH: 554.5 ns a
+ * decision here, 155.9 ns in memory; docs/benchmarks.md, "Backends") but could, after another
+ * process's janitor removed the entry, land a compare-and-set on a different domain's word.
  */
 public final class ChronicleCounters implements CounterStore {
     private static final Logger log = LoggerFactory.getLogger(ChronicleCounters.class);
