@@ -4,6 +4,8 @@ import com.google.common.util.concurrent.Uninterruptibles;
 import io.netty.util.ResourceLeakDetector;
 import io.sluice.config.ConfigException;
 import io.sluice.config.ConfigFile;
+import io.sluice.config.Setting;
+import io.sluice.config.SettingTable;
 import io.sluice.config.Settings;
 import io.sluice.stress.AnswerCommand;
 import io.sluice.stress.StressCommand;
@@ -20,7 +22,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParseResult;
+import picocli.CommandLine.Spec;
 
 /**
  * The command line: reads settings (file, then flags), starts {@link Sluice}, waits for SIGTERM or
@@ -45,97 +51,9 @@ public final class Main implements Callable<Integer> {
             description = "YAML file with the same settings; flags override it.")
     Path config;
 
-    @Option(names = "--listen", paramLabel = "HOST:PORT",
-            description = "Serve UDP and TCP here; repeatable. Default 127.0.0.1:1053.")
-    List<String> listen;
-
-    @Option(names = "--upstream", paramLabel = "HOST:PORT",
-            description = "Upstream resolver, tried in order; repeatable. Default: /etc/resolv.conf.")
-    List<String> upstreams;
-
-    @Option(names = "--threads", paramLabel = "N", description = "Event-loop threads. Default: cores.")
-    String threads;
-
-    @Option(names = "--udp-steering", paramLabel = "MODE",
-            description = "Which thread's UDP socket reads a datagram: cpu (the receiving CPU's), hash (the kernel's"
-                    + " hash of addresses and ports) or auto (cpu on loopback addresses, hash elsewhere). Default auto.")
-    String udpSteering;
-
-    @Option(names = "--timeout", paramLabel = "DURATION",
-            description = "Wait for one upstream before the next, then SERVFAIL. Default 2s.")
-    String timeout;
-
-    @Option(names = "--query-timeout", paramLabel = "DURATION",
-            description = "The most a query may take over all upstreams before SERVFAIL. Default 4s.")
-    String queryTimeout;
-
-    @Option(names = "--limit", paramLabel = "N",
-            description = "Queries per window per registrable domain; 0 = no limit. Default 0.")
-    String limit;
-
-    @Option(names = "--window", paramLabel = "DURATION", description = "Length of a limit window. Default 1s.")
-    String window;
-
-    @Option(names = "--algorithm", paramLabel = "NAME",
-            description = "fixed-window | sliding-window | token-bucket. Default fixed-window.")
-    String algorithm;
-
-    @Option(names = "--burst", paramLabel = "N", description = "Token-bucket capacity. Default: the limit.")
-    String burst;
-
-    @Option(names = "--action", paramLabel = "NAME",
-            description = "refused | nxdomain | drop | truncate. Default refused.")
-    String action;
-
-    @Option(names = "--dry-run", description = "Count, log and expose what would be refused, but forward everything.")
-    boolean dryRun;
-
-    @Option(names = "--max-domains", paramLabel = "N", description = "Counter table bound. Default 1000000.")
-    String maxDomains;
-
-    @Option(names = "--public-suffix-list", paramLabel = "FILE",
-            description = "A public_suffix_list.dat to use instead of the one in Guava.")
-    String publicSuffixList;
-
-    @Option(names = "--metrics", paramLabel = "HOST:PORT",
-            description = "Serve counters at http://HOST:PORT/metrics (Prometheus text). Default: off.")
-    String metrics;
-
-    @Option(names = "--backend", paramLabel = "NAME",
-            description = "Where counters live: memory | redis | chronicle. Default memory.")
-    String backend;
-
-    @Option(names = "--redis", paramLabel = "URI",
-            description = "redis://host:port[/db] or rediss:// (TLS). Default redis://127.0.0.1:6379.")
-    String redis;
-
-    @Option(names = "--redis-cluster", paramLabel = "h:p,...",
-            description = "Seed nodes of a Redis Cluster, instead of --redis.")
-    String redisCluster;
-
-    @Option(names = "--redis-mode", paramLabel = "NAME",
-            description = "exact (each decision asks Redis) | async (local, synced). Default exact.")
-    String redisMode;
-
-    @Option(names = "--redis-timeout", paramLabel = "DURATION",
-            description = "Longest wait on Redis before --redis-failure decides. Default 50ms.")
-    String redisTimeout;
-
-    @Option(names = "--redis-failure", paramLabel = "NAME",
-            description = "While Redis is slow or away: local | open | closed. Default local.")
-    String redisFailure;
-
-    @Option(names = "--sync-interval", paramLabel = "DURATION",
-            description = "Async mode: how often counts are synced with Redis. Default 50ms.")
-    String syncInterval;
-
-    @Option(names = "--state-file", paramLabel = "PATH",
-            description = "The Chronicle Map file of --backend chronicle. Default ./sluice-counters.dat.")
-    String stateFile;
-
-    @Option(names = "--reset-corrupt-state-file",
-            description = "If the state file cannot be read, move it aside and start a fresh one (else exit 2).")
-    boolean resetCorruptStateFile;
+    /** The command as parsed: the flags of {@link SettingTable} are added to it in {@link #run}. */
+    @Spec
+    CommandSpec spec;
 
     private final CountDownLatch stop = new CountDownLatch(1);
 
@@ -151,6 +69,7 @@ public final class Main implements Callable<Integer> {
     /** Runs the command line and returns the exit code instead of exiting. */
     static int run(String... args) {
         CommandLine cli = new CommandLine(new Main());
+        addFlags(cli.getCommandSpec());
         cli.addSubcommand("stress", new StressCommand());
         cli.addSubcommand("answer", new AnswerCommand());
         cli.setParameterExceptionHandler((e, a) -> {
@@ -213,43 +132,40 @@ public final class Main implements Callable<Integer> {
         if (config != null) {
             ConfigFile.apply(config, b);
         }
-        flag(b, "--listen", "listen", listen);
-        flag(b, "--upstream", "upstreams", upstreams);
-        flag(b, "--threads", "threads", threads);
-        flag(b, "--timeout", "timeout", timeout);
-        flag(b, "--query-timeout", "query-timeout", queryTimeout);
-        flag(b, "--udp-steering", "udp-steering", udpSteering);
-        flag(b, "--limit", "limits.default.queries", limit);
-        flag(b, "--window", "limits.default.window", window);
-        flag(b, "--algorithm", "limits.algorithm", algorithm);
-        flag(b, "--burst", "limits.burst", burst);
-        flag(b, "--action", "action", action);
-        flag(b, "--dry-run", "dry-run", dryRun ? "true" : null);
-        flag(b, "--max-domains", "limits.max-domains", maxDomains);
-        flag(b, "--public-suffix-list", "public-suffix-list", publicSuffixList);
-        flag(b, "--metrics", "metrics", metrics);
-        flag(b, "--backend", "backend", backend);
-        flag(b, "--redis", "redis", redis);
-        flag(b, "--redis-cluster", "redis-cluster", redisCluster);
-        flag(b, "--redis-mode", "redis-mode", redisMode);
-        flag(b, "--redis-timeout", "redis-timeout", redisTimeout);
-        flag(b, "--redis-failure", "redis-failure", redisFailure);
-        flag(b, "--sync-interval", "sync-interval", syncInterval);
-        flag(b, "--state-file", "state-file", stateFile);
-        flag(b, "--reset-corrupt-state-file", "reset-corrupt-state-file", resetCorruptStateFile ? "true" : null);
+        ParseResult parsed = spec.commandLine().getParseResult();
+        for (Setting<?> setting : SettingTable.ALL) {
+            if (setting.flag() == null || !parsed.hasMatchedOption(setting.flag())) {
+                continue;
+            }
+            Object value = parsed.matchedOptionValue(setting.flag(), null);
+            @SuppressWarnings("unchecked")
+            List<String> values = setting.isSwitch() ? List.of("true")
+                    : value instanceof List<?> ? (List<String>) value : List.of((String) value);
+            try {
+                b.set(setting.key(), values, setting.flag());
+            } catch (ConfigException e) {
+                throw new ConfigException(setting.flag() + ": " + e.getMessage());
+            }
+        }
         return b.build();
     }
 
-    private static void flag(Settings.Builder b, String flag, String key, Object value) throws ConfigException {
-        if (value == null) {
-            return;
-        }
-        @SuppressWarnings("unchecked")
-        List<String> values = value instanceof List<?> ? (List<String>) value : List.of((String) value);
-        try {
-            b.set(key, values, flag);
-        } catch (ConfigException e) {
-            throw new ConfigException(flag + ": " + e.getMessage());
+    /** One flag per setting that has one, with its help line and default, in the table's order. */
+    private static void addFlags(CommandSpec spec) {
+        for (Setting<?> s : SettingTable.ALL) {
+            if (s.flag() == null) {
+                continue;
+            }
+            OptionSpec.Builder o = OptionSpec.builder(s.flag())
+                    .description(s.help() + (s.defaultText() == null ? "" : " Default: " + s.defaultText() + "."));
+            if (s.isSwitch()) {
+                o.arity("0").type(boolean.class);
+            } else if (s.repeatable()) {
+                o.paramLabel(s.label()).type(List.class).auxiliaryTypes(String.class);
+            } else {
+                o.paramLabel(s.label()).type(String.class);
+            }
+            spec.addOption(o.build());
         }
     }
 

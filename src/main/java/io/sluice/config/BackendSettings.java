@@ -30,15 +30,8 @@ public record BackendSettings(
         Path stateFile,
         boolean resetCorruptStateFile) {
 
-    public static final URI DEFAULT_REDIS = URI.create("redis://127.0.0.1:6379");
-
     public BackendSettings {
         redisCluster = List.copyOf(redisCluster);
-    }
-
-    public static BackendSettings memory() {
-        return new BackendSettings(Kind.MEMORY, DEFAULT_REDIS, List.of(), RedisMode.EXACT, Duration.ofMillis(50),
-                RedisFailure.LOCAL, Duration.ofMillis(50), Path.of("sluice-counters.dat"), false);
     }
 
     public boolean cluster() {

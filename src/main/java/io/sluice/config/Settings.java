@@ -6,12 +6,11 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.NetworkInterface;
 import java.net.SocketException;
-import java.net.URI;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -58,15 +57,6 @@ public record Settings(
         BackendSettings backend,
         InetSocketAddress metrics) {
 
-    /**
-     * The listen port when none is given: unprivileged, and clear of mDNS (5353, which avahi holds
-     * on many hosts), LLMNR (5355) and the benchmark's upstream (5300).
-     */
-    public static final int DEFAULT_PORT = 1053;
-    public static final int UPSTREAM_DEFAULT_PORT = 53;
-    /** Largest limit: counters are 31-bit. */
-    public static final long MAX_QUERIES = Integer.MAX_VALUE;
-
     public Settings {
         listen = List.copyOf(listen);
         upstreams = List.copyOf(upstreams);
@@ -106,59 +96,28 @@ public record Settings(
         }
     }
 
-    /** Collects settings by key, each value checked as it arrives; the last value for a key wins. */
+    /**
+     * Collects settings by key ({@link SettingTable}), each value checked as it arrives; the last
+     * value for a key wins.
+     */
     public static final class Builder {
         /** Every key {@link #set} takes, for telling a misspelt key from a bad value. */
-        public static final Set<String> KEYS = Set.of("listen", "upstreams", "threads", "timeout", "query-timeout",
-                "max-inflight", "max-tcp-connections", "tcp-idle-timeout", "upstream-sockets", "udp-steering",
-                "max-fails", "health-check-interval", "health-check-name", "health-check-type",
-                "health-check-must-resolve", "limits.default", "limits.default.queries", "limits.default.window",
-                "limits.algorithm", "limits.burst", "limits.max-domains", "limits.janitor-interval",
-                "limits.exempt-clients", "action", "dry-run", "public-suffix-list", "metrics", "backend", "redis",
-                "redis-cluster", "redis-mode", "redis-timeout", "redis-failure", "sync-interval", "state-file",
-                "reset-corrupt-state-file");
+        public static final Set<String> KEYS = keys();
         static final String UNKNOWN_KEY = "unknown key";
 
-        private List<InetSocketAddress> listen = List.of();
-        private List<InetSocketAddress> upstreams = List.of();
-        private int threads = Runtime.getRuntime().availableProcessors();
-        private Duration timeout = Duration.ofSeconds(2);
-        private Duration queryTimeout = Duration.ofSeconds(4);
-        private int maxInflight = 65_536;
-        private int maxTcpConnections = 1_000;
-        private Duration tcpIdleTimeout = Duration.ofSeconds(10);
-        private int upstreamSockets = 8;
-        private UdpSteering udpSteering = UdpSteering.AUTO;
-        private int maxFails = 3;
-        private Duration healthCheckInterval = Duration.ofSeconds(1);
-        private String healthCheckName = ".";
-        private int healthCheckType = Type.NS;
-        private boolean healthCheckMustResolve = false;
-
-        private long limit = 0;
-        private Duration window = Duration.ofSeconds(1);
-        private LimitSettings.Algorithm algorithm = LimitSettings.Algorithm.FIXED_WINDOW;
-        private long burst = 0;
-        private LimitSettings.Action action = LimitSettings.Action.REFUSED;
-        private boolean dryRun = false;
-        private int maxDomains = 1_000_000;
-        private Duration janitorInterval = Duration.ofSeconds(5);
-        private Path publicSuffixList;
+        private final Map<Setting<?>, Object> values = new HashMap<>();
         private final Map<String, LimitSettings.DomainLimit> domains = new LinkedHashMap<>();
-        private List<Network> exemptClients = List.of();
-        private InetSocketAddress metrics;
-        private BackendSettings.Kind backend = BackendSettings.Kind.MEMORY;
-        private URI redis = BackendSettings.DEFAULT_REDIS;
-        private List<String> redisCluster = List.of();
-        private BackendSettings.RedisMode redisMode = BackendSettings.RedisMode.EXACT;
-        private Duration redisTimeout = Duration.ofMillis(50);
-        private BackendSettings.RedisFailure redisFailure = BackendSettings.RedisFailure.LOCAL;
-        private Duration syncInterval = Duration.ofMillis(50);
-        private Path stateFile = Path.of("sluice-counters.dat");
-        private boolean resetCorruptStateFile = false;
         /** Where each key and each domain override was last set (file and line, or flag), for errors found later. */
         private final Map<String, String> origins = new LinkedHashMap<>();
         private final Map<String, String> domainOrigins = new LinkedHashMap<>();
+
+        private static Set<String> keys() {
+            Set<String> keys = new LinkedHashSet<>();
+            for (Setting<?> s : SettingTable.ALL) {
+                keys.add(s.key());
+            }
+            return Collections.unmodifiableSet(keys);
+        }
 
         /** {@link #set(String, List)}, remembering {@code where} (a file line, a flag) for errors found at build. */
         public Builder set(String key, List<String> values, String where) throws ConfigException {
@@ -168,53 +127,27 @@ public record Settings(
         }
 
         /**
-         * Sets one key. A scalar key takes exactly one value; {@code listen} and {@code upstreams}
-         * take one or more.
+         * Sets one key. A scalar key takes exactly one value; a list key ({@code listen},
+         * {@code upstreams}, ...) one or more.
          *
          * @throws ConfigException naming the problem with the value (not the key: the caller knows
          *                         whether it came from a flag or a file line)
          */
         public Builder set(String key, List<String> values) throws ConfigException {
-            switch (key) {
-                case "listen" -> listen = addresses(values, DEFAULT_PORT, true);
-                case "upstreams" -> upstreams = addresses(values, UPSTREAM_DEFAULT_PORT, false);
-                case "threads" -> threads = Values.integer(one(values), 1, 1024);
-                case "timeout" -> timeout = positive(Values.duration(one(values)));
-                case "query-timeout" -> queryTimeout = positive(Values.duration(one(values)));
-                case "max-inflight" -> maxInflight = Values.integer(one(values), 1, 1_000_000);
-                case "max-tcp-connections" -> maxTcpConnections = Values.integer(one(values), 1, 1_000_000);
-                case "tcp-idle-timeout" -> tcpIdleTimeout = positive(Values.duration(one(values)));
-                case "upstream-sockets" -> upstreamSockets = Values.integer(one(values), 1, 256);
-                case "udp-steering" -> udpSteering = Values.named(one(values), UdpSteering.values());
-                case "max-fails" -> maxFails = Values.integer(one(values), 1, 1_000_000);
-                case "health-check-interval" -> healthCheckInterval = positive(Values.duration(one(values)));
-                case "health-check-name" -> healthCheckName = Values.absoluteName(one(values));
-                case "health-check-type" -> healthCheckType = Values.queryType(one(values));
-                case "health-check-must-resolve" -> healthCheckMustResolve = Values.bool(one(values));
-                case "limits.default" -> limit = unlimited(one(values));
-                case "limits.default.queries" -> limit = Values.count(one(values), 0, MAX_QUERIES);
-                case "limits.default.window" -> window = positive(Values.duration(one(values)));
-                case "limits.algorithm" -> algorithm = Values.named(one(values), LimitSettings.Algorithm.values());
-                case "limits.burst" -> burst = Values.count(one(values), 0, MAX_QUERIES);
-                case "limits.max-domains" -> maxDomains = Values.integer(one(values), 1, 100_000_000);
-                case "limits.janitor-interval" -> janitorInterval = positive(Values.duration(one(values)));
-                case "limits.exempt-clients" -> exemptClients = networks(values);
-                case "action" -> action = Values.named(one(values), LimitSettings.Action.values());
-                case "dry-run" -> dryRun = Values.bool(one(values));
-                case "public-suffix-list" -> publicSuffixList = readable(one(values));
-                case "metrics" -> metrics = Values.address(one(values), 9153, true);
-                case "backend" -> backend = Values.named(one(values), BackendSettings.Kind.values());
-                case "redis" -> redis = redisUri(one(values));
-                case "redis-cluster" -> redisCluster = seeds(values);
-                case "redis-mode" -> redisMode = Values.named(one(values), BackendSettings.RedisMode.values());
-                case "redis-timeout" -> redisTimeout = positive(Values.duration(one(values)));
-                case "redis-failure" -> redisFailure = Values.named(one(values), BackendSettings.RedisFailure.values());
-                case "sync-interval" -> syncInterval = positive(Values.duration(one(values)));
-                case "state-file" -> stateFile = Path.of(one(values).trim());
-                case "reset-corrupt-state-file" -> resetCorruptStateFile = Values.bool(one(values));
-                default -> throw new ConfigException(UNKNOWN_KEY);
+            Setting<?> s = SettingTable.byKey(key);
+            if (s == null) {
+                throw new ConfigException(UNKNOWN_KEY);
             }
+            Object value = s.parse(values);
+            // limits.default: unlimited is the default budget of 0, whichever was set last
+            this.values.put(s == SettingTable.LIMIT_UNLIMITED ? SettingTable.LIMIT : s, value);
             return this;
+        }
+
+        /** The value set for {@code s}, or its default (null when it has none). */
+        @SuppressWarnings("unchecked")
+        private <T> T get(Setting<T> s) {
+            return values.containsKey(s) ? (T) values.get(s) : s.defaultValue();
         }
 
         /**
@@ -240,7 +173,7 @@ public record Settings(
             if (queries.equals("unlimited") && window == null) {
                 limit = LimitSettings.DomainLimit.UNLIMITED;
             } else {
-                long q = Values.count(queries, 1, MAX_QUERIES);
+                long q = Values.count(queries, 1, SettingTable.MAX_QUERIES);
                 Duration w = window == null ? null : positive(Values.duration(window));
                 limit = new LimitSettings.DomainLimit(q, w);
             }
@@ -256,17 +189,22 @@ public record Settings(
 
         /** Validates what depends on several keys and fills in the upstreams from resolv.conf. */
         public Settings build() throws ConfigException {
-            List<InetSocketAddress> l = listen.isEmpty()
-                    ? List.of(new InetSocketAddress("127.0.0.1", DEFAULT_PORT)) : listen;
-            List<InetSocketAddress> u = upstreams.isEmpty() ? systemResolvers() : upstreams;
+            List<InetSocketAddress> l = get(SettingTable.LISTEN);
+            List<InetSocketAddress> u = values.containsKey(SettingTable.UPSTREAMS)
+                    ? get(SettingTable.UPSTREAMS) : systemResolvers();
             checkNoDuplicates(l, where("listen"));
             checkNoLoop(l, u, where("upstreams"));
-            LimitSettings.DomainLimit defaultLimit = new LimitSettings.DomainLimit(limit, window);
+            Duration window = get(SettingTable.WINDOW);
+            LimitSettings.DomainLimit defaultLimit = new LimitSettings.DomainLimit(get(SettingTable.LIMIT), window);
             Map<String, LimitSettings.DomainLimit> overrides = new LinkedHashMap<>();
             domains.forEach((name, d) -> overrides.put(name,
                     d.window() == null ? new LimitSettings.DomainLimit(d.queries(), window) : d));
-            LimitSettings limits = new LimitSettings(defaultLimit, algorithm, burst, action, dryRun, maxDomains,
-                    janitorInterval, publicSuffixList, overrides, exemptClients, domainOrigins);
+            LimitSettings.Algorithm algorithm = get(SettingTable.ALGORITHM);
+            long burst = get(SettingTable.BURST);
+            LimitSettings limits = new LimitSettings(defaultLimit, algorithm, burst, get(SettingTable.ACTION),
+                    get(SettingTable.DRY_RUN), get(SettingTable.MAX_DOMAINS), get(SettingTable.JANITOR_INTERVAL),
+                    get(SettingTable.PUBLIC_SUFFIX_LIST), overrides, get(SettingTable.EXEMPT_CLIENTS), domainOrigins);
+            BackendSettings.Kind backend = get(SettingTable.BACKEND);
             if (backend == BackendSettings.Kind.REDIS && algorithm == LimitSettings.Algorithm.TOKEN_BUCKET) {
                 throw new ConfigException(where("limits.algorithm") + ": token-bucket is not offered with backend redis;"
                         + " use fixed-window or sliding-window");
@@ -275,11 +213,19 @@ public record Settings(
                 throw new ConfigException(where("limits.burst") + ": only token-bucket has a burst (the algorithm is "
                         + algorithm + ")");
             }
-            BackendSettings b = new BackendSettings(backend, redis, redisCluster, redisMode, redisTimeout,
-                    redisFailure, syncInterval, stateFile, resetCorruptStateFile);
-            return new Settings(l, u, threads, timeout, queryTimeout, maxInflight, maxTcpConnections, tcpIdleTimeout,
-                    upstreamSockets, udpSteering, maxFails, healthCheckInterval,
-                    new HealthCheck(healthCheckName, healthCheckType, healthCheckMustResolve), limits, b, metrics);
+            BackendSettings b = new BackendSettings(backend, get(SettingTable.REDIS), get(SettingTable.REDIS_CLUSTER),
+                    get(SettingTable.REDIS_MODE), get(SettingTable.REDIS_TIMEOUT), get(SettingTable.REDIS_FAILURE),
+                    get(SettingTable.SYNC_INTERVAL), get(SettingTable.STATE_FILE),
+                    get(SettingTable.RESET_CORRUPT_STATE_FILE));
+            Integer threads = get(SettingTable.THREADS);
+            return new Settings(l, u, threads == null ? Runtime.getRuntime().availableProcessors() : threads,
+                    get(SettingTable.TIMEOUT), get(SettingTable.QUERY_TIMEOUT), get(SettingTable.MAX_INFLIGHT),
+                    get(SettingTable.MAX_TCP_CONNECTIONS), get(SettingTable.TCP_IDLE_TIMEOUT),
+                    get(SettingTable.UPSTREAM_SOCKETS), get(SettingTable.UDP_STEERING), get(SettingTable.MAX_FAILS),
+                    get(SettingTable.HEALTH_CHECK_INTERVAL),
+                    new HealthCheck(get(SettingTable.HEALTH_CHECK_NAME), get(SettingTable.HEALTH_CHECK_TYPE),
+                            get(SettingTable.HEALTH_CHECK_MUST_RESOLVE)),
+                    limits, b, get(SettingTable.METRICS));
         }
 
         /** The same address twice would bind twice: say so rather than "address already in use". */
@@ -330,76 +276,12 @@ public record Settings(
             return servers;
         }
 
-        private static List<InetSocketAddress> addresses(List<String> values, int defaultPort, boolean literal)
-                throws ConfigException {
-            if (values.isEmpty()) {
-                throw new ConfigException("needs at least one address");
-            }
-            List<InetSocketAddress> out = new ArrayList<>();
-            for (String v : values) {
-                out.add(Values.address(v, defaultPort, literal));
-            }
-            return out;
-        }
 
-        private static long unlimited(String value) throws ConfigException {
-            if (!value.trim().equals("unlimited")) {
-                throw new ConfigException("expected 'unlimited' or { queries: N, window: DURATION }");
-            }
-            return 0;
-        }
 
-        private static URI redisUri(String value) throws ConfigException {
-            URI u;
-            try {
-                u = new URI(value.trim());
-            } catch (java.net.URISyntaxException e) {
-                throw new ConfigException("'" + value + "' is not a URI: " + e.getReason());
-            }
-            if (!"redis".equals(u.getScheme()) && !"rediss".equals(u.getScheme()) || u.getHost() == null) {
-                throw new ConfigException("'" + value + "': expected redis://host:port[/db] or rediss://host:port[/db]");
-            }
-            return u;
-        }
 
-        private static List<String> seeds(List<String> values) throws ConfigException {
-            List<String> out = new ArrayList<>();
-            for (String v : values) {
-                for (String one : v.split(",")) {
-                    if (!one.isBlank()) {
-                        InetSocketAddress a = Values.address(one, 6379, false);
-                        out.add(a.getHostString() + ":" + a.getPort());
-                    }
-                }
-            }
-            if (out.isEmpty()) {
-                throw new ConfigException("needs at least one host:port");
-            }
-            return out;
-        }
 
-        private static List<Network> networks(List<String> values) throws ConfigException {
-            List<Network> out = new ArrayList<>();
-            for (String v : values) {
-                out.add(Network.parse(v));
-            }
-            return out;
-        }
 
-        private static Path readable(String value) throws ConfigException {
-            Path p = Path.of(value.trim());
-            if (!Files.isReadable(p)) {
-                throw new ConfigException("cannot read '" + value + "'");
-            }
-            return p;
-        }
 
-        private static String one(List<String> values) throws ConfigException {
-            if (values.size() != 1) {
-                throw new ConfigException("takes one value, got " + values.size());
-            }
-            return values.get(0);
-        }
 
         private static Duration positive(Duration d) throws ConfigException {
             if (d.isZero()) {

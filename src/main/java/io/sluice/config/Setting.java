@@ -1,0 +1,41 @@
+package io.sluice.config;
+
+import java.util.List;
+
+/**
+ * One setting, declared once in {@link SettingTable}: its YAML key, its flag (if it has one), how
+ * its value is written and checked, its default, whether it may change while sluice runs, and
+ * the line of help that {@code --help} prints. The file reader, the flags and the validation
+ * errors all come from these declarations; {@code conf/sluice.yml} and the README's table are
+ * checked against them by a test.
+ *
+ * @param key         the YAML key, dotted inside sections ({@code limits.default.window})
+ * @param flag        the command-line flag, or null for a key only the file sets
+ * @param label       the flag's value placeholder ({@code DURATION}); null for a switch
+ * @param defaultText the default as the documentation writes it ({@code 2s}, {@code number of cores})
+ * @param defaultValue the default value; null where it is worked out at start (from the host) or absent
+ * @param parser      reads and checks the value(s) as written
+ * @param repeatable  a flag that may be given more than once, or a YAML list
+ * @param live        may change while running (a reload or the admin API applies it); the rest
+ *                    need a restart
+ * @param help        one line for {@code --help}
+ */
+public record Setting<T>(String key, String flag, String label, String defaultText, T defaultValue,
+                         Parser<T> parser, boolean repeatable, boolean live, String help) {
+
+    /** Reads a setting's values as written (one, or a list) into its type, or says what is wrong. */
+    @FunctionalInterface
+    public interface Parser<T> {
+        T parse(List<String> values) throws ConfigException;
+    }
+
+    /** A switch: a flag without a value, set to true when given. */
+    public boolean isSwitch() {
+        return flag != null && label == null;
+    }
+
+    /** Reads {@code values}, as a flag or a file gave them. */
+    public T parse(List<String> values) throws ConfigException {
+        return parser.parse(values);
+    }
+}

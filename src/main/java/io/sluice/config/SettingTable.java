@@ -1,0 +1,233 @@
+package io.sluice.config;
+
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.xbill.DNS.Type;
+
+/**
+ * Every setting sluice has, each declared once, in the order {@code --help} lists them. A new
+ * setting is one declaration here, its field where {@link Settings.Builder#build} puts it, and its
+ * lines in {@code conf/sluice.yml} and the README (a test checks that those agree with this table).
+ */
+public final class SettingTable {
+    private SettingTable() {
+    }
+
+    /** Listen port when none is given: unprivileged, clear of mDNS (5353), LLMNR (5355) and the benchmark's upstream (5300). */
+    public static final int DEFAULT_PORT = 1053;
+    public static final int UPSTREAM_DEFAULT_PORT = 53;
+    /** Largest limit: counters are 31-bit. */
+    public static final long MAX_QUERIES = Integer.MAX_VALUE;
+
+    private static final Map<String, Setting<?>> BY_KEY = new LinkedHashMap<>();
+
+    public static final Setting<List<InetSocketAddress>> LISTEN = list("listen", "--listen", "HOST:PORT",
+            "127.0.0.1:" + DEFAULT_PORT, List.of(new InetSocketAddress("127.0.0.1", DEFAULT_PORT)),
+            v -> addresses(v, DEFAULT_PORT, true), false, "Serve UDP and TCP here; repeatable.");
+    public static final Setting<List<InetSocketAddress>> UPSTREAMS = list("upstreams", "--upstream", "HOST:PORT",
+            "/etc/resolv.conf", null, v -> addresses(v, UPSTREAM_DEFAULT_PORT, false), false,
+            "Upstream resolver, tried in order; repeatable.");
+    public static final Setting<Integer> THREADS = one("threads", "--threads", "N", "number of cores", null,
+            v -> Values.integer(v, 1, 1024), false, "Event-loop threads.");
+    public static final Setting<Settings.UdpSteering> UDP_STEERING = one("udp-steering", "--udp-steering", "MODE",
+            "auto", Settings.UdpSteering.AUTO, v -> Values.named(v, Settings.UdpSteering.values()), false,
+            "Which thread's UDP socket reads a datagram: cpu (the receiving CPU's), hash (the kernel's"
+                    + " hash of addresses and ports) or auto (cpu on loopback addresses, hash elsewhere).");
+    public static final Setting<Duration> TIMEOUT = one("timeout", "--timeout", "DURATION", "2s",
+            Duration.ofSeconds(2), SettingTable::positiveDuration, false,
+            "Wait for one upstream before the next, then SERVFAIL.");
+    public static final Setting<Duration> QUERY_TIMEOUT = one("query-timeout", "--query-timeout", "DURATION", "4s",
+            Duration.ofSeconds(4), SettingTable::positiveDuration, false,
+            "The most a query may take over all upstreams before SERVFAIL.");
+    public static final Setting<Integer> MAX_INFLIGHT = one("max-inflight", null, null, "65536", 65_536,
+            v -> Values.integer(v, 1, 1_000_000), false, "Queries waiting on upstreams at once, over all threads.");
+    public static final Setting<Integer> MAX_TCP_CONNECTIONS = one("max-tcp-connections", null, null, "1000", 1_000,
+            v -> Values.integer(v, 1, 1_000_000), false, "Client TCP connections open at once.");
+    public static final Setting<Duration> TCP_IDLE_TIMEOUT = one("tcp-idle-timeout", null, null, "10s",
+            Duration.ofSeconds(10), SettingTable::positiveDuration, false,
+            "A client TCP connection with nothing sent and nothing owed for this long is closed.");
+    public static final Setting<Integer> UPSTREAM_SOCKETS = one("upstream-sockets", null, null, "8", 8,
+            v -> Values.integer(v, 1, 256), false, "UDP sockets (source ports) per thread for upstream queries.");
+    public static final Setting<Integer> MAX_FAILS = one("max-fails", null, null, "3", 3,
+            v -> Values.integer(v, 1, 1_000_000), false, "Failures in a row after which an upstream is marked down.");
+    public static final Setting<Duration> HEALTH_CHECK_INTERVAL = one("health-check-interval", null, null, "1s",
+            Duration.ofSeconds(1), SettingTable::positiveDuration, false, "How often a down upstream is probed.");
+    public static final Setting<String> HEALTH_CHECK_NAME = one("health-check-name", null, null, ".", ".",
+            Values::absoluteName, false, "The name the probe asks for.");
+    public static final Setting<Integer> HEALTH_CHECK_TYPE = one("health-check-type", null, null, "NS", Type.NS,
+            Values::queryType, false, "The type the probe asks for.");
+    public static final Setting<Boolean> HEALTH_CHECK_MUST_RESOLVE = one("health-check-must-resolve", null, null,
+            "false", false, Values::bool, false, "Only a NOERROR answer to the probe counts as alive.");
+
+    /** {@code limits.default: unlimited}: sets {@link #LIMIT} to 0 (the builder knows). */
+    public static final Setting<Long> LIMIT_UNLIMITED = one("limits.default", null, null, null, null,
+            SettingTable::unlimited, true, "unlimited, or { queries: N, window: DURATION }.");
+    public static final Setting<Long> LIMIT = one("limits.default.queries", "--limit", "N", "0", 0L,
+            v -> Values.count(v, 0, MAX_QUERIES), true, "Queries per window per registrable domain; 0 = no limit.");
+    public static final Setting<Duration> WINDOW = one("limits.default.window", "--window", "DURATION", "1s",
+            Duration.ofSeconds(1), SettingTable::positiveDuration, true, "Length of a limit window.");
+    public static final Setting<LimitSettings.Algorithm> ALGORITHM = one("limits.algorithm", "--algorithm", "NAME",
+            "fixed-window", LimitSettings.Algorithm.FIXED_WINDOW,
+            v -> Values.named(v, LimitSettings.Algorithm.values()), false,
+            "fixed-window | sliding-window | token-bucket.");
+    public static final Setting<Long> BURST = one("limits.burst", "--burst", "N", "0 (the limit)", 0L,
+            v -> Values.count(v, 0, MAX_QUERIES), true, "Token-bucket capacity.");
+    public static final Setting<LimitSettings.Action> ACTION = one("action", "--action", "NAME", "refused",
+            LimitSettings.Action.REFUSED, v -> Values.named(v, LimitSettings.Action.values()), true,
+            "refused | nxdomain | drop | truncate.");
+    public static final Setting<Boolean> DRY_RUN = one("dry-run", "--dry-run", null, "off", false, Values::bool, true,
+            "Count, log and expose what would be refused, but forward everything.");
+    public static final Setting<Integer> MAX_DOMAINS = one("limits.max-domains", "--max-domains", "N", "1000000",
+            1_000_000, v -> Values.integer(v, 1, 100_000_000), false, "Counter table bound.");
+    public static final Setting<Duration> JANITOR_INTERVAL = one("limits.janitor-interval", null, null, "5s",
+            Duration.ofSeconds(5), SettingTable::positiveDuration, false,
+            "How often counters of ended windows are removed.");
+    public static final Setting<List<Network>> EXEMPT_CLIENTS = list("limits.exempt-clients", null, null, "none",
+            List.of(), SettingTable::networks, true, "Client networks never limited.");
+    public static final Setting<Path> PUBLIC_SUFFIX_LIST = one("public-suffix-list", "--public-suffix-list", "FILE",
+            "Guava's", null, SettingTable::readable, false,
+            "A public_suffix_list.dat to use instead of the one in Guava.");
+    public static final Setting<InetSocketAddress> METRICS = one("metrics", "--metrics", "HOST:PORT", "off", null,
+            v -> Values.address(v, 9153, true), false,
+            "Serve counters at http://HOST:PORT/metrics (Prometheus text).");
+    public static final Setting<BackendSettings.Kind> BACKEND = one("backend", "--backend", "NAME", "memory",
+            BackendSettings.Kind.MEMORY, v -> Values.named(v, BackendSettings.Kind.values()), false,
+            "Where counters live: memory | redis | chronicle.");
+    public static final Setting<URI> REDIS = one("redis", "--redis", "URI", "redis://127.0.0.1:6379",
+            URI.create("redis://127.0.0.1:6379"), SettingTable::redisUri, false,
+            "redis://host:port[/db] or rediss:// (TLS).");
+    public static final Setting<List<String>> REDIS_CLUSTER = list("redis-cluster", "--redis-cluster", "h:p,...",
+            "none", List.of(), SettingTable::seeds, false, "Seed nodes of a Redis Cluster, instead of --redis.");
+    public static final Setting<BackendSettings.RedisMode> REDIS_MODE = one("redis-mode", "--redis-mode", "NAME",
+            "exact", BackendSettings.RedisMode.EXACT, v -> Values.named(v, BackendSettings.RedisMode.values()), false,
+            "exact (each decision asks Redis) | async (local, synced).");
+    public static final Setting<Duration> REDIS_TIMEOUT = one("redis-timeout", "--redis-timeout", "DURATION", "50ms",
+            Duration.ofMillis(50), SettingTable::positiveDuration, false,
+            "Longest wait on Redis before --redis-failure decides.");
+    public static final Setting<BackendSettings.RedisFailure> REDIS_FAILURE = one("redis-failure", "--redis-failure",
+            "NAME", "local", BackendSettings.RedisFailure.LOCAL,
+            v -> Values.named(v, BackendSettings.RedisFailure.values()), false,
+            "While Redis is slow or away: local | open | closed.");
+    public static final Setting<Duration> SYNC_INTERVAL = one("sync-interval", "--sync-interval", "DURATION", "50ms",
+            Duration.ofMillis(50), SettingTable::positiveDuration, false,
+            "Async mode: how often counts are synced with Redis.");
+    public static final Setting<Path> STATE_FILE = one("state-file", "--state-file", "PATH", "./sluice-counters.dat",
+            Path.of("./sluice-counters.dat"), v -> Path.of(v.trim()), false,
+            "The Chronicle Map file of --backend chronicle.");
+    public static final Setting<Boolean> RESET_CORRUPT_STATE_FILE = one("reset-corrupt-state-file",
+            "--reset-corrupt-state-file", null, "off", false, Values::bool, false,
+            "If the state file cannot be read, move it aside and start a fresh one (else exit 2).");
+
+    /** Every setting, in declaration order. */
+    public static final List<Setting<?>> ALL = Collections.unmodifiableList(new ArrayList<>(BY_KEY.values()));
+
+    /** The setting of {@code key}, or null. */
+    public static Setting<?> byKey(String key) {
+        return BY_KEY.get(key);
+    }
+
+    /** A setting written as one value. */
+    private interface One<T> {
+        T parse(String value) throws ConfigException;
+    }
+
+    private static <T> Setting<T> one(String key, String flag, String label, String defaultText, T defaultValue,
+                                      One<T> parser, boolean live, String help) {
+        return add(new Setting<>(key, flag, label, defaultText, defaultValue, values -> {
+            if (values.size() != 1) {
+                throw new ConfigException("takes one value, got " + values.size());
+            }
+            return parser.parse(values.get(0));
+        }, false, live, help));
+    }
+
+    private static <T> Setting<T> list(String key, String flag, String label, String defaultText, T defaultValue,
+                                       Setting.Parser<T> parser, boolean live, String help) {
+        return add(new Setting<>(key, flag, label, defaultText, defaultValue, parser, true, live, help));
+    }
+
+    private static <T> Setting<T> add(Setting<T> s) {
+        BY_KEY.put(s.key(), s);
+        return s;
+    }
+
+    private static Duration positiveDuration(String text) throws ConfigException {
+        Duration d = Values.duration(text);
+        if (d.isZero()) {
+            throw new ConfigException("must be longer than 0");
+        }
+        return d;
+    }
+
+    private static List<InetSocketAddress> addresses(List<String> values, int defaultPort, boolean literal)
+            throws ConfigException {
+        if (values.isEmpty()) {
+            throw new ConfigException("needs at least one address");
+        }
+        List<InetSocketAddress> out = new ArrayList<>();
+        for (String v : values) {
+            out.add(Values.address(v, defaultPort, literal));
+        }
+        return List.copyOf(out);
+    }
+
+    private static long unlimited(String value) throws ConfigException {
+        if (!value.trim().equals("unlimited")) {
+            throw new ConfigException("expected 'unlimited' or { queries: N, window: DURATION }");
+        }
+        return 0;
+    }
+
+    private static URI redisUri(String value) throws ConfigException {
+        URI u;
+        try {
+            u = new URI(value.trim());
+        } catch (java.net.URISyntaxException e) {
+            throw new ConfigException("'" + value + "' is not a URI: " + e.getReason());
+        }
+        if (!"redis".equals(u.getScheme()) && !"rediss".equals(u.getScheme()) || u.getHost() == null) {
+            throw new ConfigException("'" + value + "': expected redis://host:port[/db] or rediss://host:port[/db]");
+        }
+        return u;
+    }
+
+    private static List<String> seeds(List<String> values) throws ConfigException {
+        List<String> out = new ArrayList<>();
+        for (String v : values) {
+            for (String one : v.split(",")) {
+                if (!one.isBlank()) {
+                    InetSocketAddress a = Values.address(one, 6379, false);
+                    out.add(a.getHostString() + ":" + a.getPort());
+                }
+            }
+        }
+        if (out.isEmpty()) {
+            throw new ConfigException("needs at least one host:port");
+        }
+        return List.copyOf(out);
+    }
+
+    private static List<Network> networks(List<String> values) throws ConfigException {
+        List<Network> out = new ArrayList<>();
+        for (String v : values) {
+            out.add(Network.parse(v));
+        }
+        return List.copyOf(out);
+    }
+
+    private static Path readable(String value) throws ConfigException {
+        Path p = Path.of(value.trim());
+        if (!Files.isReadable(p)) {
+            throw new ConfigException("cannot read '" + value + "'");
+        }
+        return p;
+    }
+}
