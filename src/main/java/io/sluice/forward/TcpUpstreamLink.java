@@ -8,8 +8,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.SimpleChannelInboundHandler;
-import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
-import io.netty.handler.codec.LengthFieldPrepender;
+import io.sluice.transport.TcpFraming;
 
 /**
  * One TCP connection from one event loop to one upstream, opened on first use and reused; many
@@ -17,8 +16,6 @@ import io.netty.handler.codec.LengthFieldPrepender;
  * it connects wait in the ID table and are written once it is up.
  */
 final class TcpUpstreamLink extends UpstreamLink {
-    private static final int MAX_MESSAGE_BYTES = 65535;
-
     private final Forwarder forwarder;
     private final Upstream upstream;
     private final Bootstrap bootstrap;
@@ -36,10 +33,8 @@ final class TcpUpstreamLink extends UpstreamLink {
                 .handler(new ChannelInitializer<>() {
                     @Override
                     protected void initChannel(Channel ch) {
-                        ch.pipeline().addLast(
-                                new LengthFieldBasedFrameDecoder(MAX_MESSAGE_BYTES, 0, 2, 0, 2),
-                                new LengthFieldPrepender(2),
-                                new Handler());
+                        TcpFraming.addTo(ch.pipeline());
+                        ch.pipeline().addLast(new Handler());
                     }
                 });
     }

@@ -11,14 +11,13 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelPromise;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.group.ChannelGroup;
-import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
-import io.netty.handler.codec.LengthFieldPrepender;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.sluice.forward.TransferPart;
 import io.sluice.metrics.Meters;
 import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.Pipeline;
+import io.sluice.transport.TcpFraming;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -32,8 +31,6 @@ import java.util.concurrent.atomic.AtomicInteger;
  * that is not a query (no ID, QR=1) is closed at once.
  */
 final class TcpListener extends ChannelInitializer<Channel> {
-    private static final int MAX_MESSAGE_BYTES = 65535;
-
     private final Map<EventLoop, Pipeline> pipelines;
     private final Meters meters;
     private final ChannelGroup open;
@@ -60,11 +57,9 @@ final class TcpListener extends ChannelInitializer<Channel> {
         }
         ch.closeFuture().addListener(f -> connections.decrementAndGet());
         open.add(ch);
-        ch.pipeline().addLast(
-                new IdleStateHandler(idleMillis, 0, 0, TimeUnit.MILLISECONDS),
-                new LengthFieldBasedFrameDecoder(MAX_MESSAGE_BYTES, 0, 2, 0, 2),
-                new LengthFieldPrepender(2),
-                new Connection(pipelines.get(ch.eventLoop()), meters));
+        ch.pipeline().addLast(new IdleStateHandler(idleMillis, 0, 0, TimeUnit.MILLISECONDS));
+        TcpFraming.addTo(ch.pipeline());
+        ch.pipeline().addLast(new Connection(pipelines.get(ch.eventLoop()), meters));
     }
 
     /**

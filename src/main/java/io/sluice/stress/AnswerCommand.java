@@ -1,6 +1,5 @@
 package io.sluice.stress;
 
-import io.sluice.Signals;
 import com.google.common.net.HostAndPort;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
@@ -11,19 +10,11 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.FixedRecvByteBufAllocator;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
-import io.netty.channel.epoll.Epoll;
-import io.netty.channel.epoll.EpollDatagramChannel;
-import io.netty.channel.epoll.EpollIoHandler;
-import io.netty.channel.epoll.EpollServerSocketChannel;
-import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.DatagramPacket;
-import io.netty.channel.socket.nio.NioDatagramChannel;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
-import io.netty.handler.codec.LengthFieldPrepender;
-import io.netty.util.concurrent.DefaultThreadFactory;
+import io.sluice.Signals;
+import io.sluice.transport.TcpFraming;
+import io.sluice.transport.Transport;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.concurrent.Callable;
@@ -50,22 +41,21 @@ public final class AnswerCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         HostAndPort hp = HostAndPort.fromString(listen).withDefaultPort(53);
         InetSocketAddress at = new InetSocketAddress(InetAddress.getByName(hp.getHost()), hp.getPort());
-        boolean epoll = Epoll.isAvailable();
-        EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("answer", true),
-                epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
+        Transport transport = Transport.best();
+        EventLoopGroup group = transport.newGroup(1, "answer");
         try {
             new Bootstrap().group(group)
-                    .channelFactory(epoll ? EpollDatagramChannel::new : NioDatagramChannel::new)
+                    .channelFactory(() -> transport.datagram(Transport.familyOf(at.getAddress())))
                     .option(ChannelOption.SO_RCVBUF, 4 << 20)
                     .option(ChannelOption.RCVBUF_ALLOCATOR, new FixedRecvByteBufAllocator(4096).maxMessagesPerRead(16))
                     .handler(new Udp()).bind(at).sync();
             new ServerBootstrap().group(group)
-                    .channelFactory(epoll ? EpollServerSocketChannel::new : NioServerSocketChannel::new)
+                    .channelFactory(transport.server())
                     .childHandler(new ChannelInitializer<>() {
                         @Override
                         protected void initChannel(Channel ch) {
-                            ch.pipeline().addLast(new LengthFieldBasedFrameDecoder(65535, 0, 2, 0, 2),
-                                    new LengthFieldPrepender(2), new Tcp());
+                            TcpFraming.addTo(ch.pipeline());
+                            ch.pipeline().addLast(new Tcp());
                         }
                     }).bind(at).sync();
         } catch (Exception e) {

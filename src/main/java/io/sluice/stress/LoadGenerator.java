@@ -9,20 +9,11 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.FixedRecvByteBufAllocator;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
-import io.netty.channel.epoll.Epoll;
-import io.netty.channel.epoll.EpollDatagramChannel;
-import io.netty.channel.epoll.EpollIoHandler;
-import io.netty.channel.epoll.EpollSocketChannel;
-import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.DatagramPacket;
-import io.netty.channel.socket.nio.NioDatagramChannel;
-import io.netty.channel.socket.nio.NioSocketChannel;
-import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
-import io.netty.handler.codec.LengthFieldPrepender;
-import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.Future;
+import io.sluice.transport.TcpFraming;
+import io.sluice.transport.Transport;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -105,25 +96,24 @@ final class LoadGenerator {
 
     /** Connects the sockets and starts sending; returns once the first queries are out. */
     void start() throws InterruptedException {
-        boolean epoll = Epoll.isAvailable();
-        group = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("dnsstress", true),
-                epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
+        Transport transport = Transport.best();
+        group = transport.newGroup(1, "dnsstress");
         loop = group.next();
         for (int i = 0; i < options.sockets(); i++) {
             Link link = new Link(i);
             Bootstrap b = new Bootstrap().group(loop);
             if (options.tcp()) {
-                b.channelFactory(epoll ? EpollSocketChannel::new : NioSocketChannel::new)
+                b.channelFactory(transport.socket())
                         .option(ChannelOption.TCP_NODELAY, true)
                         .handler(new ChannelInitializer<>() {
                             @Override
                             protected void initChannel(Channel ch) {
-                                ch.pipeline().addLast(new LengthFieldBasedFrameDecoder(MAX_MESSAGE_BYTES, 0, 2, 0, 2),
-                                        new LengthFieldPrepender(2), new Replies(link));
+                                TcpFraming.addTo(ch.pipeline());
+                                ch.pipeline().addLast(new Replies(link));
                             }
                         });
             } else {
-                b.channelFactory(epoll ? EpollDatagramChannel::new : NioDatagramChannel::new)
+                b.channelFactory(() -> transport.datagram(Transport.familyOf(options.target().getAddress())))
                         .option(ChannelOption.SO_RCVBUF, 4 << 20)
                         .option(ChannelOption.RCVBUF_ALLOCATOR, new FixedRecvByteBufAllocator(MAX_MESSAGE_BYTES))
                         .handler(new Replies(link));

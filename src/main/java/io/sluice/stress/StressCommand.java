@@ -1,7 +1,7 @@
 package io.sluice.stress;
 
-import io.sluice.Signals;
 import com.google.common.net.HostAndPort;
+import io.sluice.Signals;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetAddress;
