@@ -123,7 +123,7 @@ public final class Main implements Callable<Integer> {
         Uninterruptibles.awaitUninterruptibly(stop);
         log.info("stopping: draining queries in flight");
         sluice.close();
-        log.info("stopped; {}", sluice.meters());
+        log.info("stopped; {}", sluice.metrics());
         return EXIT_OK;
     }
 

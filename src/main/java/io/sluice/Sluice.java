@@ -10,6 +10,7 @@ import io.sluice.config.ConfigException;
 import io.sluice.config.Settings;
 import io.sluice.domain.DomainKey;
 import io.sluice.forward.ForwardStage;
+import io.sluice.forward.ForwardMeters;
 import io.sluice.forward.Forwarder;
 import io.sluice.forward.UpstreamPool;
 import io.sluice.frontend.Frontend;
@@ -20,7 +21,7 @@ import io.sluice.limit.HeapCounters;
 import io.sluice.limit.LimitStage;
 import io.sluice.limit.Limits;
 import io.sluice.limit.Policy;
-import io.sluice.metrics.Meters;
+import io.sluice.metrics.Registry;
 import io.sluice.metrics.MetricsEndpoint;
 import io.sluice.pipeline.MessageCheck;
 import io.sluice.pipeline.Pipeline;
@@ -51,7 +52,7 @@ public final class Sluice implements AutoCloseable {
     private final List<Forwarder> forwarders;
     private final List<Pipeline> pipelines;
     private final Frontend frontend;
-    private final Meters meters;
+    private final Registry meters;
     private final Limits limits;
     /** The /metrics endpoint, or null. */
     private final MetricsEndpoint metrics;
@@ -59,7 +60,7 @@ public final class Sluice implements AutoCloseable {
     private final RedisBackend redis;
 
     private Sluice(Settings settings, Transport transport, EventLoopGroup group, UpstreamPool pool,
-                   List<Forwarder> forwarders, List<Pipeline> pipelines, Frontend frontend, Meters meters,
+                   List<Forwarder> forwarders, List<Pipeline> pipelines, Frontend frontend, Registry meters,
                    Limits limits, MetricsEndpoint metrics, RedisBackend redis) {
         this.settings = settings;
         this.transport = transport;
@@ -90,7 +91,8 @@ public final class Sluice implements AutoCloseable {
         Limits limits = Limits.from(settings.limits(), clock, policies -> counterStore(settings, policies),
                 settings.backend().kind() == BackendSettings.Kind.REDIS);
         Transport transport = Transport.best();
-        Meters meters = new Meters();
+        Registry meters = new Registry();
+        ForwardMeters forwardMeters = new ForwardMeters(meters);
         EventLoopGroup group = transport.newGroup(settings.threads(), "sluice-loop");
         UpstreamPool pool = new UpstreamPool(settings.upstreams(), settings.maxFails(), settings.timeout(),
                 settings.healthCheckInterval(), settings.healthCheck());
@@ -100,7 +102,7 @@ public final class Sluice implements AutoCloseable {
         try {
             int inflightPerLoop = Math.max(1, settings.maxInflight() / settings.threads());
             for (EventExecutor e : group) {
-                Forwarder f = new Forwarder((EventLoop) e, pool, meters, transport,
+                Forwarder f = new Forwarder((EventLoop) e, pool, forwardMeters, transport,
                         settings.timeout().toNanos(), settings.queryTimeout().toNanos(), inflightPerLoop,
                         settings.upstreamSockets());
                 f.start();
@@ -142,7 +144,7 @@ public final class Sluice implements AutoCloseable {
      *
      * @param decisions how the limit stage decides, or null when nothing is limited
      */
-    private static Pipeline pipeline(Forwarder f, Limits limits, Decisions.Maker decisions, Meters meters) {
+    private static Pipeline pipeline(Forwarder f, Limits limits, Decisions.Maker decisions, Registry meters) {
         List<Stage> stages = new ArrayList<>();
         stages.add(new MessageCheck(meters));
         if (decisions != null) {
@@ -165,22 +167,22 @@ public final class Sluice implements AutoCloseable {
     }
 
     /** The /metrics endpoint when one is asked for, else null. */
-    private static MetricsEndpoint startMetrics(Settings settings, Meters meters, Limits limits,
+    private static MetricsEndpoint startMetrics(Settings settings, Registry meters, Limits limits,
                                                 RedisBackend redis) throws BindException {
+        meters.gauge("tracked_domains", "Registrable domains with a counter now.", limits::tracked);
+        if (limits.active() && limits.limiter().store().size() >= 0) {
+            meters.gauge("state_file_domains", "Entries in the state file.", () -> limits.limiter().store().size());
+            meters.gauge("state_file_failures", "Decisions the state file could not take, and allowed.",
+                    () -> limits.limiter().store().failures());
+        }
+        if (redis != null) {
+            meters.gauge("redis_up", "1 while Redis answers, else 0.", () -> redis.up() ? 1 : 0);
+        }
         if (settings.metrics() == null) {
             return null;
         }
         try {
-            Map<String, Supplier<Long>> gauges = new LinkedHashMap<>();
-            gauges.put("tracked_domains", () -> (long) limits.tracked());
-            if (limits.active() && limits.limiter().store().size() >= 0) {
-                gauges.put("state_file_domains", () -> limits.limiter().store().size());
-                gauges.put("state_file_failures", () -> limits.limiter().store().failures());
-            }
-            if (redis != null) {
-                gauges.put("redis_up", () -> redis.up() ? 1L : 0L);
-            }
-            return MetricsEndpoint.start(settings.metrics(), meters, gauges);
+            return MetricsEndpoint.start(settings.metrics(), meters);
         } catch (IOException e) {
             BindException b = new BindException(Addresses.text(settings.metrics()) + "/http (metrics): "
                     + e.getMessage());
@@ -194,7 +196,8 @@ public final class Sluice implements AutoCloseable {
         return frontend.addresses();
     }
 
-    public Meters meters() {
+    /** Every counter and gauge. */
+    public Registry metrics() {
         return meters;
     }
 

@@ -11,7 +11,6 @@ import io.netty.channel.socket.DatagramChannel;
 import io.netty.channel.socket.DatagramPacket;
 import io.netty.channel.socket.SocketProtocolFamily;
 import io.netty.util.concurrent.ScheduledFuture;
-import io.sluice.metrics.Meters;
 import io.sluice.pipeline.Responder;
 import io.sluice.transport.ReusedReadBuffer;
 import io.sluice.transport.Transport;
@@ -58,7 +57,7 @@ public final class Forwarder implements Responder {
 
     private final EventLoop loop;
     private final UpstreamPool pool;
-    private final Meters meters;
+    private final ForwardMeters meters;
     private final Transport transport;
     /** How long one attempt waits: the per-upstream timeout, or the query's whole budget if shorter. */
     private final long attemptNanos;
@@ -98,7 +97,7 @@ public final class Forwarder implements Responder {
     /** Where upstream replies are read: one reused {@link ReusedReadBuffer} when the transport allows. */
     private final RecvByteBufAllocator replyReads;
 
-    public Forwarder(EventLoop loop, UpstreamPool pool, Meters meters, Transport transport,
+    public Forwarder(EventLoop loop, UpstreamPool pool, ForwardMeters meters, Transport transport,
                      long timeoutNanos, long queryTimeoutNanos, int maxInflight, int upstreamSockets) {
         this.loop = loop;
         this.pool = pool;
@@ -162,7 +161,7 @@ public final class Forwarder implements Responder {
         return links;
     }
 
-    Meters meters() {
+    ForwardMeters meters() {
         return meters;
     }
 

@@ -13,7 +13,7 @@ import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.sluice.config.Settings;
-import io.sluice.metrics.Meters;
+import io.sluice.metrics.Registry;
 import io.sluice.pipeline.Pipeline;
 import io.sluice.transport.Addresses;
 import io.sluice.transport.ReusePortSteering;
@@ -61,9 +61,9 @@ public final class Frontend {
     private final Map<EventLoop, ReusedReadBuffer> queryReads = new IdentityHashMap<>();
     private final Settings.UdpSteering steering;
 
-    private final Meters meters;
+    private final ListenerMeters meters;
 
-    private Frontend(Settings.UdpSteering steering, Meters meters) {
+    private Frontend(Settings.UdpSteering steering, ListenerMeters meters) {
         this.steering = steering;
         this.meters = meters;
     }
@@ -74,7 +74,8 @@ public final class Frontend {
      * @throws BindException naming the address and protocol that could not be bound
      */
     public static Frontend bind(Settings settings, Transport transport, EventLoopGroup group,
-                                List<Pipeline> pipelines, Meters meters) throws BindException, InterruptedException {
+                                List<Pipeline> pipelines, Registry metrics) throws BindException, InterruptedException {
+        ListenerMeters meters = new ListenerMeters(metrics);
         Map<EventLoop, Pipeline> byLoop = new IdentityHashMap<>();
         for (Pipeline p : pipelines) {
             byLoop.put(p.loop(), p);

@@ -14,7 +14,6 @@ import io.netty.channel.group.ChannelGroup;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.sluice.forward.TransferPart;
-import io.sluice.metrics.Meters;
 import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.Pipeline;
 import io.sluice.transport.TcpFraming;
@@ -32,13 +31,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class TcpListener extends ChannelInitializer<Channel> {
     private final Map<EventLoop, Pipeline> pipelines;
-    private final Meters meters;
+    private final ListenerMeters meters;
     private final ChannelGroup open;
     private final AtomicInteger connections = new AtomicInteger();
     private final int maxConnections;
     private final long idleMillis;
 
-    TcpListener(Map<EventLoop, Pipeline> pipelines, Meters meters, ChannelGroup open, int maxConnections,
+    TcpListener(Map<EventLoop, Pipeline> pipelines, ListenerMeters meters, ChannelGroup open, int maxConnections,
                 Duration idle) {
         this.pipelines = pipelines;
         this.meters = meters;
@@ -70,11 +69,11 @@ final class TcpListener extends ChannelInitializer<Channel> {
      */
     private static final class Connection extends ChannelDuplexHandler {
         private final Pipeline pipeline;
-        private final Meters meters;
+        private final ListenerMeters meters;
         private int owed;
         private boolean inputShut;
 
-        Connection(Pipeline pipeline, Meters meters) {
+        Connection(Pipeline pipeline, ListenerMeters meters) {
             this.pipeline = pipeline;
             this.meters = meters;
         }

@@ -3,15 +3,14 @@ package io.sluice.frontend;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.socket.DatagramPacket;
-import io.sluice.metrics.Meters;
 import io.sluice.pipeline.Pipeline;
 
 /** Reads client datagrams off one UDP socket into its loop's {@link Pipeline}. */
 final class UdpListener extends SimpleChannelInboundHandler<DatagramPacket> {
     private final Pipeline pipeline;
-    private final Meters meters;
+    private final ListenerMeters meters;
 
-    UdpListener(Pipeline pipeline, Meters meters) {
+    UdpListener(Pipeline pipeline, ListenerMeters meters) {
         this.pipeline = pipeline;
         this.meters = meters;
     }

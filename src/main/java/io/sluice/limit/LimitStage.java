@@ -1,7 +1,7 @@
 package io.sluice.limit;
 
 import io.sluice.domain.DomainProbe;
-import io.sluice.metrics.Meters;
+import io.sluice.metrics.Registry;
 import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.ParkedQuery;
 import io.sluice.pipeline.Query;
@@ -9,6 +9,7 @@ import io.sluice.pipeline.Stage;
 import io.sluice.wire.Answers;
 import io.sluice.wire.Wire;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The limits stage: reduces the query's name to its registrable domain, counts it against that
@@ -18,14 +19,16 @@ import java.util.concurrent.Executor;
  */
 public final class LimitStage implements Stage, Decisions.Verdicts {
     private final Limits limits;
-    private final Meters meters;
+    private final LongAdder limited;
+    private final LongAdder limitedDryRun;
     private final Decisions decisions;
     private final DomainProbe domain = new DomainProbe();
     private Continuation next;
 
-    public LimitStage(Limits limits, Meters meters, Decisions.Maker maker, Executor loop) {
+    public LimitStage(Limits limits, Registry metrics, Decisions.Maker maker, Executor loop) {
         this.limits = limits;
-        this.meters = meters;
+        this.limited = metrics.counter("limited", "Queries over their domain's limit, answered by the action.");
+        this.limitedDryRun = metrics.counter("limited_dry_run", "Queries over their limit that the dry run forwarded.");
         this.decisions = maker.forLoop(loop, this);
     }
 
@@ -73,10 +76,10 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
      */
     private Outcome refuse(Counter over, Query q) {
         if (limits.dryRun()) {
-            meters.limitedDryRun.increment();
+            limitedDryRun.increment();
             return Outcome.CONTINUE;
         }
-        meters.limited.increment();
+        limited.increment();
         int rcode;
         int flags = Wire.FLAG_RA;
         switch (limits.action()) {

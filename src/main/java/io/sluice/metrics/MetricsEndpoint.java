@@ -6,10 +6,8 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
-import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.function.Supplier;
 
 /**
  * Serves every counter at {@code GET /metrics} in the Prometheus text format, on its own thread
@@ -23,12 +21,11 @@ public final class MetricsEndpoint implements AutoCloseable {
     }
 
     /**
-     * Starts serving {@code meters} plus the {@code gauges} (read at each scrape) on {@code address}.
+     * Starts serving every counter and gauge of {@code metrics} (read at each scrape) on {@code address}.
      *
      * @throws IOException when the address cannot be bound
      */
-    public static MetricsEndpoint start(InetSocketAddress address, Meters meters, Map<String, Supplier<Long>> gauges)
-            throws IOException {
+    public static MetricsEndpoint start(InetSocketAddress address, Registry metrics) throws IOException {
         HttpServer server = HttpServer.create(address, 16);
         server.setExecutor(Executors.newSingleThreadExecutor(
                 new ThreadFactoryBuilder().setNameFormat("sluice-metrics").setDaemon(true).build()));
@@ -38,7 +35,7 @@ public final class MetricsEndpoint implements AutoCloseable {
                     exchange.sendResponseHeaders(405, -1);
                     return;
                 }
-                byte[] body = render(meters, gauges).getBytes(StandardCharsets.UTF_8);
+                byte[] body = render(metrics).getBytes(StandardCharsets.UTF_8);
                 exchange.getResponseHeaders().set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
                 exchange.sendResponseHeaders(200, body.length);
                 try (OutputStream out = exchange.getResponseBody()) {
@@ -50,12 +47,14 @@ public final class MetricsEndpoint implements AutoCloseable {
         return new MetricsEndpoint(server);
     }
 
-    static String render(Meters meters, Map<String, Supplier<Long>> gauges) {
+    static String render(Registry metrics) {
         StringBuilder sb = new StringBuilder();
-        meters.snapshot().forEach((name, value) -> sb.append("# TYPE sluice_").append(name).append("_total counter\n")
-                .append("sluice_").append(name).append("_total ").append(value).append('\n'));
-        gauges.forEach((name, value) -> sb.append("# TYPE sluice_").append(name).append(" gauge\n")
-                .append("sluice_").append(name).append(' ').append(value.get()).append('\n'));
+        metrics.counterMeters().forEach((name, m) -> sb.append("# HELP sluice_").append(name).append("_total ")
+                .append(m.help()).append("\n# TYPE sluice_").append(name).append("_total counter\n")
+                .append("sluice_").append(name).append("_total ").append(m.value().getAsLong()).append('\n'));
+        metrics.gaugeMeters().forEach((name, m) -> sb.append("# HELP sluice_").append(name).append(' ')
+                .append(m.help()).append("\n# TYPE sluice_").append(name).append(" gauge\n")
+                .append("sluice_").append(name).append(' ').append(m.value().getAsLong()).append('\n'));
         return sb.toString();
     }
 

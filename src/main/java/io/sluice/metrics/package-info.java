@@ -1,2 +1,5 @@
-/** Every counter ({@link io.sluice.metrics.Meters}) and their Prometheus endpoint. */
+/**
+ * The {@link io.sluice.metrics.Registry} of counters and gauges, which each package fills with its
+ * own where it counts, and their Prometheus endpoint.
+ */
 package io.sluice.metrics;

@@ -1,8 +1,9 @@
 package io.sluice.pipeline;
 
-import io.sluice.metrics.Meters;
+import io.sluice.metrics.Registry;
 import io.sluice.wire.Answers;
 import io.sluice.wire.Wire;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The first stage: reads the header and question in place and answers what is not a query sluice
@@ -10,10 +11,16 @@ import io.sluice.wire.Wire;
  * otherwise nothing; each is counted. A well-formed query goes on.
  */
 public final class MessageCheck implements Stage {
-    private final Meters meters;
+    private final LongAdder formerr;
+    private final LongAdder notimp;
+    private final LongAdder droppedNoId;
+    private final LongAdder droppedResponses;
 
-    public MessageCheck(Meters meters) {
-        this.meters = meters;
+    public MessageCheck(Registry metrics) {
+        formerr = metrics.counter("formerr", "Malformed queries answered FORMERR.");
+        notimp = metrics.counter("notimp", "Queries of an opcode other than QUERY, answered NOTIMP.");
+        droppedNoId = metrics.counter("dropped_no_id", "Messages too short to carry an ID, dropped.");
+        droppedResponses = metrics.counter("dropped_responses", "Messages with QR=1 sent to the listener, dropped.");
     }
 
     @Override
@@ -23,17 +30,17 @@ public final class MessageCheck implements Stage {
                 return Outcome.CONTINUE;
             }
             case FORMERR -> {
-                meters.formerr.increment();
+                formerr.increment();
                 q.answer(Answers.headerOnly(q.client().alloc(), q.message(), q.view(), Wire.RCODE_FORMERR));
                 return Outcome.ANSWERED;
             }
             case NOTIMP -> {
-                meters.notimp.increment();
+                notimp.increment();
                 q.answer(Answers.headerOnly(q.client().alloc(), q.message(), q.view(), Wire.RCODE_NOTIMP));
                 return Outcome.ANSWERED;
             }
-            case DROP_NO_ID -> meters.droppedNoId.increment();
-            case DROP_RESPONSE -> meters.droppedResponses.increment();
+            case DROP_NO_ID -> droppedNoId.increment();
+            case DROP_RESPONSE -> droppedResponses.increment();
         }
         return Outcome.NOT_A_QUERY;
     }

@@ -146,11 +146,11 @@ class ForwardingTest {
         assertEquals(1, reply.getSection(Section.ANSWER).size());
         Message tcp = Dns.parse(Dns.tcp(sluice.address(), query));
         assertEquals("genuine.example.", tcp.getQuestion().getName().toString());
-        var m = sluice.sluice().meters();
-        assertTrue(m.repliesUnexpected.sum() >= 2, "wrong IDs counted over UDP and TCP: " + m);
+        var m = sluice.sluice().metrics();
+        assertTrue(m.count("replies_unexpected") >= 2, "wrong IDs counted over UDP and TCP: " + m);
         // The genuine bytes sent from a wrong source port never reach sluice: upstream sockets are
         // connected, so the kernel drops them before any check of sluice's.
-        assertTrue(m.repliesMismatched.sum() >= 2, "wrong questions counted over UDP and TCP: " + m);
+        assertTrue(m.count("replies_mismatched") >= 2, "wrong questions counted over UDP and TCP: " + m);
     }
 
     @Test

@@ -28,7 +28,7 @@ class TcpConnectionTest {
             assertEquals(-1, c.getInputStream().read(), "closed by the server");
             long ms = (System.nanoTime() - start) / 1_000_000;
             assertTrue(ms >= 200 && ms < 3000, "closed after " + ms + " ms");
-            assertEquals(1, s.sluice().meters().tcpIdleClosed.sum());
+            assertEquals(1, s.sluice().metrics().count("tcp_idle_closed"));
         }
     }
 
@@ -49,7 +49,7 @@ class TcpConnectionTest {
                 InputStream in = c.getInputStream();
                 assertEquals(-1, in.read(), "the third connection is closed at once");
             }
-            assertEquals(1, s.sluice().meters().tcpConnectionsRejected.sum());
+            assertEquals(1, s.sluice().metrics().count("tcp_connections_rejected"));
             Dns.writeFrame(a, Dns.query(3, "c.example.", Type.A));
             assertEquals(3, Dns.id(Dns.readFrame(a)));
         }

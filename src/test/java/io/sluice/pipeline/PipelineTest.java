@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
-import io.sluice.metrics.Meters;
+import io.sluice.metrics.Registry;
 import io.sluice.testing.Dns;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -70,7 +70,7 @@ class PipelineTest {
     }
 
     private Pipeline pipeline(Stage... stages) {
-        List<Stage> all = new ArrayList<>(List.of(new MessageCheck(new Meters())));
+        List<Stage> all = new ArrayList<>(List.of(new MessageCheck(new Registry())));
         all.addAll(List.of(stages));
         return new Pipeline(client.eventLoop(), responder, all);
     }

@@ -1,0 +1,21 @@
+package io.sluice.frontend;
+
+import io.sluice.metrics.Registry;
+import java.util.concurrent.atomic.LongAdder;
+
+/** What the listeners count, shared by every socket and connection. */
+final class ListenerMeters {
+    final LongAdder queriesUdp;
+    final LongAdder queriesTcp;
+    final LongAdder tcpConnectionsRejected;
+    final LongAdder tcpIdleClosed;
+    final LongAdder ioErrors;
+
+    ListenerMeters(Registry r) {
+        queriesUdp = r.counter("queries_udp", "Datagrams read from clients.");
+        queriesTcp = r.counter("queries_tcp", "Messages read from client TCP connections.");
+        tcpConnectionsRejected = r.counter("tcp_connections_rejected", "Client connections closed past max-tcp-connections.");
+        tcpIdleClosed = r.counter("tcp_idle_closed", "Client connections closed after tcp-idle-timeout.");
+        ioErrors = r.counter("io_errors", "Write failures and other socket errors, not logged one by one.");
+    }
+}
