@@ -1,15 +1,8 @@
 package io.sluice.forward;
 
-import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
-import io.netty.channel.FixedRecvByteBufAllocator;
-import io.netty.channel.RecvByteBufAllocator;
-import io.netty.channel.socket.DatagramChannel;
-import io.netty.channel.socket.DatagramPacket;
-import io.netty.channel.socket.SocketProtocolFamily;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.sluice.pipeline.Responder;
 import io.sluice.transport.ReusedReadBuffer;
@@ -20,34 +13,21 @@ import io.sluice.wire.Replies;
 import io.sluice.wire.Wire;
 import io.sluice.wire.ZoneTransfer;
 import java.net.InetSocketAddress;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Sends one event loop's queries upstream and its replies back: in-flight slots, message-ID
- * rewriting and matching, timeouts, failover to the next upstream, SERVFAIL when none is left.
+ * Sends one event loop's queries upstream and its replies back: message-ID rewriting and
+ * matching, timeouts, failover to the next upstream, the health counting that marks one down,
+ * zone transfers, SERVFAIL when none is left. What it keeps lives in classes of its own: the
+ * in-flight slots and deadlines ({@link InFlightTable}), the sockets and connections to the
+ * upstreams ({@link UpstreamLinks}), the order and health of the upstreams ({@link UpstreamPool}),
+ * and the writes flushed once per wake-up ({@link WriteBatch}).
  *
  * <p>Confinement: one Forwarder per event loop, and every method but {@link #start} and
  * {@link #close} runs on that loop's thread, as do all the channels it reads. That is why nothing
- * here is locked or volatile. Writes are not flushed one by one: a channel written to is flushed
- * once, by a task that runs after the loop has handled everything epoll reported, so that the
- * kernel gets several datagrams per sendmmsg: the replies read off all upstream sockets in one
- * wake-up leave the client socket together.
+ * here is locked or volatile.
  */
 public final class Forwarder implements Responder {
-    /** Largest UDP reply accepted from an upstream: the largest EDNS payload a client may ask for. */
-    static final int MAX_UDP_REPLY_BYTES = 65535;
-    /**
-     * Slots that keep {@link SlotBuffer}s: slots are reused last-freed first, so these carry the
-     * traffic unless more than this many queries are in flight at once. About 7 MiB per loop at most.
-     */
-    static final int SLOTS_WITH_BUFFERS = 4096;
-    /** Kept query buffer: holds the longest name with the usual EDNS options; larger ones are pooled. */
-    static final int SLOT_QUERY_BYTES = 512;
-    /** Kept reply buffer: the UDP payload size of DNS Flag Day 2020; larger replies are pooled. */
-    static final int SLOT_REPLY_BYTES = 1232;
     /** Bytes of a zone transfer waiting for a slow client before the transfer is given up. */
     static final long MAX_TRANSFER_BACKLOG_BYTES = 16 << 20;
     private static final long MIN_TICK_MILLIS = 5;
@@ -58,23 +38,16 @@ public final class Forwarder implements Responder {
     private final EventLoop loop;
     private final UpstreamPool pool;
     private final ForwardMeters meters;
-    private final Transport transport;
     /** How long one attempt waits: the per-upstream timeout, or the query's whole budget if shorter. */
     private final long attemptNanos;
     /** The most a query may take over all its attempts (query-timeout). */
     private final long queryNanos;
-    private final int upstreamSockets;
 
-    private final PendingQuery[] slots;
-    private final int[] free;
-    private int freeCount;
-    private final DeadlineQueue deadlines = new DeadlineQueue();
+    private final InFlightTable inFlight;
+    private final UpstreamLinks links;
+    private final WriteBatch writes;
     private final QueryIds ids = new QueryIds();
     private final QueryView scratch = new QueryView();
-    private final List<Channel> unflushed = new ArrayList<>();
-    private final Runnable flushTask = this::flush;
-    /** Per upstream, the socket this batch's queries leave on, or -1 until the batch picks one. */
-    private final int[] batchSocket;
     /**
      * Per upstream, the replies this loop has taken from it. A timeout counts towards marking an
      * upstream down only if none came since that query left: an upstream that ignores some queries
@@ -83,10 +56,6 @@ public final class Forwarder implements Responder {
      */
     private final long[] answersFrom;
 
-    /** Connected sockets, by upstream index. */
-    private final UdpUpstreamLink[][] udp;
-    private final TcpUpstreamLink[] tcp;
-    private final Bootstrap tcpTemplate;
     /** Deadlines are checked every tick, and ticks run only while any are queued: an idle loop sleeps. */
     private final long tickMillis;
     /** How late a tick may notice a deadline: what "a next attempt fits in the query's budget" allows. */
@@ -94,71 +63,27 @@ public final class Forwarder implements Responder {
     private final Runnable tickTask = this::tick;
     private ScheduledFuture<?> nextTick;
     private boolean closed;
-    /** Where upstream replies are read: one reused {@link ReusedReadBuffer} when the transport allows. */
-    private final RecvByteBufAllocator replyReads;
 
     public Forwarder(EventLoop loop, UpstreamPool pool, ForwardMeters meters, Transport transport,
                      long timeoutNanos, long queryTimeoutNanos, int maxInflight, int upstreamSockets) {
         this.loop = loop;
         this.pool = pool;
         this.meters = meters;
-        this.transport = transport;
         this.attemptNanos = Math.min(timeoutNanos, queryTimeoutNanos);
         this.queryNanos = queryTimeoutNanos;
-        this.upstreamSockets = upstreamSockets;
-        this.slots = new PendingQuery[maxInflight];
-        this.free = new int[maxInflight];
-        for (int i = 0; i < maxInflight; i++) {
-            boolean kept = i < SLOTS_WITH_BUFFERS;
-            slots[i] = new PendingQuery(i, kept ? SLOT_QUERY_BYTES : 0, kept ? SLOT_REPLY_BYTES : 0);
-            free[i] = maxInflight - 1 - i;
-        }
-        this.freeCount = maxInflight;
+        this.inFlight = new InFlightTable(maxInflight);
+        this.links = new UpstreamLinks(this, loop, pool, transport, upstreamSockets,
+                (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(attemptNanos)));
+        this.writes = new WriteBatch(loop, links::endOfBatch);
         this.tickMillis = Math.max(MIN_TICK_MILLIS,
                 Math.min(MAX_TICK_MILLIS, TimeUnit.NANOSECONDS.toMillis(attemptNanos) / 10));
         this.lateness = TimeUnit.MILLISECONDS.toNanos(tickMillis);
-        this.udp = new UdpUpstreamLink[pool.size()][];
-        this.tcp = new TcpUpstreamLink[pool.size()];
-        this.batchSocket = new int[pool.size()];
-        Arrays.fill(batchSocket, -1);
         this.answersFrom = new long[pool.size()];
-        this.replyReads = transport.firesEachReadBeforeTheNext()
-                ? new ReusedReadBuffer(Transport.ALLOCATOR, MAX_UDP_REPLY_BYTES, Transport.READS_PER_WAKEUP)
-                : new FixedRecvByteBufAllocator(MAX_UDP_REPLY_BYTES).maxMessagesPerRead(Transport.READS_PER_WAKEUP);
-        this.tcpTemplate = new Bootstrap().group(loop).channelFactory(transport.socket())
-                .option(ChannelOption.ALLOCATOR, Transport.ALLOCATOR);
     }
 
     /** Connects the upstream UDP sockets of this loop; called once, from outside the loop. */
     public void start() throws InterruptedException {
-        for (int i = 0; i < tcp.length; i++) {
-            Upstream u = pool.get(i);
-            udp[i] = connectUdp(u);
-            tcp[i] = new TcpUpstreamLink(this, u, tcpTemplate,
-                    (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(attemptNanos)));
-        }
-    }
-
-    /**
-     * Sockets connected to one upstream, each from its own kernel-chosen port. Connected sockets
-     * cost the kernel no route lookup per send (measured: 0.78 s of system CPU per 100k queries
-     * unconnected; docs/benchmarks.md, "Upstream sockets") and only ever receive from that upstream.
-     */
-    private UdpUpstreamLink[] connectUdp(Upstream u) throws InterruptedException {
-        UdpUpstreamLink[] links = new UdpUpstreamLink[upstreamSockets];
-        SocketProtocolFamily family = Transport.familyOf(u.address().getAddress());
-        for (int i = 0; i < links.length; i++) {
-            UdpUpstreamLink link = new UdpUpstreamLink(this);
-            Bootstrap b = new Bootstrap().group(loop)
-                    .channelFactory(() -> transport.datagram(family))
-                    .option(ChannelOption.ALLOCATOR, Transport.ALLOCATOR)
-                    .option(ChannelOption.SO_RCVBUF, Transport.UDP_RCVBUF_BYTES)
-                    .option(ChannelOption.RCVBUF_ALLOCATOR, replyReads)
-                    .handler(new UdpUpstreamLink.Handler(link));
-            link.bind((DatagramChannel) b.connect(u.address()).sync().channel());
-            links[i] = link;
-        }
-        return links;
+        links.start();
     }
 
     ForwardMeters meters() {
@@ -172,14 +97,14 @@ public final class Forwarder implements Responder {
      * @param clientAddress the UDP client's address, or null when {@code client} is a TCP connection
      */
     public void forward(ByteBuf query, QueryView view, Channel client, InetSocketAddress clientAddress) {
-        if (freeCount == 0) {
+        PendingQuery q = inFlight.take();
+        if (q == null) {
             meters.inflightFull.increment();
             meters.servfail.increment();
             answer(client, clientAddress, Answers.withQuestion(client.alloc(), query, view, Wire.FLAG_RA,
                     Wire.RCODE_SERVFAIL, Answers.EDE_OTHER, INFLIGHT_TEXT));
             return;
         }
-        PendingQuery q = slots[free[--freeCount]];
         // A copy, not a reference: a datagram read by recvmmsg is a slice of a buffer shared with
         // up to 15 others, which a reference would keep alive until this query's answer or timeout.
         q.query = q.queryCopy.copyOf(client.alloc(), query);
@@ -222,7 +147,7 @@ public final class Forwarder implements Responder {
             return;
         }
         Upstream u = pool.get(i);
-        UpstreamLink link = q.overTcp() ? tcp[i] : udpLink(u);
+        UpstreamLink link = links.linkFor(u, q.overTcp(), ids);
         int id = link.claim(q, ids);
         if (id == UpstreamLink.NO_ID) {
             fail(q); // the ID space of this link is nearly full: max-inflight is far too high
@@ -244,27 +169,10 @@ public final class Forwarder implements Responder {
      * queue stays in deadline order.
      */
     private void arm(PendingQuery q, long now) {
-        q.deadlineNanos = now + attemptNanos;
-        q.serial++;
-        deadlines.add(q.index, q.serial);
+        inFlight.arm(q, now + attemptNanos);
         if (nextTick == null && !closed) {
             nextTick = loop.schedule(tickTask, tickMillis, TimeUnit.MILLISECONDS);
         }
-    }
-
-    /**
-     * The socket is drawn at random once per batch, not per query: a batch's queries then leave in
-     * one sendmmsg, and their replies come back together on one socket. Per query a batch of 16
-     * spread over 8 sockets left in about 3 datagrams per call (docs/benchmarks.md, "Upstream sockets").
-     */
-    private UdpUpstreamLink udpLink(Upstream u) {
-        UdpUpstreamLink[] links = udp[u.index()];
-        int s = batchSocket[u.index()];
-        if (s < 0) {
-            s = ids.nextIndex(links.length);
-            batchSocket[u.index()] = s;
-        }
-        return links[s];
     }
 
     /** A reply read from {@code link}; {@code sender} is null for TCP, where the link is the sender. */
@@ -337,7 +245,7 @@ public final class Forwarder implements Responder {
     void linkLost(UpstreamLink link, int id, boolean wasHealthy) {
         PendingQuery q = link.waiting(id);
         link.release(id);
-        q.serial++; // its deadline entry is void; dispatch makes a new one
+        inFlight.disarm(q); // dispatch makes a new deadline entry
         if (q.transferring) {
             abortTransfer(q); // sent again, the transfer would repeat what the client already has
             return;
@@ -358,22 +266,13 @@ public final class Forwarder implements Responder {
      */
     private void tick() {
         expire();
-        nextTick = deadlines.isEmpty() || closed ? null : loop.schedule(tickTask, tickMillis, TimeUnit.MILLISECONDS);
+        nextTick = !inFlight.hasDeadlines() || closed ? null : loop.schedule(tickTask, tickMillis, TimeUnit.MILLISECONDS);
     }
 
     /** Expires attempts whose deadline passed: next upstream, or SERVFAIL. */
     private void expire() {
         long now = System.nanoTime();
-        while (!deadlines.isEmpty()) {
-            PendingQuery q = slots[deadlines.peekSlot()];
-            if (q.serial != deadlines.peekSerial()) {
-                deadlines.poll();
-                continue;
-            }
-            if (q.deadlineNanos - now > 0) {
-                break;
-            }
-            deadlines.poll();
+        for (PendingQuery q = inFlight.nextExpired(now); q != null; q = inFlight.nextExpired(now)) {
             q.link.release(q.upstreamId);
             meters.upstreamTimeouts.increment();
             if (q.transferring) {
@@ -420,57 +319,22 @@ public final class Forwarder implements Responder {
     }
 
     private void releaseSlot(PendingQuery q) {
-        q.query.release();
-        q.query = null;
-        q.client = null;
-        q.clientAddress = null;
-        q.upstream = null;
-        q.link = null;
-        q.serial++;
-        free[freeCount++] = q.index;
+        inFlight.release(q);
     }
 
-    /**
-     * Sends {@code message} (whose reference this takes) to a client: as a datagram to
-     * {@code clientAddress}, or framed on the TCP connection {@code client} if it is still open.
-     */
+    /** Sends {@code message} (whose reference this takes) to a client, flushed with the wake-up's other writes. */
     @Override
     public void answer(Channel client, InetSocketAddress clientAddress, ByteBuf message) {
-        if (clientAddress != null) {
-            client.write(new DatagramPacket(message, clientAddress), client.voidPromise());
-        } else if (client.isActive()) {
-            client.write(message, client.voidPromise());
-        } else {
-            message.release();
-            return;
-        }
-        needsFlush(client);
+        writes.answer(client, clientAddress, message);
     }
 
     void needsFlush(Channel ch) {
-        for (int i = unflushed.size() - 1; i >= 0; i--) {
-            if (unflushed.get(i) == ch) {
-                return;
-            }
-        }
-        if (unflushed.isEmpty()) {
-            loop.execute(flushTask); // on the loop: queued, run after this wake-up's I/O
-        }
-        unflushed.add(ch);
-    }
-
-    /** Flushes every channel written to since the last flush. */
-    private void flush() {
-        for (int i = 0; i < unflushed.size(); i++) {
-            unflushed.get(i).flush();
-        }
-        unflushed.clear();
-        Arrays.fill(batchSocket, -1);
+        writes.needsFlush(ch);
     }
 
     /** Queries waiting on upstreams; call on the loop. */
     public int inFlight() {
-        return slots.length - freeCount;
+        return inFlight.inFlight();
     }
 
     public EventLoop loop() {
@@ -483,22 +347,7 @@ public final class Forwarder implements Responder {
         if (nextTick != null) {
             nextTick.cancel(false);
         }
-        for (UdpUpstreamLink[] links : udp) {
-            for (UdpUpstreamLink l : links == null ? new UdpUpstreamLink[0] : links) {
-                l.close();
-            }
-        }
-        for (TcpUpstreamLink l : tcp) {
-            if (l != null) {
-                l.close();
-            }
-        }
-        if (replyReads instanceof ReusedReadBuffer shared) {
-            shared.release(); // the sockets closed above were its only readers
-        }
-        for (PendingQuery q : slots) {
-            q.queryCopy.release();
-            q.replyCopy.release();
-        }
+        links.close();
+        inFlight.close();
     }
 }

@@ -1,0 +1,104 @@
+package io.sluice.forward;
+
+/**
+ * One event loop's queries waiting on upstreams: a fixed array of reusable slots, the free ones
+ * on a stack (last freed, first reused, so the slots that keep {@link SlotBuffer}s carry the
+ * traffic), and the deadlines of their attempts in send order ({@link DeadlineQueue}). Confined to
+ * its loop: nothing here is locked.
+ */
+final class InFlightTable {
+    /**
+     * Slots that keep {@link SlotBuffer}s: slots are reused last-freed first, so these carry the
+     * traffic unless more than this many queries are in flight at once. About 7 MiB per loop at most.
+     */
+    static final int SLOTS_WITH_BUFFERS = 4096;
+    /** Kept query buffer: holds the longest name with the usual EDNS options; larger ones are pooled. */
+    static final int SLOT_QUERY_BYTES = 512;
+    /** Kept reply buffer: the UDP payload size of DNS Flag Day 2020; larger replies are pooled. */
+    static final int SLOT_REPLY_BYTES = 1232;
+
+    private final PendingQuery[] slots;
+    private final int[] free;
+    private int freeCount;
+    private final DeadlineQueue deadlines = new DeadlineQueue();
+
+    InFlightTable(int capacity) {
+        this.slots = new PendingQuery[capacity];
+        this.free = new int[capacity];
+        for (int i = 0; i < capacity; i++) {
+            boolean kept = i < SLOTS_WITH_BUFFERS;
+            slots[i] = new PendingQuery(i, kept ? SLOT_QUERY_BYTES : 0, kept ? SLOT_REPLY_BYTES : 0);
+            free[i] = capacity - 1 - i;
+        }
+        this.freeCount = capacity;
+    }
+
+    /** A free slot, or null when every slot is in use. */
+    PendingQuery take() {
+        return freeCount == 0 ? null : slots[free[--freeCount]];
+    }
+
+    /** Gives {@code q}'s slot back; its query buffer is released and its deadline entry voided. */
+    void release(PendingQuery q) {
+        q.query.release();
+        q.query = null;
+        q.client = null;
+        q.clientAddress = null;
+        q.upstream = null;
+        q.link = null;
+        q.serial++;
+        free[freeCount++] = q.index;
+    }
+
+    /**
+     * Gives {@code q}'s attempt its deadline. Every attempt waits the same time, so entries added
+     * with the current time stay in deadline order.
+     */
+    void arm(PendingQuery q, long deadlineNanos) {
+        q.deadlineNanos = deadlineNanos;
+        q.serial++;
+        deadlines.add(q.index, q.serial);
+    }
+
+    /** Voids {@code q}'s deadline entry (its attempt ended some other way). */
+    void disarm(PendingQuery q) {
+        q.serial++;
+    }
+
+    /**
+     * The next attempt whose deadline has passed, taken off the queue, or null. Entries of
+     * attempts that ended otherwise are dropped on the way.
+     */
+    PendingQuery nextExpired(long now) {
+        while (!deadlines.isEmpty()) {
+            PendingQuery q = slots[deadlines.peekSlot()];
+            if (q.serial != deadlines.peekSerial()) {
+                deadlines.poll();
+                continue;
+            }
+            if (q.deadlineNanos - now > 0) {
+                return null;
+            }
+            deadlines.poll();
+            return q;
+        }
+        return null;
+    }
+
+    /** Whether any deadline entry, live or not, is queued: the tick keeps running while so. */
+    boolean hasDeadlines() {
+        return !deadlines.isEmpty();
+    }
+
+    int inFlight() {
+        return slots.length - freeCount;
+    }
+
+    /** Gives up the slots' kept buffers. */
+    void close() {
+        for (PendingQuery q : slots) {
+            q.queryCopy.release();
+            q.replyCopy.release();
+        }
+    }
+}
