@@ -60,7 +60,7 @@ public record LimitSettings(
 
         @Override
         public String toString() {
-            return unlimited() ? "unlimited" : queries + " per " + Values.text(window);
+            return unlimited() ? "unlimited" : queries + " per " + Durations.text(window);
         }
     }
 

@@ -160,7 +160,7 @@ public final class SettingTable {
     }
 
     private static Duration positiveDuration(String text) throws ConfigException {
-        Duration d = Values.duration(text);
+        Duration d = Durations.parse(text);
         if (d.isZero()) {
             throw new ConfigException("must be longer than 0");
         }

@@ -174,7 +174,7 @@ public record Settings(
                 limit = LimitSettings.DomainLimit.UNLIMITED;
             } else {
                 long q = Values.count(queries, 1, SettingTable.MAX_QUERIES);
-                Duration w = window == null ? null : positive(Values.duration(window));
+                Duration w = window == null ? null : positive(Durations.parse(window));
                 limit = new LimitSettings.DomainLimit(q, w);
             }
             domains.put(ascii, limit);

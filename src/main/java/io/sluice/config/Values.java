@@ -6,10 +6,7 @@ import java.net.IDN;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
-import java.time.Duration;
 import java.util.Locale;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.xbill.DNS.Name;
 import org.xbill.DNS.TextParseException;
 import org.xbill.DNS.Type;
@@ -17,35 +14,6 @@ import org.xbill.DNS.Type;
 /** Parsers for the value syntaxes shared by flags and the YAML file. */
 final class Values {
     private Values() {
-    }
-
-    private static final Pattern DURATION = Pattern.compile("(\\d{1,9})(ms|s|m|h)");
-
-    /** {@code 500ms}, {@code 2s}, {@code 1m}, {@code 1h}. */
-    static Duration duration(String text) throws ConfigException {
-        Matcher m = DURATION.matcher(text.trim());
-        if (!m.matches()) {
-            throw new ConfigException("invalid duration '" + text + "' (write it like 500ms, 2s, 1m or 1h)");
-        }
-        long n = Long.parseLong(m.group(1));
-        return switch (m.group(2)) {
-            case "ms" -> Duration.ofMillis(n);
-            case "s" -> Duration.ofSeconds(n);
-            case "m" -> Duration.ofMinutes(n);
-            default -> Duration.ofHours(n);
-        };
-    }
-
-    /** The shortest way to write {@code d} back: {@code 1s}, {@code 500ms}, {@code 2m}. */
-    static String text(Duration d) {
-        long ms = d.toMillis();
-        if (ms % 3_600_000 == 0) {
-            return ms / 3_600_000 + "h";
-        }
-        if (ms % 60_000 == 0) {
-            return ms / 60_000 + "m";
-        }
-        return ms % 1000 == 0 ? ms / 1000 + "s" : ms + "ms";
     }
 
     /** The name a constant is written with in the configuration: {@code FIXED_WINDOW} is {@code fixed-window}. */

@@ -2,6 +2,8 @@ package io.sluice.stress;
 
 import com.google.common.net.HostAndPort;
 import io.sluice.Signals;
+import io.sluice.config.ConfigException;
+import io.sluice.config.Durations;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetAddress;
@@ -15,8 +17,6 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -34,7 +34,6 @@ public final class StressCommand implements Callable<Integer> {
     static final int EXIT_OK = 0;
     static final int EXIT_NO_ANSWER = 1;
     static final int EXIT_USAGE = 2;
-    private static final Pattern DURATION = Pattern.compile("(\\d{1,9})(ms|s|m|h)");
 
     @Option(names = "-r", paramLabel = "HOST:PORT", description = "Resolver to test. Default 127.0.0.1:53.")
     String resolver = "127.0.0.1:53";
@@ -232,18 +231,12 @@ public final class StressCommand implements Callable<Integer> {
     }
 
     private static long nanos(String text, String flag) {
-        Matcher m = DURATION.matcher(text.trim());
-        if (!m.matches()) {
-            throw new IllegalArgumentException(flag + ": invalid duration '" + text + "' (write it like 500ms, 10s, 1m)");
+        long v;
+        try {
+            v = Durations.parse(text).toNanos();
+        } catch (ConfigException e) {
+            throw new IllegalArgumentException(flag + ": " + e.getMessage());
         }
-        long n = Long.parseLong(m.group(1));
-        TimeUnit unit = switch (m.group(2)) {
-            case "ms" -> TimeUnit.MILLISECONDS;
-            case "s" -> TimeUnit.SECONDS;
-            case "m" -> TimeUnit.MINUTES;
-            default -> TimeUnit.HOURS;
-        };
-        long v = unit.toNanos(n);
         if (v == 0) {
             throw new IllegalArgumentException(flag + ": must be longer than 0");
         }

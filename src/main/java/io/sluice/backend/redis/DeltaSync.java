@@ -28,9 +28,6 @@ import org.slf4j.LoggerFactory;
  * belong to windows Redis may not see again, and dropping errs toward answering.
  */
 final class DeltaSync implements AutoCloseable {
-    /** Domains per script call: bounds the time one call holds Redis. */
-    private static final int MAX_DOMAINS_PER_CALL = 256;
-
     /** Per domain, this thread's view of the current window, and its key made once per window. */
     private final class Synced {
         final SharedCounter counter;
@@ -97,7 +94,7 @@ final class DeltaSync implements AutoCloseable {
 
     private void pass() {
         long now = limiter.clock().epochNanos();
-        Map<Integer, List<Synced>> bySlot = new HashMap<>();
+        List<Synced> due = new ArrayList<>();
         SharedCounter c;
         while ((c = dirty.poll()) != null) {
             int d = c.takeUnsynced();
@@ -107,14 +104,12 @@ final class DeltaSync implements AutoCloseable {
             Synced s = synced.computeIfAbsent(c, newSynced);
             s.roll(now);
             if (s.pending == 0) { // a counter can be queued again while this loop drains: once per call
-                bySlot.computeIfAbsent(s.slot, slot -> new ArrayList<>()).add(s);
+                due.add(s);
             }
             s.pending += d;
         }
-        for (List<Synced> group : bySlot.values()) {
-            for (int from = 0; from < group.size(); from += MAX_DOMAINS_PER_CALL) {
-                push(group.subList(from, Math.min(group.size(), from + MAX_DOMAINS_PER_CALL)));
-            }
+        for (List<Synced> call : backend.link().calls(due, s -> s.slot)) {
+            push(call);
         }
         if (++passes % 100 == 0) {
             synced.values().removeIf(s -> s.window != RedisKeys.window(s.counter, now));

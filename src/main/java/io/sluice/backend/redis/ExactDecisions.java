@@ -28,8 +28,6 @@ import java.util.concurrent.RejectedExecutionException;
 final class ExactDecisions implements Decisions {
     /** Parked queries of one loop at once; past this, the failure policy decides at once. */
     private static final int MAX_PARKED = 65_536;
-    /** Domains per script call: bounds the time one call holds Redis. */
-    private static final int MAX_DOMAINS_PER_CALL = 256;
     /**
      * Rounds of calls a loop has in flight at once. While they are out, new queries wait for the
      * next round, so under load each round carries more domains and each query costs fewer calls
@@ -110,24 +108,17 @@ final class ExactDecisions implements Decisions {
         if (waiting.isEmpty() || roundsInFlight >= MAX_ROUNDS_IN_FLIGHT) {
             return;
         }
-        Map<Integer, List<Batch>> bySlot = new HashMap<>();
         long now = limiter.clock().epochNanos();
         for (Batch b : waiting.values()) {
             b.window = RedisKeys.window(b.counter, now);
             b.key = RedisKeys.key(b.counter.cachedName(), b.window);
-            bySlot.computeIfAbsent(backend.link().slot(b.key), s -> new ArrayList<>()).add(b);
         }
+        List<List<Batch>> calls = backend.link().calls(waiting.values(), b -> backend.link().slot(b.key));
         waiting = new HashMap<>();
-        int calls = 0;
-        for (List<Batch> group : bySlot.values()) {
-            calls += (group.size() + MAX_DOMAINS_PER_CALL - 1) / MAX_DOMAINS_PER_CALL;
-        }
-        Round round = new Round(calls);
+        Round round = new Round(calls.size());
         roundsInFlight++;
-        for (List<Batch> group : bySlot.values()) {
-            for (int from = 0; from < group.size(); from += MAX_DOMAINS_PER_CALL) {
-                call(round, group.subList(from, Math.min(group.size(), from + MAX_DOMAINS_PER_CALL)), now);
-            }
+        for (List<Batch> batches : calls) {
+            call(round, batches, now);
         }
     }
 

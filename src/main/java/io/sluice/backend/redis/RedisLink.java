@@ -19,6 +19,10 @@ import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
 import io.lettuce.core.resource.DefaultClientResources;
 import io.sluice.config.BackendSettings;
+import java.util.function.ToIntFunction;
+import java.util.Map;
+import java.util.HashMap;
+import java.util.Collection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -155,6 +159,27 @@ public final class RedisLink implements AutoCloseable {
     /** The cluster slot of {@code key}; 0 for a standalone Redis, where every key may share a call. */
     public int slot(String key) {
         return settings.cluster() ? SlotHash.getSlot(key) : 0;
+    }
+
+    /** Domains per script call: bounds the time one call holds Redis. */
+    static final int MAX_DOMAINS_PER_CALL = 256;
+
+    /**
+     * {@code items} grouped into script calls: one group per cluster slot (a script's keys must
+     * share one), each at most {@link #MAX_DOMAINS_PER_CALL} long.
+     */
+    <T> List<List<T>> calls(Collection<T> items, ToIntFunction<T> slotOf) {
+        Map<Integer, List<T>> bySlot = new HashMap<>();
+        for (T item : items) {
+            bySlot.computeIfAbsent(slotOf.applyAsInt(item), s -> new ArrayList<>()).add(item);
+        }
+        List<List<T>> calls = new ArrayList<>();
+        for (List<T> group : bySlot.values()) {
+            for (int from = 0; from < group.size(); from += MAX_DOMAINS_PER_CALL) {
+                calls.add(group.subList(from, Math.min(group.size(), from + MAX_DOMAINS_PER_CALL)));
+            }
+        }
+        return calls;
     }
 
     /**
