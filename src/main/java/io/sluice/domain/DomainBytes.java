@@ -1,6 +1,8 @@
 package io.sluice.domain;
 
+import io.sluice.wire.Names;
 import java.util.Arrays;
+
 /**
  * Domain names as sluice keys them: wire-format labels (length octet, then the octets), lower-cased,
  * without the root label's zero octet. The root is the empty array.
@@ -10,10 +12,6 @@ final class DomainBytes {
     }
 
     private static final long FNV_PRIME = 0x100000001b3L;
-
-    static byte lower(byte b) {
-        return b >= 'A' && b <= 'Z' ? (byte) (b + ('a' - 'A')) : b;
-    }
 
     /** FNV-1a over {@code bytes[from, to)}, read from the end backwards, starting from {@code h}. */
     static long hashBackwards(long h, byte[] bytes, int from, int to) {
@@ -68,7 +66,7 @@ final class DomainBytes {
             if (b > 0xFF) {
                 throw new IllegalArgumentException("'" + text + "' is not ASCII; write it in its xn-- form");
             }
-            out[n++] = lower((byte) b);
+            out[n++] = Names.lower((byte) b);
             labelLength++;
         }
         checkLabel(labelLength, text);

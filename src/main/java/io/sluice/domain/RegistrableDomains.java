@@ -1,6 +1,7 @@
 package io.sluice.domain;
 
 import io.netty.buffer.ByteBuf;
+import io.sluice.wire.Names;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -101,7 +102,7 @@ public final class RegistrableDomains {
         }
         // Length octets are at most 63, below 'A', so lower-casing every octet is safe.
         for (int i = 0; i < length; i++) {
-            b[i] = DomainBytes.lower(b[i]);
+            b[i] = Names.lower(b[i]);
         }
         int suffix = Math.min(1, labels); // the default rule: the last label
         long h = SuffixRules.SEED;

@@ -101,7 +101,8 @@ public final class Names {
         return pos;
     }
 
-    static byte lower(byte c) {
+    /** ASCII lower case (RFC 4343: DNS compares names case-insensitively in ASCII only). */
+    public static byte lower(byte c) {
         return c >= 'A' && c <= 'Z' ? (byte) (c + ('a' - 'A')) : c;
     }
 }
