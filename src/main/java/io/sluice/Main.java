@@ -120,6 +120,10 @@ public final class Main implements Callable<Integer> {
             }
         }
         log.info("sluice {} {}", Version.get(), sluice.describe());
+        String exposure = sluice.exposureWarning();
+        if (exposure != null) {
+            log.warn(exposure);
+        }
         Uninterruptibles.awaitUninterruptibly(stop);
         log.info("stopping: draining queries in flight");
         sluice.close();

@@ -3,10 +3,13 @@ package io.sluice;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
+import io.sluice.acl.AccessControl;
+import io.sluice.acl.DeniedLog;
 import io.sluice.backend.chronicle.ChronicleCounters;
 import io.sluice.backend.redis.RedisBackend;
 import io.sluice.config.BackendSettings;
 import io.sluice.config.ConfigException;
+import io.sluice.config.SettingTable;
 import io.sluice.config.Settings;
 import io.sluice.domain.DomainKey;
 import io.sluice.forward.ForwardStage;
@@ -37,6 +40,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
@@ -58,10 +62,11 @@ public final class Sluice implements AutoCloseable {
     private final MetricsEndpoint metrics;
     /** Counters shared through Redis, or null. */
     private final RedisBackend redis;
+    private final DeniedLog deniedLog;
 
     private Sluice(Settings settings, Transport transport, EventLoopGroup group, UpstreamPool pool,
                    List<Forwarder> forwarders, List<Pipeline> pipelines, Frontend frontend, Registry meters,
-                   Limits limits, MetricsEndpoint metrics, RedisBackend redis) {
+                   Limits limits, MetricsEndpoint metrics, RedisBackend redis, DeniedLog deniedLog) {
         this.settings = settings;
         this.transport = transport;
         this.group = group;
@@ -73,6 +78,7 @@ public final class Sluice implements AutoCloseable {
         this.limits = limits;
         this.metrics = metrics;
         this.redis = redis;
+        this.deniedLog = deniedLog;
     }
 
     /** Starts serving with the system clock. */
@@ -99,6 +105,7 @@ public final class Sluice implements AutoCloseable {
         List<Forwarder> forwarders = new ArrayList<>();
         MetricsEndpoint metrics = null;
         RedisBackend redis = null;
+        DeniedLog deniedLog = null;
         try {
             int inflightPerLoop = Math.max(1, settings.maxInflight() / settings.threads());
             for (EventExecutor e : group) {
@@ -117,15 +124,18 @@ public final class Sluice implements AutoCloseable {
                     decisions = Decisions.local(limits.limiter()); // memory and Chronicle Map: the counters decide
                 }
             }
+            LongAdder aclDenied = meters.counter("acl_denied", "Queries from clients outside allow-clients.");
+            deniedLog = new DeniedLog(aclDenied);
             List<Pipeline> pipelines = new ArrayList<>();
             for (Forwarder f : forwarders) {
-                pipelines.add(pipeline(f, limits, decisions, meters));
+                pipelines.add(pipeline(settings, f, limits, decisions, meters, aclDenied, deniedLog));
             }
             metrics = startMetrics(settings, meters, limits, redis);
             Frontend frontend = Frontend.bind(settings, transport, group, pipelines, meters);
             limits.start();
+            deniedLog.start();
             return new Sluice(settings, transport, group, pool, forwarders, pipelines, frontend, meters, limits,
-                    metrics, redis);
+                    metrics, redis, deniedLog);
         } catch (BindException | InterruptedException | RuntimeException e) {
             if (metrics != null) {
                 metrics.close();
@@ -133,6 +143,9 @@ public final class Sluice implements AutoCloseable {
             shutdown(group, forwarders, pool);
             if (redis != null) {
                 redis.close();
+            }
+            if (deniedLog != null) {
+                deniedLog.close();
             }
             limits.close();
             throw e;
@@ -144,9 +157,12 @@ public final class Sluice implements AutoCloseable {
      *
      * @param decisions how the limit stage decides, or null when nothing is limited
      */
-    private static Pipeline pipeline(Forwarder f, Limits limits, Decisions.Maker decisions, Registry meters) {
+    private static Pipeline pipeline(Settings settings, Forwarder f, Limits limits, Decisions.Maker decisions,
+                                     Registry meters, LongAdder aclDenied, DeniedLog deniedLog) {
         List<Stage> stages = new ArrayList<>();
         stages.add(new MessageCheck(meters));
+        stages.add(new AccessControl(settings.allowClients(), settings.aclAction() == SettingTable.AclAction.DROP,
+                aclDenied, deniedLog));
         if (decisions != null) {
             stages.add(new LimitStage(limits, meters, decisions, f.loop()));
         }
@@ -217,12 +233,37 @@ public final class Sluice implements AutoCloseable {
         return "listening on " + listen + " (udp x" + frontend.udpSocketsPerAddress() + ", tcp)"
                 + "; upstreams " + upstreams + " (timeout " + settings.timeout().toMillis()
                 + " ms, query-timeout " + settings.queryTimeout().toMillis() + " ms)"
-                + "; threads " + settings.threads() + "; transport " + transport + "; " + limits.describe()
+                + "; threads " + settings.threads() + "; transport " + transport
+                + "; clients " + (settings.aclIsDefault() ? "private networks" : settings.allowClients().size()
+                        + " networks") + " (else " + settings.aclAction() + ")"
+                + "; " + limits.describe()
                 + (redis == null ? "" : ", " + redis.describe())
                 + (!limits.active() && settings.backend().kind() != BackendSettings.Kind.MEMORY
                         ? " (backend " + settings.backend().kind() + " unused: nothing is limited)" : "")
                 + (metrics == null ? "" : "; metrics http://" + Addresses.text(metrics.address()) + "/metrics")
                 + (frontend.udpSocketsPerAddress() < 2 ? "" : "; udp steering " + steering());
+    }
+
+    /**
+     * A warning for the start, or null: listen addresses the Internet may reach (a wildcard, or
+     * an address outside the private networks) while allow-clients is the default, which refuses
+     * every client there but private ones.
+     */
+    public String exposureWarning() {
+        if (!settings.aclIsDefault()) {
+            return null;
+        }
+        List<String> exposed = new ArrayList<>();
+        for (InetSocketAddress a : frontend.addresses()) {
+            boolean reachable = a.getAddress().isAnyLocalAddress()
+                    || SettingTable.PRIVATE_NETWORKS.stream().noneMatch(n -> n.contains(a.getAddress()));
+            if (reachable) {
+                exposed.add(Addresses.text(a));
+            }
+        }
+        return exposed.isEmpty() ? null : "listening on " + String.join(", ", exposed) + ", which the Internet may"
+                + " reach: allow-clients is the default, so only " + SettingTable.ALLOW_CLIENTS.defaultText()
+                + " clients are answered and the rest refused; set allow-clients to say who may use this forwarder";
     }
 
     /** Which addresses share their datagrams out by CPU, and which by hash. */
@@ -261,6 +302,7 @@ public final class Sluice implements AutoCloseable {
         if (redis != null) {
             redis.close();
         }
+        deniedLog.close();
         limits.close();
     }
 

@@ -1,6 +1,7 @@
 package io.sluice.config;
 
 import com.google.common.net.InetAddresses;
+import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.Arrays;
@@ -35,6 +36,11 @@ public record Network(byte[] address, int prefix) {
         return n;
     }
 
+    /** The IPv4 address as an int, high octet first. */
+    private int v4() {
+        return (address[0] & 0xFF) << 24 | (address[1] & 0xFF) << 16 | (address[2] & 0xFF) << 8 | (address[3] & 0xFF);
+    }
+
     /** The address with the bits past the prefix cleared. */
     private byte[] masked() {
         byte[] m = address.clone();
@@ -44,8 +50,20 @@ public record Network(byte[] address, int prefix) {
         return m;
     }
 
-    /** True when {@code client} is inside this network (an IPv4 client never matches an IPv6 network). */
+    /**
+     * True when {@code client} is inside this network (an IPv4 client never matches an IPv6 network).
+     * An IPv4 client is matched without allocating: {@code Inet4Address.hashCode()} is the address
+     * itself in OpenJDK (a test checks it), where {@code getAddress()} copies an array per call,
+     * and this runs for every query when an ACL or exemptions are set.
+     */
     public boolean contains(InetAddress client) {
+        if (client instanceof Inet4Address) {
+            if (address.length != 4) {
+                return false;
+            }
+            int mask = prefix == 0 ? 0 : -1 << (32 - prefix);
+            return (client.hashCode() & mask) == (v4() & mask);
+        }
         byte[] c = client.getAddress();
         if (c.length != address.length) {
             return false;
@@ -62,6 +80,17 @@ public record Network(byte[] address, int prefix) {
         }
         int mask = 0xFF << (8 - rest);
         return (c[full] & mask) == (address[full] & mask);
+    }
+
+    /** Networks are equal by their octets and prefix (a record compares arrays by reference). */
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof Network n && prefix == n.prefix && Arrays.equals(address, n.address);
+    }
+
+    @Override
+    public int hashCode() {
+        return 31 * Arrays.hashCode(address) + prefix;
     }
 
     @Override

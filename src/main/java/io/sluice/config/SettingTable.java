@@ -35,6 +35,14 @@ public final class SettingTable {
     public static final Setting<List<InetSocketAddress>> UPSTREAMS = list("upstreams", "--upstream", "HOST:PORT",
             "/etc/resolv.conf", null, v -> addresses(v, UPSTREAM_DEFAULT_PORT, false), false,
             "Upstream resolver, tried in order; repeatable.");
+    /** dnsdist's default ACL: every address that is not the Internet's. */
+    public static final List<Network> PRIVATE_NETWORKS = networksOf("127.0.0.0/8", "::1/128", "10.0.0.0/8",
+            "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "169.254.0.0/16", "fe80::/10", "fc00::/7");
+    public static final Setting<List<Network>> ALLOW_CLIENTS = list("allow-clients", "--allow-clients", "CIDR",
+            "loopback, RFC 1918, CGNAT, link-local, ULA", PRIVATE_NETWORKS, SettingTable::networks, true,
+            "Clients answered; repeatable; given, it replaces the default. Others get acl-action.");
+    public static final Setting<AclAction> ACL_ACTION = one("acl-action", null, null, "refused", AclAction.REFUSED,
+            v -> Values.named(v, AclAction.values()), true, "What a client outside allow-clients gets.");
     public static final Setting<Integer> THREADS = one("threads", "--threads", "N", "number of cores", null,
             v -> Values.integer(v, 1, 1024), false, "Event-loop threads.");
     public static final Setting<Settings.UdpSteering> UDP_STEERING = one("udp-steering", "--udp-steering", "MODE",
@@ -221,6 +229,24 @@ public final class SettingTable {
             out.add(Network.parse(v));
         }
         return List.copyOf(out);
+    }
+
+    /** What a query from outside allow-clients gets; each prints as its configuration name. */
+    public enum AclAction {
+        REFUSED, DROP;
+
+        @Override
+        public String toString() {
+            return Values.configName(this);
+        }
+    }
+
+    private static List<Network> networksOf(String... cidrs) {
+        try {
+            return networks(List.of(cidrs));
+        } catch (ConfigException e) {
+            throw new ExceptionInInitializerError(e);
+        }
     }
 
     private static Path readable(String value) throws ConfigException {

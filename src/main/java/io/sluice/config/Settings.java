@@ -23,6 +23,9 @@ import org.xbill.DNS.Type;
  * The keys, defaults and meanings are documented in {@code conf/sluice.yml}.
  *
  * @param listen              addresses served over UDP and TCP
+ * @param allowClients        client networks answered; the rest get {@code aclAction}
+ * @param aclAction           what a client outside {@code allowClients} gets
+ * @param aclIsDefault        whether {@code allowClients} is the default (no one set it)
  * @param upstreams           resolvers, tried in order
  * @param threads             event-loop threads
  * @param timeout             wait for one upstream before trying the next
@@ -41,6 +44,9 @@ import org.xbill.DNS.Type;
  */
 public record Settings(
         List<InetSocketAddress> listen,
+        List<Network> allowClients,
+        SettingTable.AclAction aclAction,
+        boolean aclIsDefault,
         List<InetSocketAddress> upstreams,
         int threads,
         Duration timeout,
@@ -59,6 +65,7 @@ public record Settings(
 
     public Settings {
         listen = List.copyOf(listen);
+        allowClients = List.copyOf(allowClients);
         upstreams = List.copyOf(upstreams);
     }
 
@@ -218,7 +225,8 @@ public record Settings(
                     get(SettingTable.SYNC_INTERVAL), get(SettingTable.STATE_FILE),
                     get(SettingTable.RESET_CORRUPT_STATE_FILE));
             Integer threads = get(SettingTable.THREADS);
-            return new Settings(l, u, threads == null ? Runtime.getRuntime().availableProcessors() : threads,
+            return new Settings(l, get(SettingTable.ALLOW_CLIENTS), get(SettingTable.ACL_ACTION),
+                    !values.containsKey(SettingTable.ALLOW_CLIENTS), u, threads == null ? Runtime.getRuntime().availableProcessors() : threads,
                     get(SettingTable.TIMEOUT), get(SettingTable.QUERY_TIMEOUT), get(SettingTable.MAX_INFLIGHT),
                     get(SettingTable.MAX_TCP_CONNECTIONS), get(SettingTable.TCP_IDLE_TIMEOUT),
                     get(SettingTable.UPSTREAM_SOCKETS), get(SettingTable.UDP_STEERING), get(SettingTable.MAX_FAILS),
