@@ -36,8 +36,17 @@ public record Network(byte[] address, int prefix) {
         return n;
     }
 
+    public boolean isIpv4() {
+        return address.length == 4;
+    }
+
+    /** The prefix as an IPv4 mask ({@code /8} is {@code 0xFF000000}). */
+    public int ipv4Mask() {
+        return prefix == 0 ? 0 : -1 << (32 - prefix);
+    }
+
     /** The IPv4 address as an int, high octet first. */
-    private int v4() {
+    public int ipv4Address() {
         return (address[0] & 0xFF) << 24 | (address[1] & 0xFF) << 16 | (address[2] & 0xFF) << 8 | (address[3] & 0xFF);
     }
 
@@ -61,8 +70,8 @@ public record Network(byte[] address, int prefix) {
             if (address.length != 4) {
                 return false;
             }
-            int mask = prefix == 0 ? 0 : -1 << (32 - prefix);
-            return (client.hashCode() & mask) == (v4() & mask);
+            int mask = ipv4Mask();
+            return (client.hashCode() & mask) == (ipv4Address() & mask);
         }
         byte[] c = client.getAddress();
         if (c.length != address.length) {
