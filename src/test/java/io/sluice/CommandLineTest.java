@@ -199,7 +199,7 @@ class CommandLineTest {
         }
     }
 
-    private SluiceProcess serve(String logName, String... args) throws IOException {
+    private SluiceProcess serve(String logName, String... args) throws IOException, InterruptedException {
         return SluiceProcess.serve(dir.resolve(logName), args);
     }
 

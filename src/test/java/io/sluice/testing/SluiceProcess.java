@@ -64,12 +64,13 @@ public record SluiceProcess(Process process, InetSocketAddress at, Path log) imp
      * over UDP. A port free when probed can be taken before sluice binds it (an outgoing
      * connection's source port, from the same range): then it starts again on another.
      */
-    public static SluiceProcess serve(Path log, String... args) throws IOException {
+    public static SluiceProcess serve(Path log, String... args) throws IOException, InterruptedException {
         return serve(log, List.of(), args);
     }
 
     /** {@link #serve(Path, String...)}, the JVM also given {@code jvmFlags}. */
-    public static SluiceProcess serve(Path log, List<String> jvmFlags, String... args) throws IOException {
+    public static SluiceProcess serve(Path log, List<String> jvmFlags, String... args)
+            throws IOException, InterruptedException {
         for (int attempt = 0; ; attempt++) {
             int port = freeUdpAndTcpPort();
             List<String> all = new ArrayList<>(List.of("--listen", "127.0.0.1:" + port));
@@ -88,6 +89,11 @@ public record SluiceProcess(Process process, InetSocketAddress at, Path log) imp
             }
             assertNotNull(reply, "serving over UDP: " + Files.readString(log));
             assertEquals(Rcode.NOERROR, Dns.rcode(reply), Files.readString(log));
+            // The start line is written once the listeners serve, so a query can be answered first.
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (!Files.readString(log).contains("listening on") && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
             return new SluiceProcess(p, at, log);
         }
     }
