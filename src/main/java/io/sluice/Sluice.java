@@ -4,6 +4,7 @@ import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
 import io.sluice.acl.AccessControl;
+import io.sluice.acl.ClientNetworks;
 import io.sluice.acl.DeniedLog;
 import io.sluice.backend.chronicle.ChronicleCounters;
 import io.sluice.backend.redis.RedisBackend;
@@ -21,6 +22,7 @@ import io.sluice.limit.Clock;
 import io.sluice.limit.CounterStore;
 import io.sluice.limit.Decisions;
 import io.sluice.limit.HeapCounters;
+import io.sluice.limit.LimitMeters;
 import io.sluice.limit.LimitStage;
 import io.sluice.limit.Limits;
 import io.sluice.limit.Policy;
@@ -124,14 +126,18 @@ public final class Sluice implements AutoCloseable {
                     decisions = Decisions.local(limits.limiter()); // memory and Chronicle Map: the counters decide
                 }
             }
-            LongAdder aclDenied = meters.counter("acl_denied", "Queries from clients outside allow-clients.");
+            LongAdder aclDenied = meters.counter("acl_denied",
+                    "Queries (and TCP connections) from clients outside allow-clients.");
+            ClientNetworks allowed = new ClientNetworks(settings.allowClients());
             deniedLog = new DeniedLog(aclDenied);
+            LimitMeters limitMeters = new LimitMeters(meters);
             List<Pipeline> pipelines = new ArrayList<>();
             for (Forwarder f : forwarders) {
-                pipelines.add(pipeline(settings, f, limits, decisions, meters, aclDenied, deniedLog));
+                pipelines.add(pipeline(settings, f, limits, decisions, limitMeters, meters, allowed, aclDenied,
+                        deniedLog));
             }
             metrics = startMetrics(settings, meters, limits, redis);
-            Frontend frontend = Frontend.bind(settings, transport, group, pipelines, meters);
+            Frontend frontend = Frontend.bind(settings, transport, group, pipelines, meters, allowed);
             limits.start();
             deniedLog.start();
             return new Sluice(settings, transport, group, pool, forwarders, pipelines, frontend, meters, limits,
@@ -158,13 +164,14 @@ public final class Sluice implements AutoCloseable {
      * @param decisions how the limit stage decides, or null when nothing is limited
      */
     private static Pipeline pipeline(Settings settings, Forwarder f, Limits limits, Decisions.Maker decisions,
-                                     Registry meters, LongAdder aclDenied, DeniedLog deniedLog) {
+                                     LimitMeters limitMeters, Registry meters, ClientNetworks allowed,
+                                     LongAdder aclDenied, DeniedLog deniedLog) {
         List<Stage> stages = new ArrayList<>();
+        stages.add(new AccessControl(allowed, settings.aclAction() == SettingTable.AclAction.DROP, aclDenied,
+                deniedLog));
         stages.add(new MessageCheck(meters));
-        stages.add(new AccessControl(settings.allowClients(), settings.aclAction() == SettingTable.AclAction.DROP,
-                aclDenied, deniedLog));
         if (decisions != null) {
-            stages.add(new LimitStage(limits, meters, decisions, f.loop()));
+            stages.add(new LimitStage(limits, limitMeters, decisions, f.loop()));
         }
         stages.add(new ForwardStage(f));
         return new Pipeline(f.loop(), f, stages);
@@ -245,9 +252,9 @@ public final class Sluice implements AutoCloseable {
     }
 
     /**
-     * A warning for the start, or null: listen addresses the Internet may reach (a wildcard, or
-     * an address outside the private networks) while allow-clients is the default, which refuses
-     * every client there but private ones.
+     * A warning for the start, or null: listen addresses other than loopback while allow-clients
+     * is the default, which turns away every client there but private ones (a LAN whose clients
+     * have global IPv6 addresses included).
      */
     public String exposureWarning() {
         if (!settings.aclIsDefault()) {
@@ -255,15 +262,15 @@ public final class Sluice implements AutoCloseable {
         }
         List<String> exposed = new ArrayList<>();
         for (InetSocketAddress a : frontend.addresses()) {
-            boolean reachable = a.getAddress().isAnyLocalAddress()
-                    || SettingTable.PRIVATE_NETWORKS.stream().noneMatch(n -> n.contains(a.getAddress()));
-            if (reachable) {
+            if (!a.getAddress().isLoopbackAddress()) {
                 exposed.add(Addresses.text(a));
             }
         }
-        return exposed.isEmpty() ? null : "listening on " + String.join(", ", exposed) + ", which the Internet may"
-                + " reach: allow-clients is the default, so only " + SettingTable.ALLOW_CLIENTS.defaultText()
-                + " clients are answered and the rest refused; set allow-clients to say who may use this forwarder";
+        String others = settings.aclAction() == SettingTable.AclAction.DROP ? "dropped" : "refused";
+        return exposed.isEmpty() ? null : "listening on " + String.join(", ", exposed) + " with the default"
+                + " allow-clients: only " + SettingTable.ALLOW_CLIENTS.defaultText() + " clients are answered,"
+                + " any other (a public IPv4 or IPv6 address) is " + others
+                + "; set allow-clients to say who may use this forwarder";
     }
 
     /** Which addresses share their datagrams out by CPU, and which by hash. */

@@ -38,7 +38,7 @@ public final class DeniedLog implements AutoCloseable {
 
     private final List<Slot> slots = new ArrayList<>();
     private final LongAdder denied;
-    private final Map<InetAddress, Long> loggedAt = new LinkedHashMap<>(16, 0.75f, false) {
+    private final Map<InetAddress, Long> loggedAt = new LinkedHashMap<>(16, 0.75f, true) {
         @Override
         protected boolean removeEldestEntry(Map.Entry<InetAddress, Long> eldest) {
             return size() > MAX_REMEMBERED;

@@ -73,7 +73,11 @@ public record Network(byte[] address, int prefix) {
             int mask = ipv4Mask();
             return (client.hashCode() & mask) == (ipv4Address() & mask);
         }
-        byte[] c = client.getAddress();
+        return contains(client.getAddress());
+    }
+
+    /** {@link #contains(InetAddress)} for an address's octets (4 or 16). */
+    public boolean contains(byte[] c) {
         if (c.length != address.length) {
             return false;
         }

@@ -39,7 +39,7 @@ public final class SettingTable {
     public static final List<Network> PRIVATE_NETWORKS = networksOf("127.0.0.0/8", "::1/128", "10.0.0.0/8",
             "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "169.254.0.0/16", "fe80::/10", "fc00::/7");
     public static final Setting<List<Network>> ALLOW_CLIENTS = list("allow-clients", "--allow-clients", "CIDR",
-            "loopback, RFC 1918, CGNAT, link-local, ULA", PRIVATE_NETWORKS, SettingTable::networks, true,
+            "loopback, RFC 1918, CGNAT, link-local, ULA", PRIVATE_NETWORKS, SettingTable::someNetworks, true,
             "Clients answered; repeatable; given, it replaces the default. Others get acl-action.");
     public static final Setting<AclAction> ACL_ACTION = one("acl-action", null, null, "refused", AclAction.REFUSED,
             v -> Values.named(v, AclAction.values()), true, "What a client outside allow-clients gets.");
@@ -113,7 +113,8 @@ public final class SettingTable {
             URI.create("redis://127.0.0.1:6379"), SettingTable::redisUri, false,
             "redis://host:port[/db] or rediss:// (TLS).");
     public static final Setting<List<String>> REDIS_CLUSTER = list("redis-cluster", "--redis-cluster", "h:p,...",
-            "none", List.of(), SettingTable::seeds, false, "Seed nodes of a Redis Cluster, instead of --redis.");
+            "none", List.of(), SettingTable::seeds, false,
+            "Seed nodes of a Redis Cluster, instead of --redis; comma-separated or repeated.");
     public static final Setting<BackendSettings.RedisMode> REDIS_MODE = one("redis-mode", "--redis-mode", "NAME",
             "exact", BackendSettings.RedisMode.EXACT, v -> Values.named(v, BackendSettings.RedisMode.values()), false,
             "exact (each decision asks Redis) | async (local, synced).");
@@ -239,6 +240,14 @@ public final class SettingTable {
         public String toString() {
             return Values.configName(this);
         }
+    }
+
+    /** Networks, at least one: an empty allow-clients would refuse everyone, unsaid. */
+    private static List<Network> someNetworks(List<String> values) throws ConfigException {
+        if (values.isEmpty()) {
+            throw new ConfigException("needs at least one network (0.0.0.0/0 and ::/0 allow everyone)");
+        }
+        return networks(values);
     }
 
     private static List<Network> networksOf(String... cidrs) {

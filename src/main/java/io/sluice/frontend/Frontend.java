@@ -12,6 +12,7 @@ import io.netty.channel.epoll.EpollChannelOption;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.GlobalEventExecutor;
+import io.sluice.acl.ClientNetworks;
 import io.sluice.config.Settings;
 import io.sluice.metrics.Registry;
 import io.sluice.pipeline.Pipeline;
@@ -74,14 +75,15 @@ public final class Frontend {
      * @throws BindException naming the address and protocol that could not be bound
      */
     public static Frontend bind(Settings settings, Transport transport, EventLoopGroup group,
-                                List<Pipeline> pipelines, Registry metrics) throws BindException, InterruptedException {
+                                List<Pipeline> pipelines, Registry metrics, ClientNetworks allowed)
+            throws BindException, InterruptedException {
         ListenerMeters meters = new ListenerMeters(metrics);
         Map<EventLoop, Pipeline> byLoop = new IdentityHashMap<>();
         for (Pipeline p : pipelines) {
             byLoop.put(p.loop(), p);
         }
         Frontend frontend = new Frontend(settings.udpSteering(), meters);
-        TcpListener tcpListener = new TcpListener(byLoop, meters, frontend.tcpConnections,
+        TcpListener tcpListener = new TcpListener(byLoop, meters, allowed, frontend.tcpConnections,
                 settings.maxTcpConnections(), settings.tcpIdleTimeout());
         try {
             for (InetSocketAddress address : settings.listen()) {

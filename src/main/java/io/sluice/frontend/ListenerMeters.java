@@ -10,6 +10,7 @@ final class ListenerMeters {
     final LongAdder tcpConnectionsRejected;
     final LongAdder tcpIdleClosed;
     final LongAdder ioErrors;
+    final LongAdder aclDenied;
 
     ListenerMeters(Registry r) {
         queriesUdp = r.counter("queries_udp", "Datagrams read from clients.");
@@ -17,5 +18,6 @@ final class ListenerMeters {
         tcpConnectionsRejected = r.counter("tcp_connections_rejected", "Client connections closed past max-tcp-connections.");
         tcpIdleClosed = r.counter("tcp_idle_closed", "Client connections closed after tcp-idle-timeout.");
         ioErrors = r.counter("io_errors", "Write failures and other socket errors, not logged one by one.");
+        aclDenied = r.counter("acl_denied", "Queries (and TCP connections) from clients outside allow-clients.");
     }
 }

@@ -13,10 +13,12 @@ import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
+import io.sluice.acl.ClientNetworks;
 import io.sluice.forward.TransferPart;
 import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.Pipeline;
 import io.sluice.transport.TcpFraming;
+import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -32,15 +34,17 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class TcpListener extends ChannelInitializer<Channel> {
     private final Map<EventLoop, Pipeline> pipelines;
     private final ListenerMeters meters;
+    private final ClientNetworks allowed;
     private final ChannelGroup open;
     private final AtomicInteger connections = new AtomicInteger();
     private final int maxConnections;
     private final long idleMillis;
 
-    TcpListener(Map<EventLoop, Pipeline> pipelines, ListenerMeters meters, ChannelGroup open, int maxConnections,
-                Duration idle) {
+    TcpListener(Map<EventLoop, Pipeline> pipelines, ListenerMeters meters, ClientNetworks allowed, ChannelGroup open,
+                int maxConnections, Duration idle) {
         this.pipelines = pipelines;
         this.meters = meters;
+        this.allowed = allowed;
         this.open = open;
         this.maxConnections = maxConnections;
         this.idleMillis = idle.toMillis();
@@ -48,6 +52,13 @@ final class TcpListener extends ChannelInitializer<Channel> {
 
     @Override
     protected void initChannel(Channel ch) {
+        // A client outside allow-clients gets no connection at all: held open, its connections
+        // would take the places of the clients it may not crowd out.
+        if (!allowed.allows(((InetSocketAddress) ch.remoteAddress()).getAddress())) {
+            meters.aclDenied.increment();
+            ch.close();
+            return;
+        }
         if (connections.incrementAndGet() > maxConnections) {
             connections.decrementAndGet();
             meters.tcpConnectionsRejected.increment();

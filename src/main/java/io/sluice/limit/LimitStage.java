@@ -1,7 +1,6 @@
 package io.sluice.limit;
 
 import io.sluice.domain.DomainProbe;
-import io.sluice.metrics.Registry;
 import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.ParkedQuery;
 import io.sluice.pipeline.Query;
@@ -25,10 +24,10 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
     private final DomainProbe domain = new DomainProbe();
     private Continuation next;
 
-    public LimitStage(Limits limits, Registry metrics, Decisions.Maker maker, Executor loop) {
+    public LimitStage(Limits limits, LimitMeters meters, Decisions.Maker maker, Executor loop) {
         this.limits = limits;
-        this.limited = metrics.counter("limited", "Queries over their domain's limit, answered by the action.");
-        this.limitedDryRun = metrics.counter("limited_dry_run", "Queries over their limit that the dry run forwarded.");
+        this.limited = meters.limited;
+        this.limitedDryRun = meters.limitedDryRun;
         this.decisions = maker.forLoop(loop, this);
     }
 

@@ -12,6 +12,8 @@ import io.sluice.testing.RunningSluice;
 import io.sluice.testing.TestUpstream;
 import java.net.Inet4Address;
 import java.net.InetAddress;
+import java.net.Socket;
+import java.util.HexFormat;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.xbill.DNS.Message;
@@ -41,10 +43,16 @@ class AccessControlTest {
                 assertEquals(Rcode.REFUSED, m.getRcode());
                 assertEquals("out.example.com.", m.getQuestion().getName().toString(), "the question echoed");
                 assertNotNull(m.getOPT(), "an EDNS query gets an OPT back");
-                assertEquals(Rcode.REFUSED, Dns.rcode(Dns.tcp(s.address(), Dns.query(i, "out.example.com.", Type.A))));
+                try (Socket c = new Socket(s.address().getAddress(), s.address().getPort())) {
+                    c.setSoTimeout(5000);
+                    assertEquals(-1, c.getInputStream().read(), "a TCP connection from outside is closed at once");
+                }
             }
+            byte[] malformed = HexFormat.of().parseHex("0a0b01000000000000000000"); // no question
+            assertNull(Dns.udp(s.address(), malformed, 300), "junk from outside gets nothing, not FORMERR");
             assertEquals(0, up.udpQueries() + up.tcpQueries(), "nothing reached the upstream");
-            assertEquals(6, s.sluice().metrics().count("acl_denied"));
+            assertEquals(7, s.sluice().metrics().count("acl_denied"));
+            assertEquals(0, s.sluice().metrics().count("formerr"));
             assertEquals(0, s.sluice().metrics().count("limited"), "not counted against the domain");
             assertEquals(0, s.sluice().limits().tracked());
         }

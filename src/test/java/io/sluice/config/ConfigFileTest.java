@@ -130,6 +130,7 @@ class ConfigFileTest {
         "limits:\\n  domains:\\n    a.com: unlimited\\n    a.com: unlimited | line 4: limits.domains.a.com: given twice (first at line 3)",
         "limits:\\n  exempt-clients: [10.0.0.1/8]       | line 2: limits.exempt-clients: '10.0.0.1/8' is not a network address: host bits are set (did you mean 10.0.0.0/8, or 10.0.0.1 alone?)",
         "limits:\\n  burst: 5                          | line 2: limits.burst: only token-bucket has a burst",
+        "allow-clients: []                             | line 1: allow-clients: needs at least one network",
         "backend: redis\\nlimits:\\n  algorithm: token-bucket | line 3: limits.algorithm: token-bucket is not offered with backend redis",
         "udp-steering: on                              | line 1: udp-steering: unknown name 'on' (one of auto, cpu, hash)",
         "# a\\n# b\\naction: reject                       | line 3: action: unknown name 'reject' (one of refused, nxdomain, drop, truncate)",

@@ -12,6 +12,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Redis exact mode for one event loop. A query for a counted domain is parked (a copy of it) until
@@ -26,6 +28,7 @@ import java.util.concurrent.RejectedExecutionException;
  * decided by the failure policy.
  */
 final class ExactDecisions implements Decisions {
+    private static final Logger log = LoggerFactory.getLogger(ExactDecisions.class);
     /** Parked queries of one loop at once; past this, the failure policy decides at once. */
     private static final int MAX_PARKED = 65_536;
     /**
@@ -186,6 +189,11 @@ final class ExactDecisions implements Decisions {
         }
     }
 
+    /**
+     * Hands one verdict to the limit stage. A stage that throws must not leave the rest of the
+     * round parked (unreleased, unanswered, counted in {@link #parked}): the error is logged and
+     * the round goes on.
+     */
     private void verdict(ParkedQuery q, int decision, Counter c) {
         try {
             if (decision == ALLOWED) {
@@ -193,6 +201,8 @@ final class ExactDecisions implements Decisions {
             } else {
                 verdicts.refuse(q, c);
             }
+        } catch (RuntimeException e) {
+            log.error("a parked query's verdict failed; the others go on", e);
         } finally {
             q.release();
         }
