@@ -284,13 +284,6 @@ public record Settings(
             return servers;
         }
 
-
-
-
-
-
-
-
         private static Duration positive(Duration d) throws ConfigException {
             if (d.isZero()) {
                 throw new ConfigException("must be longer than 0");
