@@ -61,7 +61,16 @@ public final class SettingTable {
             v -> Values.integer(v, 1, 1_000_000), false, "Client TCP connections open at once.");
     public static final Setting<Duration> TCP_IDLE_TIMEOUT = one("tcp-idle-timeout", null, null, "10s",
             Duration.ofSeconds(10), SettingTable::positiveDuration, false,
-            "A client TCP connection with nothing sent and nothing owed for this long is closed.");
+            "A client TCP connection with no whole query and nothing owed for this long is closed.");
+    public static final Setting<Integer> MAX_TCP_CONNECTIONS_PER_CLIENT = one("max-tcp-connections-per-client", null,
+            null, "32", 32, v -> Values.integer(v, 1, 1_000_000), false,
+            "Client TCP connections open at once from one address.");
+    public static final Setting<Integer> MAX_TCP_QUERIES_PER_CONNECTION = one("max-tcp-queries-per-connection", null,
+            null, "0", 0, v -> Values.integer(v, 0, Integer.MAX_VALUE), false,
+            "Queries read on one client connection before it is closed (once answered); 0 = no limit.");
+    public static final Setting<Duration> MAX_TCP_CONNECTION_DURATION = one("max-tcp-connection-duration", null, null,
+            "10m", Duration.ofMinutes(10), SettingTable::positiveDuration, false,
+            "How long a client connection may stay open; then it is closed once what it asked is answered.");
     public static final Setting<Integer> UPSTREAM_SOCKETS = one("upstream-sockets", null, null, "8", 8,
             v -> Values.integer(v, 1, 256), false, "UDP sockets (source ports) per thread for upstream queries.");
     public static final Setting<Integer> MAX_FAILS = one("max-fails", null, null, "3", 3,

@@ -32,7 +32,10 @@ import org.xbill.DNS.Type;
  * @param queryTimeout        the most a query may take over all its upstreams before SERVFAIL
  * @param maxInflight         queries waiting on upstreams at once, over all threads
  * @param maxTcpConnections   client TCP connections at once
- * @param tcpIdleTimeout      a client TCP connection with no query for this long is closed
+ * @param tcpIdleTimeout      a client TCP connection with no whole query and nothing owed for this long is closed
+ * @param tcpPerClient        client TCP connections at once from one address
+ * @param tcpQueriesPerConnection queries read on one connection before it winds down; 0 = no limit
+ * @param tcpMaxDuration      how long a client connection may stay open before it winds down
  * @param upstreamSockets     UDP sockets (source ports) per thread for upstream queries
  * @param udpSteering         how a listen address's datagrams are shared between the threads' sockets
  * @param maxFails            consecutive timeouts after which an upstream is marked down
@@ -54,6 +57,9 @@ public record Settings(
         int maxInflight,
         int maxTcpConnections,
         Duration tcpIdleTimeout,
+        int tcpPerClient,
+        int tcpQueriesPerConnection,
+        Duration tcpMaxDuration,
         int upstreamSockets,
         UdpSteering udpSteering,
         int maxFails,
@@ -229,6 +235,8 @@ public record Settings(
                     !values.containsKey(SettingTable.ALLOW_CLIENTS), u, threads == null ? Runtime.getRuntime().availableProcessors() : threads,
                     get(SettingTable.TIMEOUT), get(SettingTable.QUERY_TIMEOUT), get(SettingTable.MAX_INFLIGHT),
                     get(SettingTable.MAX_TCP_CONNECTIONS), get(SettingTable.TCP_IDLE_TIMEOUT),
+                    get(SettingTable.MAX_TCP_CONNECTIONS_PER_CLIENT), get(SettingTable.MAX_TCP_QUERIES_PER_CONNECTION),
+                    get(SettingTable.MAX_TCP_CONNECTION_DURATION),
                     get(SettingTable.UPSTREAM_SOCKETS), get(SettingTable.UDP_STEERING), get(SettingTable.MAX_FAILS),
                     get(SettingTable.HEALTH_CHECK_INTERVAL),
                     new HealthCheck(get(SettingTable.HEALTH_CHECK_NAME), get(SettingTable.HEALTH_CHECK_TYPE),

@@ -84,7 +84,7 @@ public final class Frontend {
         }
         Frontend frontend = new Frontend(settings.udpSteering(), meters);
         TcpListener tcpListener = new TcpListener(byLoop, meters, allowed, frontend.tcpConnections,
-                settings.maxTcpConnections(), settings.tcpIdleTimeout());
+                settings);
         try {
             for (InetSocketAddress address : settings.listen()) {
                 frontend.bindOne(address, transport, group, pipelines, tcpListener);

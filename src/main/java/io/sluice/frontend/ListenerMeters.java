@@ -9,6 +9,7 @@ final class ListenerMeters {
     final LongAdder queriesTcp;
     final LongAdder tcpConnectionsRejected;
     final LongAdder tcpIdleClosed;
+    final LongAdder tcpClientLimitRejected;
     final LongAdder ioErrors;
     final LongAdder aclDenied;
 
@@ -17,6 +18,8 @@ final class ListenerMeters {
         queriesTcp = r.counter("queries_tcp", "Messages read from client TCP connections.");
         tcpConnectionsRejected = r.counter("tcp_connections_rejected", "Client connections closed past max-tcp-connections.");
         tcpIdleClosed = r.counter("tcp_idle_closed", "Client connections closed after tcp-idle-timeout.");
+        tcpClientLimitRejected = r.counter("tcp_client_limit_rejected",
+                "Client connections closed past max-tcp-connections-per-client.");
         ioErrors = r.counter("io_errors", "Write failures and other socket errors, not logged one by one.");
         aclDenied = r.counter("acl_denied", "Queries (and TCP connections) from clients outside allow-clients.");
     }

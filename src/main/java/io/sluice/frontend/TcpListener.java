@@ -3,33 +3,35 @@ package io.sluice.frontend;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInitializer;
-import io.netty.channel.EventLoop;
 import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelPromise;
-import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.netty.channel.EventLoop;
 import io.netty.channel.group.ChannelGroup;
-import io.netty.handler.timeout.IdleStateEvent;
-import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.netty.util.concurrent.ScheduledFuture;
 import io.sluice.acl.ClientNetworks;
+import io.sluice.config.Settings;
 import io.sluice.forward.TransferPart;
 import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.Pipeline;
 import io.sluice.transport.TcpFraming;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Sets up each client TCP connection: two-byte length framing (RFC 1035 section 4.2.2), several
- * queries per connection answered in any order (RFC 7766), an idle timeout, and a bound on open
- * connections. A half-sent frame only waits in its own connection's buffer until the idle timeout.
- * A client that half-closes gets what it asked for, then the close; one that sends something
- * that is not a query (no ID, QR=1) is closed at once.
+ * queries per connection answered in any order (RFC 7766), and the bounds that keep TCP from
+ * being held hostage: connections at once (in all, and from one address), an idle timeout that
+ * only a whole query resets (a frame trickled in a byte at a time does not), queries per
+ * connection and connection time. A client that half-closes gets what it asked for, then the
+ * close; one that sends something that is not a query (no ID, QR=1) is closed at once.
  */
 final class TcpListener extends ChannelInitializer<Channel> {
     private final Map<EventLoop, Pipeline> pipelines;
@@ -37,24 +39,30 @@ final class TcpListener extends ChannelInitializer<Channel> {
     private final ClientNetworks allowed;
     private final ChannelGroup open;
     private final AtomicInteger connections = new AtomicInteger();
+    /** Open connections by client address; an address leaves the map with its last connection. */
+    private final ConcurrentHashMap<InetAddress, Integer> perClient = new ConcurrentHashMap<>();
     private final int maxConnections;
-    private final long idleMillis;
+    private final int maxPerClient;
+    private final Connection.Bounds bounds;
 
     TcpListener(Map<EventLoop, Pipeline> pipelines, ListenerMeters meters, ClientNetworks allowed, ChannelGroup open,
-                int maxConnections, Duration idle) {
+                Settings settings) {
         this.pipelines = pipelines;
         this.meters = meters;
         this.allowed = allowed;
         this.open = open;
-        this.maxConnections = maxConnections;
-        this.idleMillis = idle.toMillis();
+        this.maxConnections = settings.maxTcpConnections();
+        this.maxPerClient = settings.tcpPerClient();
+        this.bounds = new Connection.Bounds(settings.tcpIdleTimeout().toNanos(), settings.tcpQueriesPerConnection(),
+                settings.tcpMaxDuration().toNanos());
     }
 
     @Override
     protected void initChannel(Channel ch) {
+        InetAddress client = ((InetSocketAddress) ch.remoteAddress()).getAddress();
         // A client outside allow-clients gets no connection at all: held open, its connections
         // would take the places of the clients it may not crowd out.
-        if (!allowed.allows(((InetSocketAddress) ch.remoteAddress()).getAddress())) {
+        if (!allowed.allows(client)) {
             meters.aclDenied.increment();
             ch.close();
             return;
@@ -65,11 +73,26 @@ final class TcpListener extends ChannelInitializer<Channel> {
             ch.close();
             return;
         }
-        ch.closeFuture().addListener(f -> connections.decrementAndGet());
+        int[] fromClient = new int[1];
+        perClient.compute(client, (a, n) -> fromClient[0] = n == null ? 1 : n + 1);
+        if (fromClient[0] > maxPerClient) {
+            leave(client);
+            connections.decrementAndGet();
+            meters.tcpClientLimitRejected.increment();
+            ch.close();
+            return;
+        }
+        ch.closeFuture().addListener(f -> {
+            leave(client);
+            connections.decrementAndGet();
+        });
         open.add(ch);
-        ch.pipeline().addLast(new IdleStateHandler(idleMillis, 0, 0, TimeUnit.MILLISECONDS));
         TcpFraming.addTo(ch.pipeline());
-        ch.pipeline().addLast(new Connection(pipelines.get(ch.eventLoop()), meters));
+        ch.pipeline().addLast(new Connection(pipelines.get(ch.eventLoop()), meters, bounds));
+    }
+
+    private void leave(InetAddress client) {
+        perClient.computeIfPresent(client, (a, n) -> n <= 1 ? null : n - 1);
     }
 
     /**
@@ -79,28 +102,88 @@ final class TcpListener extends ChannelInitializer<Channel> {
      * transfer is owed as one answer.
      */
     private static final class Connection extends ChannelDuplexHandler {
+        /** The per-connection bounds, shared by every connection. */
+        record Bounds(long idleNanos, int maxQueries, long maxDurationNanos) {
+            /** How often a connection looks at its clock: a quarter of the shorter bound, at least 10 ms. */
+            long checkNanos() {
+                return Math.max(TimeUnit.MILLISECONDS.toNanos(10), Math.min(idleNanos, maxDurationNanos) / 4);
+            }
+        }
+
         private final Pipeline pipeline;
         private final ListenerMeters meters;
+        private final Bounds bounds;
         private int owed;
-        private boolean inputShut;
+        /** No more queries are read (the client half-closed, or a bound was reached): close once nothing is owed. */
+        private boolean windingDown;
+        private int queries;
+        private long openedNanos;
+        /** The last whole query read or answer written: what the idle timeout counts from. */
+        private long lastActivityNanos;
+        private ScheduledFuture<?> check;
 
-        Connection(Pipeline pipeline, ListenerMeters meters) {
+        Connection(Pipeline pipeline, ListenerMeters meters, Bounds bounds) {
             this.pipeline = pipeline;
             this.meters = meters;
+            this.bounds = bounds;
+        }
+
+        @Override
+        public void handlerAdded(ChannelHandlerContext ctx) {
+            openedNanos = System.nanoTime();
+            lastActivityNanos = openedNanos;
+            long every = bounds.checkNanos();
+            check = ctx.executor().scheduleAtFixedRate(() -> checkBounds(ctx), every, every, TimeUnit.NANOSECONDS);
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) {
+            check.cancel(false);
+            ctx.fireChannelInactive();
+        }
+
+        /**
+         * Idle means no whole query and nothing owed for the idle timeout: a client waiting for an
+         * answer, or taking a zone transfer, sends nothing meanwhile, and the forwarder's deadlines
+         * bound that wait; a client trickling a frame a byte at a time never completes one.
+         */
+        private void checkBounds(ChannelHandlerContext ctx) {
+            long now = System.nanoTime();
+            if (owed <= 0 && now - lastActivityNanos >= bounds.idleNanos()) {
+                meters.tcpIdleClosed.increment();
+                ctx.close();
+            } else if (now - openedNanos >= bounds.maxDurationNanos()) {
+                windDown(ctx);
+            }
+        }
+
+        /** Reads nothing more; closes once every answer owed is written. */
+        private void windDown(ChannelHandlerContext ctx) {
+            if (!windingDown) {
+                windingDown = true;
+                ctx.channel().config().setAutoRead(false);
+            }
+            if (owed <= 0) {
+                closeWhenWritten(ctx);
+            }
         }
 
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
             ByteBuf frame = (ByteBuf) msg;
             try {
-                if (!ctx.channel().isActive()) {
-                    return; // closed for a message before this one of the same read: not served
+                if (!ctx.channel().isActive() || windingDown) {
+                    return; // closed or winding down for a message before this one of the same read
                 }
                 meters.queriesTcp.increment();
+                lastActivityNanos = System.nanoTime();
                 switch (pipeline.handle(frame, ctx.channel(), null)) {
                     case ANSWERED, PARKED -> owed++;
                     case NOT_A_QUERY -> ctx.close(); // not a DNS client: nothing to wait for, as nsd resets
                     default -> { } // dropped: nothing owed
+                }
+                if (bounds.maxQueries() > 0 && ++queries >= bounds.maxQueries()) {
+                    windDown(ctx);
                 }
             } finally {
                 frame.release();
@@ -114,8 +197,9 @@ final class TcpListener extends ChannelInitializer<Channel> {
                 return;
             }
             owed--;
+            lastActivityNanos = System.nanoTime();
             ctx.write(msg, promise);
-            if (inputShut && owed <= 0) {
+            if (windingDown && owed <= 0) {
                 closeWhenWritten(ctx);
             }
         }
@@ -134,25 +218,13 @@ final class TcpListener extends ChannelInitializer<Channel> {
             pipeline.endOfBurst();
         }
 
-        /**
-         * Idle means nothing sent and nothing owed: a client waiting for an answer, or taking a
-         * zone transfer, sends nothing meanwhile, and the forwarder's deadlines bound that wait.
-         */
         @Override
         public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-            if (evt instanceof IdleStateEvent) {
-                if (owed <= 0) {
-                    meters.tcpIdleClosed.increment();
-                    ctx.close();
-                }
-            } else if (evt instanceof ChannelInputShutdownEvent) {
-                inputShut = true;
-                if (owed <= 0) {
-                    closeWhenWritten(ctx);
-                }
+            if (evt instanceof ChannelInputShutdownEvent) {
+                windDown(ctx);
             } else if (evt == Outcome.DROPPED) { // a parked query, dropped after all (Query.droppedAfterParking)
                 owed--;
-                if (inputShut && owed <= 0) {
+                if (windingDown && owed <= 0) {
                     closeWhenWritten(ctx);
                 }
             }

@@ -128,4 +128,102 @@ class TcpConnectionTest {
             assertEquals(-1, c.getInputStream().read(), "idle once nothing is owed: closed");
         }
     }
+
+    /** 1,500 connections held by one client: another client is still served over TCP, and UDP too. */
+    @Test
+    void oneClientsConnectionsCannotLockOthersOut() throws Exception {
+        List<Socket> held = new java.util.ArrayList<>();
+        try (TestUpstream up = new TestUpstream(); RunningSluice s = RunningSluice.start(List.of(up))) {
+            try {
+                for (int i = 0; i < 1500; i++) {
+                    held.add(new Socket(s.address().getAddress(), s.address().getPort()));
+                }
+                try (Socket other = new Socket()) {
+                    other.bind(new java.net.InetSocketAddress("127.0.0.2", 0));
+                    other.connect(s.address(), 5000);
+                    other.setSoTimeout(5000);
+                    Dns.writeFrame(other, Dns.query(7, "other.example.", Type.A));
+                    assertEquals(7, Dns.id(Dns.readFrame(other)), "another client is served over TCP");
+                }
+                assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(8, "udp.example.", Type.A))));
+                assertTrue(s.sluice().metrics().count("tcp_client_limit_rejected") >= 1500 - 32,
+                        "past 32 from one address, closed at once");
+            } finally {
+                for (Socket h : held) {
+                    h.close();
+                }
+            }
+        }
+    }
+
+    /** A frame trickled a byte at a time never completes a query: the idle timeout still closes it. */
+    @Test
+    void aSlowlorisConnectionIsClosedAtTheIdleTimeout() throws Exception {
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), "tcp-idle-timeout", "300ms");
+             Socket c = new Socket(s.address().getAddress(), s.address().getPort())) {
+            Thread trickle = new Thread(() -> {
+                try {
+                    c.getOutputStream().write(new byte[] {0, 64}); // a 64-byte frame, never finished
+                    for (int i = 0; i < 40; i++) {
+                        Thread.sleep(50);
+                        c.getOutputStream().write(0);
+                    }
+                } catch (Exception closed) {
+                    // the server closed: the point
+                }
+            });
+            trickle.setDaemon(true);
+            trickle.start();
+            c.setSoTimeout(5000);
+            long start = System.nanoTime();
+            assertEquals(-1, c.getInputStream().read(), "closed");
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(ms < 1500, "closed after " + ms + " ms, while it kept trickling for 2 s");
+        }
+    }
+
+    @Test
+    void aConnectionIsClosedOnceItsQueriesPerConnectionAreAnswered() throws Exception {
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), "max-tcp-queries-per-connection", "2");
+             Socket c = new Socket(s.address().getAddress(), s.address().getPort())) {
+            c.setSoTimeout(5000);
+            for (int i = 1; i <= 3; i++) {
+                Dns.writeFrame(c, Dns.query(i, "q" + i + ".example.", Type.A));
+            }
+            java.util.Set<Integer> ids = new java.util.HashSet<>();
+            ids.add(Dns.id(Dns.readFrame(c)));
+            ids.add(Dns.id(Dns.readFrame(c)));
+            assertEquals(java.util.Set.of(1, 2), ids, "the first two answered");
+            assertTrue(ended(c), "then closed; the third is not read");
+        }
+    }
+
+    @Test
+    void aConnectionIsClosedAtItsLongestDuration() throws Exception {
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), "max-tcp-connection-duration", "400ms");
+             Socket c = new Socket(s.address().getAddress(), s.address().getPort())) {
+            c.setSoTimeout(5000);
+            long start = System.nanoTime();
+            Dns.writeFrame(c, Dns.query(1, "d.example.", Type.A));
+            assertEquals(1, Dns.id(Dns.readFrame(c)));
+            assertEquals(-1, c.getInputStream().read(), "closed");
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(ms >= 300 && ms < 2000, "closed after " + ms + " ms (idle timeout 10 s)");
+        }
+    }
+
+    /**
+     * Whether the server ended the connection: end of stream, or a reset (a close with the
+     * client's unread bytes still in the kernel's buffer is sent as RST).
+     */
+    private static boolean ended(Socket c) throws java.io.IOException {
+        try {
+            return c.getInputStream().read() == -1;
+        } catch (java.net.SocketException reset) {
+            return true;
+        }
+    }
 }
