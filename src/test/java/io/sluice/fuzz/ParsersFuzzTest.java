@@ -1,0 +1,98 @@
+package io.sluice.fuzz;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.code_intelligence.jazzer.api.FuzzedDataProvider;
+import com.code_intelligence.jazzer.junit.FuzzTest;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.buffer.UnpooledByteBufAllocator;
+import io.sluice.config.ConfigException;
+import io.sluice.config.ConfigFile;
+import io.sluice.config.Settings;
+import io.sluice.domain.DomainProbe;
+import io.sluice.domain.RegistrableDomains;
+import io.sluice.wire.Answers;
+import io.sluice.wire.QueryView;
+import io.sluice.wire.Replies;
+import io.sluice.wire.Wire;
+import io.sluice.wire.ZoneTransfer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * The parsers of untrusted bytes, fuzzed with Jazzer. In {@code mvn verify} each target runs its
+ * committed inputs ({@code src/test/resources/io/sluice/fuzz/ParsersFuzzTestInputs/<target>});
+ * {@code JAZZER_FUZZ=1} fuzzes one (docs/fuzzing.md). Every target asserts what must hold for any
+ * input, and any exception other than the ones a parser documents is a finding.
+ */
+class ParsersFuzzTest {
+    private static final RegistrableDomains DOMAINS = RegistrableDomains.fromGuava();
+
+    /** The query reader and name walk, and the answers built from what it read: never larger than allowed. */
+    @FuzzTest(maxExecutions = 10_000_000, maxDuration = "15m")
+    void queryReaderAndAnswers(byte[] data) {
+        if (data == null) {
+            return; // Jazzer's mutator may pass null for an object parameter
+        }
+        ByteBuf query = Unpooled.wrappedBuffer(data);
+        QueryView view = new QueryView();
+        QueryView.Check check = view.read(query);
+        if (check == QueryView.Check.FORMERR || check == QueryView.Check.NOTIMP) {
+            ByteBuf a = Answers.headerOnly(UnpooledByteBufAllocator.DEFAULT, query, view, Wire.RCODE_FORMERR);
+            assertTrue(a.readableBytes() <= Math.max(Wire.HEADER_BYTES, data.length), "no amplification");
+        } else if (check == QueryView.Check.QUERY) {
+            byte[] text = Answers.text("sluice: fuzz");
+            ByteBuf a = Answers.withQuestion(UnpooledByteBufAllocator.DEFAULT, query, view, Wire.FLAG_RA,
+                    Wire.RCODE_REFUSED, Answers.EDE_OTHER, text);
+            assertTrue(a.readableBytes() <= data.length + 6 + text.length, "no amplification beyond the EDE");
+            if (view.hasQuestion()) {
+                // name reduction: any name the reader passes must reduce without throwing
+                DOMAINS.reduce(query, view.nameStart(), view.nameEnd(), new DomainProbe());
+            }
+        }
+    }
+
+    /** The reply check and the zone transfer's end, on a fuzzed query and a fuzzed reply. */
+    @FuzzTest(maxExecutions = 10_000_000, maxDuration = "15m")
+    void replyCheck(FuzzedDataProvider data) {
+        byte[] q = data.consumeBytes(300);
+        byte[] r = data.consumeRemainingAsBytes();
+        ByteBuf query = Unpooled.wrappedBuffer(q);
+        QueryView view = new QueryView();
+        if (view.read(query) != QueryView.Check.QUERY) {
+            return;
+        }
+        ByteBuf reply = Unpooled.wrappedBuffer(r);
+        boolean answers = Replies.answers(query, view.base(), view.questionEnd(), reply);
+        boolean continues = Replies.continuesTransfer(query, view.base(), view.questionEnd(), reply);
+        assertTrue(!answers || continues || (r.length >= 6 && r[4] == 0 && r[5] == 0),
+                "a reply that answers also continues a transfer, unless it has no question");
+        if (view.hasQuestion() && ZoneTransfer.isTransfer(view.qtype())) {
+            ZoneTransfer t = new ZoneTransfer();
+            t.start(query, view);
+            t.isLast(reply);
+        }
+        assertTrue(reply.readerIndex() == 0 && reply.writerIndex() == r.length, "the reply is read in place, untouched");
+    }
+
+    /** The configuration loader: any file is loaded or refused with a ConfigException, nothing else. */
+    @FuzzTest(maxExecutions = 200_000, maxDuration = "15m")
+    void configLoader(String yaml) throws Exception {
+        if (yaml == null) {
+            return; // Jazzer's mutator may pass null for an object parameter
+        }
+        Path f = Files.createTempFile("sluice-fuzz", ".yml");
+        try {
+            Files.writeString(f, yaml);
+            Settings.Builder b = new Settings.Builder();
+            ConfigFile.apply(f, b);
+            b.set("upstreams", java.util.List.of("127.0.0.1:53"));
+            b.build();
+        } catch (ConfigException expected) {
+            assertTrue(expected.getMessage() != null && !expected.getMessage().isBlank(), "an error says what");
+        } finally {
+            Files.deleteIfExists(f);
+        }
+    }
+}
