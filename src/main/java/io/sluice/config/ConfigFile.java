@@ -2,6 +2,7 @@ package io.sluice.config;
 
 import java.io.IOException;
 import java.io.Reader;
+import java.io.StringReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -34,17 +35,28 @@ public final class ConfigFile {
     }
 
     public static void apply(Path file, Settings.Builder builder) throws ConfigException {
-        Node root;
         try (Reader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
-            LoadSettings settings = LoadSettings.builder().setLabel(file.toString()).build();
+            apply(reader, file.toString(), builder);
+        } catch (IOException e) {
+            throw new ConfigException(file + ": cannot read: " + e.getMessage());
+        }
+    }
+
+    /** {@link #apply(Path, Settings.Builder)} for YAML text; {@code label} names it in errors as a file would be. */
+    public static void apply(String yaml, String label, Settings.Builder builder) throws ConfigException {
+        apply(new StringReader(yaml), label, builder);
+    }
+
+    private static void apply(Reader reader, String file, Settings.Builder builder) throws ConfigException {
+        Node root;
+        try {
+            LoadSettings settings = LoadSettings.builder().setLabel(file).build();
             Composer composer = new Composer(settings, new ParserImpl(settings, new StreamReader(settings, reader)));
             Optional<Node> single = composer.getSingleNode();
             if (single.isEmpty()) {
                 return; // an empty file: all defaults
             }
             root = single.get();
-        } catch (IOException e) {
-            throw new ConfigException(file + ": cannot read: " + e.getMessage());
         } catch (MarkedYamlEngineException e) {
             String line = e.getProblemMark().map(m -> " line " + (m.getLine() + 1)).orElse("");
             throw new ConfigException(file + line + ": not valid YAML: " + e.getProblem());
@@ -61,7 +73,7 @@ public final class ConfigFile {
     private static final Set<String> SECTIONS = Set.of("limits", "limits.default");
     private static final String DOMAINS = "limits.domains";
 
-    private static void applyMapping(Path file, String prefix, MappingNode mapping, Settings.Builder builder)
+    private static void applyMapping(String file, String prefix, MappingNode mapping, Settings.Builder builder)
             throws ConfigException {
         checkNoDuplicates(file, prefix, mapping);
         for (NodeTuple tuple : mapping.getValue()) {
@@ -83,7 +95,7 @@ public final class ConfigFile {
                     builder.set(key, values(value), where);
                 }
             } catch (ConfigException e) {
-                throw e.getMessage().startsWith(file.toString()) ? e : e.at(where);
+                throw e.getMessage().startsWith(file) ? e : e.at(where);
             }
         }
     }
@@ -93,7 +105,7 @@ public final class ConfigFile {
     }
 
     /** YAML lets a key repeat and the last one win; in a configuration that hides a mistake. */
-    private static void checkNoDuplicates(Path file, String prefix, MappingNode mapping) throws ConfigException {
+    private static void checkNoDuplicates(String file, String prefix, MappingNode mapping) throws ConfigException {
         Map<String, Node> seen = new HashMap<>();
         for (NodeTuple tuple : mapping.getValue()) {
             String key = scalar(tuple.getKeyNode());
@@ -143,7 +155,7 @@ public final class ConfigFile {
     }
 
     /** {@code example.com: { queries: 10, window: 1s }} or {@code example.com: unlimited}. */
-    private static void applyDomains(Path file, Node value, Settings.Builder builder) throws ConfigException {
+    private static void applyDomains(String file, Node value, Settings.Builder builder) throws ConfigException {
         if (!(value instanceof MappingNode domains)) {
             throw new ConfigException("expected a mapping of domain names");
         }
@@ -175,7 +187,7 @@ public final class ConfigFile {
                     throw new ConfigException("expected 'unlimited' or { queries: N, window: DURATION }");
                 }
             } catch (ConfigException e) {
-                throw e.getMessage().startsWith(file.toString()) ? e : e.at(where);
+                throw e.getMessage().startsWith(file) ? e : e.at(where);
             }
         }
     }
