@@ -4,15 +4,12 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.DatagramSocket;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Assumptions;
 import org.xbill.DNS.Type;
 
 /**
@@ -24,7 +21,6 @@ import org.xbill.DNS.Type;
 public final class NsdServer implements AutoCloseable {
     public static final String ZONE = "diff.test.";
     private static final Path NSD = Path.of("/usr/sbin/nsd");
-    private static boolean skipSaid;
 
     private final Process process;
     private final InetSocketAddress address;
@@ -36,20 +32,8 @@ public final class NsdServer implements AutoCloseable {
 
     /** Skips (or, when nsd is required, fails) the calling test unless nsd is installed. */
     public static void assumeInstalled() {
-        if (Files.isExecutable(NSD)) {
-            return;
-        }
-        String why = NSD + " is not installed (apt-get install nsd)";
-        if (System.getenv("SLUICE_REQUIRE_NSD") != null) {
-            fail(why + ", and SLUICE_REQUIRE_NSD is set");
-        }
-        synchronized (NsdServer.class) {
-            if (!skipSaid) {
-                System.err.println("sluice tests: nsd tests skipped: " + why);
-                skipSaid = true;
-            }
-        }
-        Assumptions.abort(why);
+        Prerequisite.assume("nsd tests", Files.isExecutable(NSD), NSD + " is not installed (apt-get install nsd)",
+                "SLUICE_REQUIRE_NSD");
     }
 
     /** Starts nsd in {@code dir}, a directory of its own, and waits until it answers. */
@@ -60,7 +44,7 @@ public final class NsdServer implements AutoCloseable {
             Files.copy(zone, dir.resolve("diff.test.zone"));
             String template = new String(conf.readAllBytes(), StandardCharsets.UTF_8);
             for (int attempt = 1; ; attempt++) {
-                int port = freeUdpAndTcpPort();
+                int port = Ports.freeUdpAndTcp();
                 Path file = dir.resolve("nsd.conf");
                 Files.writeString(file, template.replace("@PORT@", String.valueOf(port))
                         .replace("@DIR@", dir.toAbsolutePath().toString()));
@@ -88,17 +72,6 @@ public final class NsdServer implements AutoCloseable {
             }
         }
         return false;
-    }
-
-    private static int freeUdpAndTcpPort() throws IOException {
-        while (true) {
-            try (DatagramSocket u = new DatagramSocket(0, InetAddress.getLoopbackAddress());
-                 ServerSocket t = new ServerSocket(u.getLocalPort(), 1, InetAddress.getLoopbackAddress())) {
-                return t.getLocalPort();
-            } catch (IOException e) {
-                // the TCP side of that port was taken: another
-            }
-        }
     }
 
     private static String readOrEmpty(Path p) throws IOException {

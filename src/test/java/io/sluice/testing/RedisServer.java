@@ -14,7 +14,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Assumptions;
 
 /**
  * A real {@code redis-server} process on a free loopback port, for tests. Without Debian's
@@ -22,8 +21,6 @@ import org.junit.jupiter.api.Assumptions;
  * with {@code SLUICE_REQUIRE_REDIS} set (as {@code .ci/run} does) they fail instead.
  */
 public final class RedisServer implements AutoCloseable {
-    private static boolean skipSaid;
-
     private final Path dir;
     private final int port;
     private final List<String> extra;
@@ -37,20 +34,8 @@ public final class RedisServer implements AutoCloseable {
 
     /** Skips (or, when Redis is required, fails) the calling test unless redis-server is installed. */
     public static void assumeInstalled() {
-        if (onPath("redis-server") && onPath("redis-cli")) {
-            return;
-        }
-        String why = "redis-server and redis-cli are not installed (apt-get install redis-server)";
-        if (System.getenv("SLUICE_REQUIRE_REDIS") != null) {
-            fail(why + ", and SLUICE_REQUIRE_REDIS is set");
-        }
-        synchronized (RedisServer.class) {
-            if (!skipSaid) {
-                System.err.println("sluice tests: Redis tests skipped: " + why);
-                skipSaid = true;
-            }
-        }
-        Assumptions.abort(why);
+        Prerequisite.assume("Redis tests", onPath("redis-server") && onPath("redis-cli"),
+                "redis-server and redis-cli are not installed (apt-get install redis-server)", "SLUICE_REQUIRE_REDIS");
     }
 
     private static boolean onPath(String program) {

@@ -7,10 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.sluice.Main;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
-import java.net.DatagramSocket;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -72,7 +70,7 @@ public record SluiceProcess(Process process, InetSocketAddress at, Path log) imp
     public static SluiceProcess serve(Path log, List<String> jvmFlags, String... args)
             throws IOException, InterruptedException {
         for (int attempt = 0; ; attempt++) {
-            int port = freeUdpAndTcpPort();
+            int port = Ports.freeUdpAndTcp();
             List<String> all = new ArrayList<>(List.of("--listen", "127.0.0.1:" + port));
             all.addAll(List.of(args));
             Process p = command(jvmFlags, all.toArray(new String[0])).redirectError(log.toFile()).start();
@@ -95,17 +93,6 @@ public record SluiceProcess(Process process, InetSocketAddress at, Path log) imp
                 Thread.sleep(10);
             }
             return new SluiceProcess(p, at, log);
-        }
-    }
-
-    private static int freeUdpAndTcpPort() throws IOException {
-        while (true) {
-            try (DatagramSocket udp = new DatagramSocket(0, InetAddress.getLoopbackAddress());
-                 ServerSocket tcp = new ServerSocket(udp.getLocalPort(), 1, InetAddress.getLoopbackAddress())) {
-                return tcp.getLocalPort();
-            } catch (IOException taken) {
-                // the TCP side of that port is in use: draw another
-            }
         }
     }
 
