@@ -177,7 +177,8 @@ public final class SettingTable {
         return s;
     }
 
-    private static Duration positiveDuration(String text) throws ConfigException {
+    /** A duration longer than 0 (every duration setting, and an override's window). */
+    static Duration positiveDuration(String text) throws ConfigException {
         Duration d = Durations.parse(text);
         if (d.isZero()) {
             throw new ConfigException("must be longer than 0");

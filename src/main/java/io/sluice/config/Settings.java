@@ -187,7 +187,7 @@ public record Settings(
                 limit = LimitSettings.DomainLimit.UNLIMITED;
             } else {
                 long q = Values.count(queries, 1, SettingTable.MAX_QUERIES);
-                Duration w = window == null ? null : positive(Durations.parse(window));
+                Duration w = window == null ? null : SettingTable.positiveDuration(window);
                 limit = new LimitSettings.DomainLimit(q, w);
             }
             domains.put(ascii, limit);
@@ -290,13 +290,6 @@ public record Settings(
                         + " use --upstream HOST:PORT");
             }
             return servers;
-        }
-
-        private static Duration positive(Duration d) throws ConfigException {
-            if (d.isZero()) {
-                throw new ConfigException("must be longer than 0");
-            }
-            return d;
         }
     }
 }

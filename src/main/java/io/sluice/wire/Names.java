@@ -66,6 +66,22 @@ public final class Names {
     }
 
     /**
+     * Returns the index just past the question section (QDCOUNT names, each with type and class)
+     * of the message between {@code base} and {@code end}, or {@link #MALFORMED}.
+     */
+    public static int skipQuestions(ByteBuf buf, int base, int end) {
+        int pos = base + Wire.HEADER_BYTES;
+        for (int i = buf.getUnsignedShort(base + Wire.QDCOUNT_OFFSET); i > 0; i--) {
+            int nameEnd = skip(buf, base, pos, end);
+            if (nameEnd == MALFORMED || nameEnd + 4 > end) {
+                return MALFORMED;
+            }
+            pos = nameEnd + 4;
+        }
+        return pos;
+    }
+
+    /**
      * Compares two well-formed names label by label, ASCII case-insensitively (RFC 4343), following
      * compression pointers in either. Both names must have passed {@link #skip}.
      */

@@ -19,16 +19,8 @@ final class Opt {
      * before it.
      */
     static int find(ByteBuf buf, int base, int end) {
-        int pos = base + Wire.HEADER_BYTES;
-        int questions = buf.getUnsignedShort(base + Wire.QDCOUNT_OFFSET);
-        for (int i = 0; i < questions; i++) {
-            int nameEnd = Names.skip(buf, base, pos, end);
-            if (nameEnd == Names.MALFORMED || nameEnd + 4 > end) {
-                return -1;
-            }
-            pos = nameEnd + 4;
-        }
-        return find(buf, base, end, pos);
+        int pos = Names.skipQuestions(buf, base, end);
+        return pos == Names.MALFORMED ? -1 : find(buf, base, end, pos);
     }
 
     /** As {@link #find(ByteBuf, int, int)}, with the question section known to end at {@code pos}. */

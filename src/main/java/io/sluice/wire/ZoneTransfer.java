@@ -48,13 +48,9 @@ public final class ZoneTransfer {
                 || (message.getUnsignedShort(base + Wire.FLAGS_OFFSET) & Wire.RCODE_MASK) != Wire.RCODE_NOERROR) {
             return true;
         }
-        int pos = base + Wire.HEADER_BYTES;
-        for (int i = message.getUnsignedShort(base + Wire.QDCOUNT_OFFSET); i > 0; i--) {
-            int nameEnd = Names.skip(message, base, pos, end);
-            if (nameEnd == Names.MALFORMED) {
-                return true;
-            }
-            pos = nameEnd + 4;
+        int pos = Names.skipQuestions(message, base, end);
+        if (pos == Names.MALFORMED) {
+            return true;
         }
         int answers = message.getUnsignedShort(base + Wire.ANCOUNT_OFFSET);
         if (answers == 0) {
