@@ -25,7 +25,7 @@ import org.xbill.DNS.Type;
  * @param listen              addresses served over UDP and TCP
  * @param allowClients        client networks answered; the rest get {@code aclAction}
  * @param aclAction           what a client outside {@code allowClients} gets
- * @param aclIsDefault        whether {@code allowClients} is the default (no one set it)
+ * @param aclIsDefault        whether {@code allowClients} is the default list (conf/sluice.yml writes it out)
  * @param upstreams           resolvers, tried in order
  * @param threads             event-loop threads
  * @param timeout             wait for one upstream before trying the next
@@ -232,7 +232,7 @@ public record Settings(
                     get(SettingTable.RESET_CORRUPT_STATE_FILE));
             Integer threads = get(SettingTable.THREADS);
             return new Settings(l, get(SettingTable.ALLOW_CLIENTS), get(SettingTable.ACL_ACTION),
-                    !values.containsKey(SettingTable.ALLOW_CLIENTS), u, threads == null ? Runtime.getRuntime().availableProcessors() : threads,
+                    get(SettingTable.ALLOW_CLIENTS).equals(SettingTable.PRIVATE_NETWORKS), u, threads == null ? Runtime.getRuntime().availableProcessors() : threads,
                     get(SettingTable.TIMEOUT), get(SettingTable.QUERY_TIMEOUT), get(SettingTable.MAX_INFLIGHT),
                     get(SettingTable.MAX_TCP_CONNECTIONS), get(SettingTable.TCP_IDLE_TIMEOUT),
                     get(SettingTable.MAX_TCP_CONNECTIONS_PER_CLIENT), get(SettingTable.MAX_TCP_QUERIES_PER_CONNECTION),

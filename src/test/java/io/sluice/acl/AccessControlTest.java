@@ -76,6 +76,15 @@ class AccessControlTest {
             assertNotNull(warning);
             assertTrue(warning.contains("0.0.0.0:") && warning.contains("allow-clients"), warning);
         }
+        // conf/sluice.yml writes the default list out: that is still the default
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), b -> {
+                 b.set("listen", List.of("0.0.0.0:0"));
+                 io.sluice.config.ConfigFile.apply(java.nio.file.Path.of("conf/sluice.yml"), b);
+                 b.set("listen", List.of("0.0.0.0:0"));
+             })) {
+            assertNotNull(s.sluice().exposureWarning(), "the sample file's list is the default");
+        }
     }
 
     /** The allocation-free IPv4 match rests on this: if a JDK changes it, this says so. */
