@@ -100,7 +100,7 @@ public final class Sluice implements AutoCloseable {
                 settings.backend().kind() == BackendSettings.Kind.REDIS);
         Transport transport = Transport.best();
         Registry meters = new Registry();
-        ForwardMeters forwardMeters = new ForwardMeters(meters);
+        ForwardMeters forwardMeters = new ForwardMeters(meters, settings.upstreams());
         EventLoopGroup group = transport.newGroup(settings.threads(), "sluice-loop");
         UpstreamPool pool = new UpstreamPool(settings.upstreams(), settings.maxFails(), settings.timeout(),
                 settings.healthCheckInterval(), settings.healthCheck());
@@ -111,9 +111,7 @@ public final class Sluice implements AutoCloseable {
         try {
             int inflightPerLoop = Math.max(1, settings.maxInflight() / settings.threads());
             for (EventExecutor e : group) {
-                Forwarder f = new Forwarder((EventLoop) e, pool, forwardMeters, transport,
-                        settings.timeout().toNanos(), settings.queryTimeout().toNanos(), inflightPerLoop,
-                        settings.upstreamSockets());
+                Forwarder f = new Forwarder((EventLoop) e, pool, forwardMeters, transport, settings, inflightPerLoop);
                 f.start();
                 forwarders.add(f);
             }

@@ -73,6 +73,12 @@ public final class SettingTable {
             "How long a client connection may stay open; then it is closed once what it asked is answered.");
     public static final Setting<Integer> UPSTREAM_SOCKETS = one("upstream-sockets", null, null, "8", 8,
             v -> Values.integer(v, 1, 256), false, "UDP sockets (source ports) per thread for upstream queries.");
+    public static final Setting<Duration> UPSTREAM_SOCKET_LIFETIME = one("upstream-socket-lifetime", null, null, "60s",
+            Duration.ofSeconds(60), Durations::parse, false,
+            "How long an upstream socket (source port) is used before a new one replaces it; 0 = for ever.");
+    public static final Setting<Boolean> RANDOMIZE_CASE = one("randomize-case", null, null,
+            "true", true, Values::bool, false,
+            "Send names upstream over UDP in a random mix of letter case (0x20) and accept only replies that echo it.");
     public static final Setting<Integer> MAX_FAILS = one("max-fails", null, null, "3", 3,
             v -> Values.integer(v, 1, 1_000_000), false, "Failures in a row after which an upstream is marked down.");
     public static final Setting<Duration> HEALTH_CHECK_INTERVAL = one("health-check-interval", null, null, "1s",

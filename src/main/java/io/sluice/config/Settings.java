@@ -37,6 +37,8 @@ import org.xbill.DNS.Type;
  * @param tcpQueriesPerConnection queries read on one connection before it winds down; 0 = no limit
  * @param tcpMaxDuration      how long a client connection may stay open before it winds down
  * @param upstreamSockets     UDP sockets (source ports) per thread for upstream queries
+ * @param upstreamSocketLifetime how long one upstream socket is used before a new one replaces it; zero: for ever
+ * @param randomizeCase       send names upstream over UDP in a random case that replies must echo (0x20)
  * @param udpSteering         how a listen address's datagrams are shared between the threads' sockets
  * @param maxFails            consecutive timeouts after which an upstream is marked down
  * @param healthCheckInterval how often a down upstream is probed
@@ -61,6 +63,8 @@ public record Settings(
         int tcpQueriesPerConnection,
         Duration tcpMaxDuration,
         int upstreamSockets,
+        Duration upstreamSocketLifetime,
+        boolean randomizeCase,
         UdpSteering udpSteering,
         int maxFails,
         Duration healthCheckInterval,
@@ -237,7 +241,8 @@ public record Settings(
                     get(SettingTable.MAX_TCP_CONNECTIONS), get(SettingTable.TCP_IDLE_TIMEOUT),
                     get(SettingTable.MAX_TCP_CONNECTIONS_PER_CLIENT), get(SettingTable.MAX_TCP_QUERIES_PER_CONNECTION),
                     get(SettingTable.MAX_TCP_CONNECTION_DURATION),
-                    get(SettingTable.UPSTREAM_SOCKETS), get(SettingTable.UDP_STEERING), get(SettingTable.MAX_FAILS),
+                    get(SettingTable.UPSTREAM_SOCKETS), get(SettingTable.UPSTREAM_SOCKET_LIFETIME),
+                    get(SettingTable.RANDOMIZE_CASE), get(SettingTable.UDP_STEERING), get(SettingTable.MAX_FAILS),
                     get(SettingTable.HEALTH_CHECK_INTERVAL),
                     new HealthCheck(get(SettingTable.HEALTH_CHECK_NAME), get(SettingTable.HEALTH_CHECK_TYPE),
                             get(SettingTable.HEALTH_CHECK_MUST_RESOLVE)),

@@ -1,6 +1,9 @@
 package io.sluice.forward;
 
 import io.sluice.metrics.Registry;
+import io.sluice.transport.Addresses;
+import java.net.InetSocketAddress;
+import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
 
 /** What forwarding counts, shared by every loop's {@link Forwarder}. */
@@ -14,8 +17,12 @@ public final class ForwardMeters {
     final LongAdder repliesMismatched;
     final LongAdder transfersAborted;
     final LongAdder ioErrors;
+    final LongAdder caseMismatched;
+    final LongAdder caseFallbacks;
+    /** By upstream index: replies from it that were not accepted, for whatever reason. */
+    final LongAdder[] repliesRejected;
 
-    public ForwardMeters(Registry r) {
+    public ForwardMeters(Registry r, List<InetSocketAddress> upstreams) {
         forwarded = r.counter("forwarded", "Queries sent to a first upstream.");
         answered = r.counter("answered", "Upstream replies relayed to clients.");
         servfail = r.counter("servfail", "SERVFAIL written by sluice: no upstream answered, or the in-flight bound.");
@@ -25,5 +32,14 @@ public final class ForwardMeters {
         repliesMismatched = r.counter("replies_mismatched", "Replies with a waiting ID but the wrong sender or question.");
         transfersAborted = r.counter("transfers_aborted", "Zone transfers given up part-way.");
         ioErrors = r.counter("io_errors", "Write failures and other socket errors, not logged one by one.");
+        caseMismatched = r.counter("replies_case_mismatched",
+                "Replies with a waiting ID and question but not the letter case sent (randomize-case): forged, or an upstream that does not keep case.");
+        caseFallbacks = r.counter("case_fallbacks",
+                "Times an event loop stopped randomising the case of names for an upstream that was seen not to keep it.");
+        repliesRejected = new LongAdder[upstreams.size()];
+        for (int i = 0; i < repliesRejected.length; i++) {
+            repliesRejected[i] = r.counter("replies_rejected", "upstream", Addresses.text(upstreams.get(i)),
+                    "Replies from an upstream not relayed: an ID nothing waits for, or a wrong sender, question or case.");
+        }
     }
 }

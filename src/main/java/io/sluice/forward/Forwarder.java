@@ -4,16 +4,19 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.sluice.config.Settings;
 import io.sluice.pipeline.Responder;
-import io.sluice.transport.ReusedReadBuffer;
 import io.sluice.transport.Transport;
 import io.sluice.wire.Answers;
 import io.sluice.wire.QueryView;
+import io.sluice.wire.QuestionCase;
 import io.sluice.wire.Replies;
 import io.sluice.wire.Wire;
 import io.sluice.wire.ZoneTransfer;
 import java.net.InetSocketAddress;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Sends one event loop's queries upstream and its replies back: message-ID rewriting and
@@ -32,6 +35,9 @@ public final class Forwarder implements Responder {
     static final long MAX_TRANSFER_BACKLOG_BYTES = 16 << 20;
     private static final long MIN_TICK_MILLIS = 5;
     private static final long MAX_TICK_MILLIS = 50;
+    static final int CASE_FALLBACK_TIMEOUTS = 3;
+    static final long CASE_BLIND_NANOS = TimeUnit.MINUTES.toNanos(10);
+    private static final Logger LOG = LoggerFactory.getLogger(Forwarder.class);
     private static final byte[] SERVFAIL_TEXT = Answers.text("sluice: no upstream answered");
     private static final byte[] INFLIGHT_TEXT = Answers.text("sluice: too many queries in flight");
 
@@ -56,6 +62,18 @@ public final class Forwarder implements Responder {
      */
     private final long[] answersFrom;
 
+    private final boolean randomizeCase;
+    /**
+     * Per upstream, this loop's attempts in a row that timed out after a reply right but for the
+     * name's case. An upstream that does not keep case produces them; a forger cannot while the
+     * upstream answers, because a genuine reply in the sent case resets the count. At
+     * {@link #CASE_FALLBACK_TIMEOUTS} the upstream is {@link #caseBlind} until
+     * {@link #caseBlindUntil}.
+     */
+    private final int[] caseTimeouts;
+    private final boolean[] caseBlind;
+    private final long[] caseBlindUntil;
+
     /** Deadlines are checked every tick, and ticks run only while any are queued: an idle loop sleeps. */
     private final long tickMillis;
     /** How late a tick may notice a deadline: what "a next attempt fits in the query's budget" allows. */
@@ -64,21 +82,28 @@ public final class Forwarder implements Responder {
     private ScheduledFuture<?> nextTick;
     private boolean closed;
 
-    public Forwarder(EventLoop loop, UpstreamPool pool, ForwardMeters meters, Transport transport,
-                     long timeoutNanos, long queryTimeoutNanos, int maxInflight, int upstreamSockets) {
+    /**
+     * @param maxInflight this loop's share of {@code max-inflight}
+     */
+    public Forwarder(EventLoop loop, UpstreamPool pool, ForwardMeters meters, Transport transport, Settings settings,
+                     int maxInflight) {
         this.loop = loop;
         this.pool = pool;
         this.meters = meters;
-        this.attemptNanos = Math.min(timeoutNanos, queryTimeoutNanos);
-        this.queryNanos = queryTimeoutNanos;
+        this.attemptNanos = Math.min(settings.timeout().toNanos(), settings.queryTimeout().toNanos());
+        this.queryNanos = settings.queryTimeout().toNanos();
+        this.randomizeCase = settings.randomizeCase();
         this.inFlight = new InFlightTable(maxInflight);
-        this.links = new UpstreamLinks(this, loop, pool, transport, upstreamSockets,
-                (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(attemptNanos)));
+        this.links = new UpstreamLinks(this, loop, pool, transport, settings.upstreamSockets(),
+                settings.upstreamSocketLifetime(), TimeUnit.NANOSECONDS.toMillis(attemptNanos));
         this.writes = new WriteBatch(loop, links::endOfBatch);
         this.tickMillis = Math.max(MIN_TICK_MILLIS,
                 Math.min(MAX_TICK_MILLIS, TimeUnit.NANOSECONDS.toMillis(attemptNanos) / 10));
         this.lateness = TimeUnit.MILLISECONDS.toNanos(tickMillis);
         this.answersFrom = new long[pool.size()];
+        this.caseTimeouts = new int[pool.size()];
+        this.caseBlind = new boolean[pool.size()];
+        this.caseBlindUntil = new long[pool.size()];
     }
 
     /** Connects the upstream UDP sockets of this loop; called once, from outside the loop. */
@@ -116,6 +141,7 @@ public final class Forwarder implements Responder {
         q.attempts = 0;
         q.reconnected = false;
         q.transferring = false;
+        q.caseScrambled = false;
         q.isTransfer = clientAddress == null && view.hasQuestion() && ZoneTransfer.isTransfer(view.qtype());
         if (q.isTransfer) {
             if (q.transfer == null) {
@@ -160,8 +186,44 @@ public final class Forwarder implements Responder {
         q.upstreamId = id;
         q.answersAtSend = answersFrom[i];
         q.query.setShort(q.query.readerIndex() + Wire.ID_OFFSET, id);
+        clientCase(q);
+        q.caseMismatched = false;
+        if (randomizeCase && !q.overTcp() && q.questionEnd > Wire.HEADER_BYTES && !isCaseBlind(i, now)) {
+            QuestionCase.scramble(q.query, q.query.readerIndex(), q.caseMask, ids::nextLong);
+            q.caseScrambled = true;
+        }
         arm(q, now);
         link.send(q);
+    }
+
+    /** Gives {@code q.query} the case its client wrote, if this attempt had changed it. */
+    private static void clientCase(PendingQuery q) {
+        if (q.caseScrambled) {
+            QuestionCase.flip(q.query, q.query.readerIndex(), q.caseMask);
+            q.caseScrambled = false;
+        }
+    }
+
+    private boolean isCaseBlind(int upstream, long now) {
+        if (caseBlind[upstream] && now - caseBlindUntil[upstream] >= 0) {
+            caseBlind[upstream] = false;
+        }
+        return caseBlind[upstream];
+    }
+
+    /** An attempt timed out after a reply right but for the name's case: evidence the upstream changes case. */
+    private void caseMismatchTimedOut(Upstream u, long now) {
+        int i = u.index();
+        if (++caseTimeouts[i] < CASE_FALLBACK_TIMEOUTS || caseBlind[i]) {
+            return;
+        }
+        caseTimeouts[i] = 0;
+        caseBlind[i] = true;
+        caseBlindUntil[i] = now + CASE_BLIND_NANOS;
+        meters.caseFallbacks.increment();
+        LOG.warn("upstream {} answered {} queries in a row only with the name in another case than sent, and they "
+                + "timed out: this thread sends it names as clients wrote them for {} minutes (randomize-case)",
+                u, CASE_FALLBACK_TIMEOUTS, TimeUnit.NANOSECONDS.toMinutes(CASE_BLIND_NANOS));
     }
 
     /**
@@ -179,19 +241,33 @@ public final class Forwarder implements Responder {
     void onReply(UpstreamLink link, ByteBuf reply, InetSocketAddress sender) {
         if (reply.readableBytes() < Wire.HEADER_BYTES) {
             meters.repliesMismatched.increment();
+            meters.repliesRejected[link.upstream().index()].increment();
             return;
         }
         int id = reply.getUnsignedShort(reply.readerIndex() + Wire.ID_OFFSET);
         PendingQuery q = link.waiting(id);
         if (q == null) {
             meters.repliesUnexpected.increment();
+            meters.repliesRejected[link.upstream().index()].increment();
             return;
         }
+        int base = q.query.readerIndex();
         if ((sender != null && !sender.equals(q.upstream.address()))
-                || !(q.transferring ? Replies.continuesTransfer(q.query, q.query.readerIndex(), q.questionEnd, reply)
-                        : Replies.answers(q.query, q.query.readerIndex(), q.questionEnd, reply))) {
-            meters.repliesMismatched.increment(); // keep waiting: the genuine reply may still come
+                || !(q.transferring ? Replies.continuesTransfer(q.query, base, q.questionEnd, reply)
+                        : Replies.answers(q.query, base, q.questionEnd, reply, q.caseScrambled))) {
+            // keep waiting: the genuine reply may still come
+            meters.repliesRejected[q.upstream.index()].increment();
+            if (q.caseScrambled && Replies.answers(q.query, base, q.questionEnd, reply, false)) {
+                meters.caseMismatched.increment();
+                q.caseMismatched = true;
+            } else {
+                meters.repliesMismatched.increment();
+            }
             return;
+        }
+        if (q.caseScrambled && reply.getUnsignedShort(reply.readerIndex() + Wire.QDCOUNT_OFFSET) == 1) {
+            caseTimeouts[q.upstream.index()] = 0; // it keeps case
+            QuestionCase.flip(reply, reply.readerIndex(), q.caseMask); // the client's case, as in clientCase
         }
         // A zone transfer is many messages under one ID: the query keeps its slot and ID, and
         // each message its own deadline, until the one that closes the transfer.
@@ -282,6 +358,9 @@ public final class Forwarder implements Responder {
             if (answersFrom[q.upstream.index()] == q.answersAtSend) {
                 countFailure(q.upstream);
             }
+            if (q.caseMismatched) {
+                caseMismatchTimedOut(q.upstream, now);
+            }
             dispatch(q, now, q.deadlineNanos);
         }
     }
@@ -311,6 +390,7 @@ public final class Forwarder implements Responder {
     private void fail(PendingQuery q) {
         meters.servfail.increment();
         ByteBuf query = q.query;
+        clientCase(q);
         query.setShort(query.readerIndex() + Wire.ID_OFFSET, q.clientId);
         scratch.read(query);
         answer(q.client, q.clientAddress, Answers.withQuestion(q.client.alloc(), query, scratch, Wire.FLAG_RA,

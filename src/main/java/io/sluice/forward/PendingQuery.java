@@ -2,6 +2,7 @@ package io.sluice.forward;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
+import io.sluice.wire.QuestionCase;
 import io.sluice.wire.ZoneTransfer;
 import java.net.InetSocketAddress;
 
@@ -40,6 +41,12 @@ final class PendingQuery {
     boolean transferring;
     /** Made for the first transfer this slot carries, then reused; null until then. */
     ZoneTransfer transfer;
+    /** The letters of {@link #query}'s name flipped for this attempt, when {@link #caseScrambled}. */
+    final long[] caseMask = new long[QuestionCase.MASK_WORDS];
+    /** This attempt's name has a random case, which the reply must echo. */
+    boolean caseScrambled;
+    /** This attempt had a reply that was right but for the name's case. */
+    boolean caseMismatched;
     /** The loop's count of replies from {@link #upstream} when this attempt left. */
     long answersAtSend;
 

@@ -23,6 +23,11 @@ final class QueryIds {
         return ((block[i] & 0xFF) << 8) | (block[i + 1] & 0xFF);
     }
 
+    /** 64 random bits (for {@code wire.QuestionCase}). */
+    long nextLong() {
+        return (long) nextId() << 48 | (long) nextId() << 32 | (long) nextId() << 16 | nextId();
+    }
+
     /** A uniform-enough choice among {@code n} (n is small; the bias is below 1/4096). */
     int nextIndex(int n) {
         return n == 1 ? 0 : nextId() % n;

@@ -17,7 +17,6 @@ import io.sluice.transport.TcpFraming;
  */
 final class TcpUpstreamLink extends UpstreamLink {
     private final Forwarder forwarder;
-    private final Upstream upstream;
     private final Bootstrap bootstrap;
     private Channel channel;
     private boolean connected;
@@ -25,8 +24,8 @@ final class TcpUpstreamLink extends UpstreamLink {
     private boolean answeredOnce;
 
     TcpUpstreamLink(Forwarder forwarder, Upstream upstream, Bootstrap template, int connectTimeoutMillis) {
+        super(upstream);
         this.forwarder = forwarder;
-        this.upstream = upstream;
         this.bootstrap = template.clone()
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectTimeoutMillis)
                 .option(ChannelOption.TCP_NODELAY, true)
@@ -50,7 +49,7 @@ final class TcpUpstreamLink extends UpstreamLink {
     }
 
     private void connect() {
-        ChannelFuture f = bootstrap.connect(upstream.address());
+        ChannelFuture f = bootstrap.connect(upstream().address());
         channel = f.channel();
         f.addListener(done -> {
             if (done.isSuccess()) {

@@ -7,15 +7,16 @@ import io.netty.channel.socket.DatagramPacket;
 import java.net.PortUnreachableException;
 
 /**
- * One UDP socket connected to one upstream, from its own kernel-chosen source port. Replies are
- * matched by ID; the kernel only delivers datagrams from the upstream, and the sender is checked
- * again all the same.
+ * One UDP socket connected to one upstream, from its own kernel-chosen source port, until
+ * {@link UpstreamLinks} replaces it. Replies are matched by ID; the kernel only delivers
+ * datagrams from the upstream, and the sender is checked again all the same.
  */
 final class UdpUpstreamLink extends UpstreamLink {
     private final Forwarder forwarder;
     private DatagramChannel channel;
 
-    UdpUpstreamLink(Forwarder forwarder) {
+    UdpUpstreamLink(Forwarder forwarder, Upstream upstream) {
+        super(upstream);
         this.forwarder = forwarder;
     }
 

@@ -19,6 +19,16 @@ abstract class UpstreamLink {
      * 100k queries with the map (docs/benchmarks.md, "Message-ID map").
      */
     private final IntObjectHashMap<PendingQuery> byId = new IntObjectHashMap<>(256);
+    private final Upstream upstream;
+
+    UpstreamLink(Upstream upstream) {
+        this.upstream = upstream;
+    }
+
+    /** The upstream every query on this link goes to. */
+    final Upstream upstream() {
+        return upstream;
+    }
 
     /** Claims a random free ID for {@code q}, or {@link #NO_ID} if none was found quickly. */
     final int claim(PendingQuery q, QueryIds ids) {

@@ -1,23 +1,36 @@
 package io.sluice.forward;
 
 import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.channel.FixedRecvByteBufAllocator;
 import io.netty.channel.RecvByteBufAllocator;
 import io.netty.channel.socket.DatagramChannel;
 import io.netty.channel.socket.SocketProtocolFamily;
+import io.netty.util.concurrent.ScheduledFuture;
 import io.sluice.transport.ReusedReadBuffer;
 import io.sluice.transport.Transport;
+import java.time.Duration;
 import java.util.Arrays;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One event loop's ways to its upstreams: per upstream, {@code upstream-sockets} UDP sockets
  * connected to it and one pipelined TCP connection. Confined to its loop once started.
+ *
+ * <p>The UDP sockets are replaced one at a time, so that each lives about
+ * {@code upstream-socket-lifetime}: a forger who has learnt the source ports (RFC 5452 names
+ * the ways) keeps them only that long. A replaced socket stops taking queries at once and is
+ * closed one attempt's timeout later, when every query sent on it has been answered or expired.
  */
 final class UpstreamLinks {
     /** Largest UDP reply accepted from an upstream: the largest EDNS payload a client may ask for. */
     static final int MAX_UDP_REPLY_BYTES = 65535;
+    /** Past the attempt timeout: the forwarder notices an expiry up to a tick (at most 50 ms) late. */
+    private static final long DRAIN_MARGIN_MILLIS = 1000;
 
     private final Forwarder forwarder;
     private final EventLoop loop;
@@ -25,6 +38,16 @@ final class UpstreamLinks {
     private final Transport transport;
     private final int socketsPerUpstream;
     private final int connectTimeoutMillis;
+    /** Time between two replacements of one upstream's sockets, or 0 for none. */
+    private final long rotationMillis;
+    /** How long a replaced socket stays open for replies already on their way. */
+    private final long drainMillis;
+    /** Per upstream, the next of its sockets to replace. */
+    private final int[] nextToReplace;
+    /** Replaced sockets still open; closed by their own scheduled task, or by {@link #close}. */
+    private final Set<UdpUpstreamLink> draining = new HashSet<>();
+    private ScheduledFuture<?> rotation;
+    private boolean closed;
     /** Connected sockets, by upstream index. */
     private final UdpUpstreamLink[][] udp;
     private final TcpUpstreamLink[] tcp;
@@ -33,14 +56,21 @@ final class UpstreamLinks {
     /** Where upstream replies are read: one reused {@link ReusedReadBuffer} when the transport allows. */
     private final RecvByteBufAllocator replyReads;
 
+    /**
+     * @param attemptMillis how long one attempt waits for its reply: the TCP connect timeout, and
+     *                      how long a replaced socket stays open
+     */
     UpstreamLinks(Forwarder forwarder, EventLoop loop, UpstreamPool pool, Transport transport,
-                  int socketsPerUpstream, int connectTimeoutMillis) {
+                  int socketsPerUpstream, Duration socketLifetime, long attemptMillis) {
         this.forwarder = forwarder;
         this.loop = loop;
         this.pool = pool;
         this.transport = transport;
         this.socketsPerUpstream = socketsPerUpstream;
-        this.connectTimeoutMillis = connectTimeoutMillis;
+        this.connectTimeoutMillis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, attemptMillis));
+        this.rotationMillis = socketLifetime.toMillis() / socketsPerUpstream;
+        this.drainMillis = attemptMillis + DRAIN_MARGIN_MILLIS;
+        this.nextToReplace = new int[pool.size()];
         this.udp = new UdpUpstreamLink[pool.size()][];
         this.tcp = new TcpUpstreamLink[pool.size()];
         this.batchSocket = new int[pool.size()];
@@ -59,6 +89,36 @@ final class UpstreamLinks {
             udp[i] = connectUdp(u);
             tcp[i] = new TcpUpstreamLink(forwarder, u, tcpTemplate, connectTimeoutMillis);
         }
+        if (rotationMillis > 0) {
+            rotation = loop.scheduleAtFixedRate(this::replaceNext, rotationMillis, rotationMillis, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** Replaces the next socket of every upstream; runs on the loop. */
+    private void replaceNext() {
+        for (int i = 0; i < udp.length; i++) {
+            int slot = nextToReplace[i];
+            nextToReplace[i] = (slot + 1) % socketsPerUpstream;
+            Upstream u = pool.get(i);
+            UdpUpstreamLink fresh = new UdpUpstreamLink(forwarder, u);
+            int upstream = i;
+            udpBootstrap(u, fresh).connect(u.address()).addListener((ChannelFuture f) -> {
+                if (!f.isSuccess() || closed) {
+                    forwarder.meters().ioErrors.increment(); // the old socket carries on
+                    f.channel().close();
+                    return;
+                }
+                fresh.bind((DatagramChannel) f.channel());
+                UdpUpstreamLink old = udp[upstream][slot];
+                udp[upstream][slot] = fresh;
+                draining.add(old);
+                loop.schedule(() -> {
+                    if (draining.remove(old)) {
+                        old.close();
+                    }
+                }, drainMillis, TimeUnit.MILLISECONDS);
+            });
+        }
     }
 
     /**
@@ -68,19 +128,22 @@ final class UpstreamLinks {
      */
     private UdpUpstreamLink[] connectUdp(Upstream u) throws InterruptedException {
         UdpUpstreamLink[] links = new UdpUpstreamLink[socketsPerUpstream];
-        SocketProtocolFamily family = Transport.familyOf(u.address().getAddress());
         for (int i = 0; i < links.length; i++) {
-            UdpUpstreamLink link = new UdpUpstreamLink(forwarder);
-            Bootstrap b = new Bootstrap().group(loop)
-                    .channelFactory(() -> transport.datagram(family))
-                    .option(ChannelOption.ALLOCATOR, Transport.ALLOCATOR)
-                    .option(ChannelOption.SO_RCVBUF, Transport.UDP_RCVBUF_BYTES)
-                    .option(ChannelOption.RCVBUF_ALLOCATOR, replyReads)
-                    .handler(new UdpUpstreamLink.Handler(link));
-            link.bind((DatagramChannel) b.connect(u.address()).sync().channel());
+            UdpUpstreamLink link = new UdpUpstreamLink(forwarder, u);
+            link.bind((DatagramChannel) udpBootstrap(u, link).connect(u.address()).sync().channel());
             links[i] = link;
         }
         return links;
+    }
+
+    private Bootstrap udpBootstrap(Upstream u, UdpUpstreamLink link) {
+        SocketProtocolFamily family = Transport.familyOf(u.address().getAddress());
+        return new Bootstrap().group(loop)
+                .channelFactory(() -> transport.datagram(family))
+                .option(ChannelOption.ALLOCATOR, Transport.ALLOCATOR)
+                .option(ChannelOption.SO_RCVBUF, Transport.UDP_RCVBUF_BYTES)
+                .option(ChannelOption.RCVBUF_ALLOCATOR, replyReads)
+                .handler(new UdpUpstreamLink.Handler(link));
     }
 
     /** The link a query to {@code u} goes on: its TCP connection, or this batch's UDP socket. */
@@ -110,6 +173,14 @@ final class UpstreamLinks {
 
     /** Closes every socket and connection; call on the loop. */
     void close() {
+        closed = true;
+        if (rotation != null) {
+            rotation.cancel(false);
+        }
+        for (UdpUpstreamLink l : draining) {
+            l.close();
+        }
+        draining.clear();
         for (UdpUpstreamLink[] links : udp) {
             for (UdpUpstreamLink l : links == null ? new UdpUpstreamLink[0] : links) {
                 l.close();

@@ -49,9 +49,16 @@ public final class MetricsEndpoint implements AutoCloseable {
 
     static String render(Registry metrics) {
         StringBuilder sb = new StringBuilder();
-        metrics.counterMeters().forEach((name, m) -> sb.append("# HELP sluice_").append(name).append("_total ")
-                .append(m.help()).append("\n# TYPE sluice_").append(name).append("_total counter\n")
-                .append("sluice_").append(name).append("_total ").append(m.value().getAsLong()).append('\n'));
+        metrics.counterMeters().forEach((name, m) -> {
+            sb.append("# HELP sluice_").append(name).append("_total ").append(m.help())
+                    .append("\n# TYPE sluice_").append(name).append("_total counter\n");
+            if (m.labelled() == null) {
+                sb.append("sluice_").append(name).append("_total ").append(m.value().getAsLong()).append('\n');
+            } else {
+                m.labelled().forEach((labels, a) -> sb.append("sluice_").append(name).append("_total{").append(labels)
+                        .append("} ").append(a.sum()).append('\n'));
+            }
+        });
         metrics.gaugeMeters().forEach((name, m) -> sb.append("# HELP sluice_").append(name).append(' ')
                 .append(m.help()).append("\n# TYPE sluice_").append(name).append(" gauge\n")
                 .append("sluice_").append(name).append(' ').append(m.value().getAsLong()).append('\n'));

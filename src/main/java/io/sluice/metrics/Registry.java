@@ -17,21 +17,41 @@ public final class Registry {
     private final Map<String, Meter> counters = new LinkedHashMap<>();
     private final Map<String, Meter> gauges = new LinkedHashMap<>();
 
-    /** A counter's or gauge's help line and how to read it. */
-    record Meter(String help, LongSupplier value, LongAdder adder) {
+    /**
+     * A counter's or gauge's help line and how to read it. A counter with labels has one adder
+     * per label set, by its rendered labels ({@code upstream="127.0.0.1:53"}); {@link #value}
+     * then sums them, and {@link #adder} is null.
+     */
+    record Meter(String help, LongSupplier value, LongAdder adder, Map<String, LongAdder> labelled) {
     }
 
     /** The counter {@code name} (exposed as {@code sluice_<name>_total}), made on first asking. */
     public synchronized LongAdder counter(String name, String help) {
         return counters.computeIfAbsent(name, n -> {
             LongAdder a = new LongAdder();
-            return new Meter(help, a::sum, a);
+            return new Meter(help, a::sum, a, null);
         }).adder();
+    }
+
+    /**
+     * The counter {@code name} for one value of one label ({@code sluice_<name>_total{label="value"}}),
+     * made on first asking; {@link #count} gives the sum over the label's values.
+     */
+    public synchronized LongAdder counter(String name, String label, String value, String help) {
+        Meter m = counters.computeIfAbsent(name, n -> {
+            Map<String, LongAdder> byLabels = new LinkedHashMap<>();
+            return new Meter(help, () -> byLabels.values().stream().mapToLong(LongAdder::sum).sum(), null, byLabels);
+        });
+        if (m.labelled() == null) {
+            throw new IllegalArgumentException("counter " + name + " has no labels");
+        }
+        return m.labelled().computeIfAbsent(label + "=\"" + value.replace("\\", "\\\\").replace("\"", "\\\"") + "\"",
+                l -> new LongAdder());
     }
 
     /** A gauge {@code name} (exposed as {@code sluice_<name>}), read at every scrape. */
     public synchronized void gauge(String name, String help, LongSupplier value) {
-        gauges.put(name, new Meter(help, value, null));
+        gauges.put(name, new Meter(help, value, null, null));
     }
 
     /** The total of counter {@code name}; 0 when none was declared. */

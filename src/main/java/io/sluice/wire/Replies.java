@@ -20,6 +20,14 @@ public final class Replies {
      * @param queryQEnd   index just past the query's question section
      */
     public static boolean answers(ByteBuf query, int queryBase, int queryQEnd, ByteBuf reply) {
+        return answers(query, queryBase, queryQEnd, reply, false);
+    }
+
+    /**
+     * As {@link #answers(ByteBuf, int, int, ByteBuf)}; with {@code exactCase} the reply's question
+     * name must also have the case of the query's, byte for byte, as after {@link QuestionCase#scramble}.
+     */
+    public static boolean answers(ByteBuf query, int queryBase, int queryQEnd, ByteBuf reply, boolean exactCase) {
         int base = reply.readerIndex();
         int end = reply.writerIndex();
         if (end - base < Wire.HEADER_BYTES) {
@@ -43,6 +51,9 @@ public final class Replies {
         if (end - base >= Wire.HEADER_BYTES + question
                 && ByteBufUtil.equals(query, queryBase + Wire.HEADER_BYTES, reply, base + Wire.HEADER_BYTES, question)) {
             return true;
+        }
+        if (exactCase) {
+            return false;
         }
         int nameEnd = Names.skip(reply, base, base + Wire.HEADER_BYTES, end);
         if (nameEnd == Names.MALFORMED || nameEnd + 4 > end) {

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.code_intelligence.jazzer.api.FuzzedDataProvider;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.buffer.UnpooledByteBufAllocator;
 import io.sluice.config.ConfigException;
@@ -14,6 +15,8 @@ import io.sluice.domain.DomainProbe;
 import io.sluice.domain.RegistrableDomains;
 import io.sluice.wire.Answers;
 import io.sluice.wire.QueryView;
+import io.sluice.wire.Names;
+import io.sluice.wire.QuestionCase;
 import io.sluice.wire.Replies;
 import io.sluice.wire.Wire;
 import io.sluice.wire.ZoneTransfer;
@@ -66,6 +69,18 @@ class ParsersFuzzTest {
         boolean continues = Replies.continuesTransfer(query, view.base(), view.questionEnd(), reply);
         assertTrue(!answers || continues || (r.length >= 6 && r[4] == 0 && r[5] == 0),
                 "a reply that answers also continues a transfer, unless it has no question");
+        assertTrue(!Replies.answers(query, view.base(), view.questionEnd(), reply, true) || answers,
+                "a reply in the exact case answers in any case");
+        if (view.hasQuestion()) {
+            // 0x20: scrambling the name changes only its letters' case, and flipping the mask undoes it
+            ByteBuf sent = Unpooled.copiedBuffer(q);
+            long[] mask = new long[QuestionCase.MASK_WORDS];
+            QuestionCase.scramble(sent, view.base(), mask, new java.util.SplittableRandom(r.length)::nextLong);
+            assertTrue(Names.equalIgnoreCase(query, view.base(), view.nameStart(), sent, view.base(), view.nameStart()),
+                    "the same name in another case");
+            QuestionCase.flip(sent, view.base(), mask);
+            assertTrue(ByteBufUtil.equals(query, sent), "the client's case back");
+        }
         if (view.hasQuestion() && ZoneTransfer.isTransfer(view.qtype())) {
             ZoneTransfer t = new ZoneTransfer();
             t.start(query, view);

@@ -40,6 +40,8 @@ class MetricsEndpointTest {
             assertTrue(body.contains("sluice_limited_total 1\n"), body);
             assertTrue(body.contains("sluice_answered_total 3\n"), body);
             assertTrue(body.contains("# TYPE sluice_tracked_domains gauge\nsluice_tracked_domains 2\n"), body);
+            assertTrue(body.contains("# TYPE sluice_replies_rejected_total counter\nsluice_replies_rejected_total{upstream=\""
+                    + up.hostPort() + "\"} 0\n"), "a counter per upstream: " + body);
         }
     }
 }

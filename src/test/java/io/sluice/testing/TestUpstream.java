@@ -68,6 +68,10 @@ public final class TestUpstream implements AutoCloseable {
     private final AtomicInteger tcpQueries = new AtomicInteger();
     private final List<DatagramPacket> held = new ArrayList<>();
     private volatile int holdUntil;
+    private volatile String forgedAddress;
+    private volatile int randomForgeries;
+    private volatile boolean lowercaseQuestions;
+    private final Queue<String> receivedNames = new ConcurrentLinkedQueue<>();
     private volatile boolean closeTcpAfterAnswer;
     private volatile long delayMillis;
     private volatile String ignoredPrefix;
@@ -119,7 +123,7 @@ public final class TestUpstream implements AutoCloseable {
             return false;
         }
         // the first label's bytes follow the 12-byte header and its length octet
-        return new String(query, 13, prefix.length(), StandardCharsets.US_ASCII).equals(prefix);
+        return new String(query, 13, prefix.length(), StandardCharsets.US_ASCII).equalsIgnoreCase(prefix);
     }
 
     /** Queries for exactly {@code name} get REFUSED (say ".", as a resolver that cannot reach the root); null: none. */
@@ -140,6 +144,28 @@ public final class TestUpstream implements AutoCloseable {
     /** Holds UDP replies until {@code n} queries are waiting, then sends them all. */
     public void holdUntil(int n) {
         holdUntil = n;
+    }
+
+    /**
+     * When held replies are released ({@link #holdUntil}), an off-path forger strikes first, from
+     * this server's own address and port: to the source port of each held query,
+     * {@code randomIds} replies with random IDs, then one with the query's own ID (a forger
+     * luckier than any could be). Each has the question as the client wrote it, lower case, and
+     * one A record, {@code address}. Then the genuine replies follow.
+     */
+    public void forgeWhenReleasing(String address, int randomIds) {
+        forgedAddress = address;
+        randomForgeries = randomIds;
+    }
+
+    /** Answers with the question name in lower case, as an upstream that does not keep case. */
+    public void lowercaseQuestions(boolean lower) {
+        lowercaseQuestions = lower;
+    }
+
+    /** The question name of every UDP query received, in the case it arrived in. */
+    public List<String> receivedNames() {
+        return List.copyOf(receivedNames);
     }
 
     public int udpQueries() {
@@ -191,6 +217,14 @@ public final class TestUpstream implements AutoCloseable {
             senderPorts.add(p.getPort());
             lastQuery.set(query);
             udpQueries.incrementAndGet();
+            try {
+                Record question = new Message(query).getQuestion();
+                if (question != null) {
+                    receivedNames.add(question.getName().toString());
+                }
+            } catch (IOException e) {
+                // not a message dnsjava reads: nothing to record
+            }
             if (mode.get() == Mode.SILENT || ignored(query)) {
                 continue;
             }
@@ -210,6 +244,9 @@ public final class TestUpstream implements AutoCloseable {
                 if (holdUntil > 0) {
                     held.add(new DatagramPacket(query, query.length, p.getSocketAddress()));
                     if (held.size() >= holdUntil) {
+                        if (forgedAddress != null) {
+                            forge(held);
+                        }
                         for (DatagramPacket h : held) {
                             sendUdp(h.getData(), h.getSocketAddress());
                         }
@@ -228,6 +265,34 @@ public final class TestUpstream implements AutoCloseable {
         }
     }
 
+    private void forge(List<DatagramPacket> queries) throws IOException, InterruptedException {
+        java.util.Random random = new java.util.Random();
+        for (DatagramPacket h : queries) {
+            Message q = new Message(h.getData());
+            for (int i = 0; i < randomForgeries; i++) {
+                byte[] forged = forgery(q, random.nextInt(0x10000));
+                udp.send(new DatagramPacket(forged, forged.length, h.getSocketAddress()));
+            }
+        }
+        Thread.sleep(100); // the random ones are read before the lucky ones, so none is dropped by a full buffer
+        for (DatagramPacket h : queries) {
+            Message q = new Message(h.getData());
+            byte[] forged = forgery(q, q.getHeader().getID());
+            udp.send(new DatagramPacket(forged, forged.length, h.getSocketAddress()));
+        }
+    }
+
+    private byte[] forgery(Message q, int id) throws IOException {
+        Name lower = q.getQuestion().getName().canonicalize();
+        Message r = new Message(id);
+        r.getHeader().setFlag(Flags.QR);
+        r.getHeader().setFlag(Flags.AA);
+        r.getHeader().setFlag(Flags.RD);
+        r.addRecord(Record.newRecord(lower, q.getQuestion().getType(), q.getQuestion().getDClass()), Section.QUESTION);
+        r.addRecord(new ARecord(lower, DClass.IN, 86400, InetAddress.getByName(forgedAddress)), Section.ANSWER);
+        return r.toWire();
+    }
+
     private void sendUdp(byte[] query, SocketAddress to) throws IOException {
         Message q = new Message(query);
         OPTRecord opt = q.getOPT();
@@ -239,7 +304,14 @@ public final class TestUpstream implements AutoCloseable {
             byte[] genuine = answer(q).toWire(max);
             forger.send(new DatagramPacket(genuine, genuine.length, to)); // right bytes, wrong source
         }
-        byte[] out = answer(q).toWire(max);
+        Message a = answer(q);
+        Record question = a.getQuestion();
+        if (lowercaseQuestions && question != null) {
+            a.removeAllRecords(Section.QUESTION);
+            a.addRecord(Record.newRecord(question.getName().canonicalize(), question.getType(), question.getDClass()),
+                    Section.QUESTION);
+        }
+        byte[] out = a.toWire(max);
         udp.send(new DatagramPacket(out, out.length, to));
     }
 
@@ -329,7 +401,7 @@ public final class TestUpstream implements AutoCloseable {
             r.addRecord(new OPTRecord(1232, 0, 0, 0, options), Section.ADDITIONAL);
             return r;
         }
-        if (question.getName().getLabelString(0).startsWith(UNPARSEABLE)) {
+        if (question.getName().getLabelString(0).toLowerCase(java.util.Locale.ROOT).startsWith(UNPARSEABLE)) {
             r.getHeader().unsetFlag(Flags.AA);
             r.getHeader().setRcode(Rcode.FORMERR);
             return r;
