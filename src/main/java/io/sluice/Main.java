@@ -109,15 +109,14 @@ public final class Main implements Callable<Integer> {
         }
         Signals.on("TERM", s -> stop.countDown());
         Signals.on("INT", s -> stop.countDown());
-        // Operators send these out of habit (reload, reopen logs); the JVM's default for HUP is to
-        // exit, which would drop every query in flight. Nothing here reloads yet: say so.
-        for (String name : new String[] {"HUP", "USR1"}) {
-            try {
-                Signals.on(name, s -> log.warn("SIG{} ignored: sluice does not reload its configuration;"
-                        + " restart it to apply changes", s));
-            } catch (IllegalArgumentException e) {
-                log.warn("cannot handle SIG{} ({}): it acts as the JVM decides", name, e.getMessage()); // -Xrs
-            }
+        sluice.reloadFrom(this::settings);
+        // SIGHUP reloads, as for Unbound, nsd and BIND. SIGUSR1 is sent out of habit (reopen logs);
+        // the JVM's default would be to exit, dropping every query in flight: it is logged instead.
+        try {
+            Signals.on("HUP", s -> reload(sluice));
+            Signals.on("USR1", s -> log.warn("SIGUSR1 ignored: sluice logs to stdout; send SIGHUP to reload"));
+        } catch (IllegalArgumentException e) {
+            log.warn("cannot handle SIGHUP and SIGUSR1 ({}): they act as the JVM decides", e.getMessage()); // -Xrs
         }
         log.info("sluice {} {}", Version.get(), sluice.describe());
         String exposure = sluice.exposureWarning();
@@ -131,8 +130,18 @@ public final class Main implements Callable<Integer> {
         return EXIT_OK;
     }
 
+    /** A reload asked by SIGHUP: logged, and on an error the running settings stay. */
+    private static void reload(Sluice sluice) {
+        try {
+            List<String> changes = sluice.reload();
+            log.info("SIGHUP: reloaded; {}", changes.isEmpty() ? "nothing changed" : String.join("; ", changes));
+        } catch (ConfigException e) {
+            log.warn("SIGHUP: reload failed, the running settings stay: {}", e.getMessage());
+        }
+    }
+
     private Settings settings() throws ConfigException {
-        Settings.Builder b = new Settings.Builder();
+        Settings.Builder b = new Settings.Builder().configFile(config);
         if (config != null) {
             ConfigFile.apply(config, b);
         }

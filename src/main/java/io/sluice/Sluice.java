@@ -14,7 +14,11 @@ import io.sluice.config.SettingTable;
 import io.sluice.config.Settings;
 import io.sluice.domain.DomainKey;
 import io.sluice.forward.ForwardStage;
+import io.sluice.admin.AdminServer;
+import io.sluice.admin.Operations;
+import io.sluice.config.ConfigFile;
 import io.sluice.forward.ForwardMeters;
+import io.sluice.forward.Upstream;
 import io.sluice.forward.Forwarder;
 import io.sluice.forward.UpstreamPool;
 import io.sluice.frontend.Frontend;
@@ -25,6 +29,7 @@ import io.sluice.limit.HeapCounters;
 import io.sluice.limit.LimitMeters;
 import io.sluice.limit.LimitStage;
 import io.sluice.limit.Limits;
+import io.sluice.limit.TopDomains;
 import io.sluice.limit.Policy;
 import io.sluice.metrics.Registry;
 import io.sluice.metrics.MetricsEndpoint;
@@ -36,6 +41,7 @@ import io.sluice.transport.Transport;
 import java.io.IOException;
 import java.net.BindException;
 import java.net.InetSocketAddress;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -51,7 +57,8 @@ import java.util.stream.Collectors;
 public final class Sluice implements AutoCloseable {
     private static final long DRAIN_POLL_MILLIS = 10;
 
-    private final Settings settings;
+    /** As started, with what reloads changed since. */
+    private volatile Settings settings;
     private final Transport transport;
     private final EventLoopGroup group;
     private final UpstreamPool pool;
@@ -65,10 +72,24 @@ public final class Sluice implements AutoCloseable {
     /** Counters shared through Redis, or null. */
     private final RedisBackend redis;
     private final DeniedLog deniedLog;
+    /** The busiest domains, worked out while the admin API is on; else null. */
+    private final TopDomains top;
+    /** The admin API, or null. */
+    private AdminServer admin;
+    private final LongAdder reloads;
+    private final LongAdder reloadFailures;
+    /** Reads the settings again for a reload: the file, then the same flags. */
+    private SettingsSource reloadSource;
+
+    /** Where a reload reads its settings. */
+    @FunctionalInterface
+    public interface SettingsSource {
+        Settings read() throws ConfigException;
+    }
 
     private Sluice(Settings settings, Transport transport, EventLoopGroup group, UpstreamPool pool,
                    List<Forwarder> forwarders, List<Pipeline> pipelines, Frontend frontend, Registry meters,
-                   Limits limits, MetricsEndpoint metrics, RedisBackend redis, DeniedLog deniedLog) {
+                   Limits limits, MetricsEndpoint metrics, RedisBackend redis, DeniedLog deniedLog, TopDomains top) {
         this.settings = settings;
         this.transport = transport;
         this.group = group;
@@ -81,6 +102,9 @@ public final class Sluice implements AutoCloseable {
         this.metrics = metrics;
         this.redis = redis;
         this.deniedLog = deniedLog;
+        this.top = top;
+        this.reloads = meters.counter("reloads", "Reloads of the configuration that were put in force.");
+        this.reloadFailures = meters.counter("reload_failures", "Reloads refused: the file was invalid; nothing changed.");
     }
 
     /** Starts serving with the system clock. */
@@ -97,7 +121,8 @@ public final class Sluice implements AutoCloseable {
     public static Sluice start(Settings settings, Clock clock)
             throws BindException, ConfigException, InterruptedException {
         Limits limits = Limits.from(settings.limits(), clock, policies -> counterStore(settings, policies),
-                settings.backend().kind() == BackendSettings.Kind.REDIS);
+                settings.backend().kind() == BackendSettings.Kind.REDIS,
+                settings.admin() != null || settings.configFile() != null);
         Transport transport = Transport.best();
         Registry meters = new Registry();
         ForwardMeters forwardMeters = new ForwardMeters(meters, settings.upstreams());
@@ -108,6 +133,8 @@ public final class Sluice implements AutoCloseable {
         MetricsEndpoint metrics = null;
         RedisBackend redis = null;
         DeniedLog deniedLog = null;
+        TopDomains top = null;
+        Sluice started = null;
         try {
             int inflightPerLoop = Math.max(1, settings.maxInflight() / settings.threads());
             for (EventExecutor e : group) {
@@ -129,18 +156,36 @@ public final class Sluice implements AutoCloseable {
             ClientNetworks allowed = new ClientNetworks(settings.allowClients());
             deniedLog = new DeniedLog(aclDenied);
             LimitMeters limitMeters = new LimitMeters(meters);
+            if (settings.admin() != null && limits.active()) {
+                top = new TopDomains();
+                limits.limiter().trackUnlimited(); // so that the busiest domains include unlimited ones
+            }
             List<Pipeline> pipelines = new ArrayList<>();
             for (Forwarder f : forwarders) {
                 pipelines.add(pipeline(settings, f, limits, decisions, limitMeters, meters, allowed, aclDenied,
-                        deniedLog));
+                        deniedLog, top));
             }
             metrics = startMetrics(settings, meters, limits, redis);
             Frontend frontend = Frontend.bind(settings, transport, group, pipelines, meters, allowed);
             limits.start();
             deniedLog.start();
-            return new Sluice(settings, transport, group, pool, forwarders, pipelines, frontend, meters, limits,
-                    metrics, redis, deniedLog);
-        } catch (BindException | InterruptedException | RuntimeException e) {
+            if (top != null) {
+                top.start();
+            }
+            started = new Sluice(settings, transport, group, pool, forwarders, pipelines, frontend, meters, limits,
+                    metrics, redis, deniedLog, top);
+            if (settings.admin() != null) {
+                started.admin = startAdmin(settings, started);
+            }
+            return started;
+        } catch (BindException | InterruptedException | RuntimeException | ConfigException e) {
+            if (started != null) {
+                started.close();
+                throw e;
+            }
+            if (top != null) {
+                top.close();
+            }
             if (metrics != null) {
                 metrics.close();
             }
@@ -163,13 +208,13 @@ public final class Sluice implements AutoCloseable {
      */
     private static Pipeline pipeline(Settings settings, Forwarder f, Limits limits, Decisions.Maker decisions,
                                      LimitMeters limitMeters, Registry meters, ClientNetworks allowed,
-                                     LongAdder aclDenied, DeniedLog deniedLog) {
+                                     LongAdder aclDenied, DeniedLog deniedLog, TopDomains top) {
         List<Stage> stages = new ArrayList<>();
         stages.add(new AccessControl(allowed, settings.aclAction() == SettingTable.AclAction.DROP, aclDenied,
                 deniedLog));
         stages.add(new MessageCheck(meters));
         if (decisions != null) {
-            stages.add(new LimitStage(limits, limitMeters, decisions, f.loop()));
+            stages.add(new LimitStage(limits, limitMeters, decisions, f.loop(), top));
         }
         stages.add(new ForwardStage(f));
         return new Pipeline(f.loop(), f, stages);
@@ -185,6 +230,16 @@ public final class Sluice implements AutoCloseable {
         System.setProperty("chronicle.analytics.disable", "true");
         return ChronicleCounters.open(b.stateFile(), settings.limits().maxDomains(), b.resetCorruptStateFile(),
                 policies);
+    }
+
+    private static AdminServer startAdmin(Settings settings, Sluice sluice) throws BindException, ConfigException {
+        try {
+            return AdminServer.start(settings.admin(), settings.adminTokenFile(), new Operations(sluice));
+        } catch (IOException e) {
+            BindException b = new BindException(Addresses.text(settings.admin()) + "/http (admin): " + e.getMessage());
+            b.initCause(e);
+            throw b;
+        }
     }
 
     /** The /metrics endpoint when one is asked for, else null. */
@@ -224,6 +279,80 @@ public final class Sluice implements AutoCloseable {
 
     public Limits limits() {
         return limits;
+    }
+
+    /** Where the admin API is served, or null. */
+    public InetSocketAddress adminAddress() {
+        return admin == null ? null : admin.address();
+    }
+
+    /** The busiest domains while the admin API is on; else null. */
+    public TopDomains top() {
+        return top;
+    }
+
+    public List<Upstream> upstreams() {
+        return pool.upstreams();
+    }
+
+    /** Null while serving with an upstream up; else what is missing, for /readyz. */
+    public String notReady() {
+        if (frontend.addresses().isEmpty()) {
+            return "not listening";
+        }
+        return pool.upstreams().stream().allMatch(Upstream::isDown) ? "every upstream is down" : null;
+    }
+
+    /** Where {@link #reload} reads from: by default the configuration file alone. */
+    public void reloadFrom(SettingsSource source) {
+        this.reloadSource = source;
+    }
+
+    /**
+     * Reads the configuration again and puts in force what can change while running: limits,
+     * overrides, exemptions, action, dry run. What needs a restart is kept as it is and named in
+     * the result. One reload at a time.
+     *
+     * @return one line per change
+     * @throws ConfigException when the file is invalid (naming file, line and key); nothing changes then
+     */
+    public synchronized List<String> reload() throws ConfigException {
+        SettingsSource source = reloadSource;
+        if (source == null) {
+            Path file = settings.configFile();
+            if (file == null) {
+                throw new ConfigException("nothing to reload: sluice was started without --config");
+            }
+            source = () -> {
+                Settings.Builder b = new Settings.Builder().configFile(file);
+                ConfigFile.apply(file, b);
+                return b.build();
+            };
+        }
+        Settings next;
+        try {
+            next = source.read();
+        } catch (ConfigException e) {
+            reloadFailures.increment();
+            throw e;
+        }
+        Reload r = Reload.between(settings, next);
+        if (!r.limitChanges().isEmpty()) {
+            if (!limits.changeable()) {
+                throw new ConfigException("limits cannot change while running (start sluice with --config or --admin)");
+            }
+            try {
+                limits.reload(next.limits());
+            } catch (ConfigException e) {
+                reloadFailures.increment();
+                throw e;
+            }
+        }
+        settings = r.applied();
+        reloads.increment();
+        List<String> all = new ArrayList<>(r.limitChanges());
+        r.needRestart().forEach(k -> all.add(k + ": needs a restart, kept as it was"));
+        return all;
     }
 
     /** Where /metrics is served, or null. */
@@ -289,6 +418,12 @@ public final class Sluice implements AutoCloseable {
      */
     @Override
     public void close() {
+        if (admin != null) {
+            admin.close();
+        }
+        if (top != null) {
+            top.close();
+        }
         if (metrics != null) {
             metrics.close();
         }

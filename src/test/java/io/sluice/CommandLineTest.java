@@ -133,26 +133,55 @@ class CommandLineTest {
         assertUsage(wildcard, "own listen address 0.0.0.0:" + port);
     }
 
-    /** Operators send SIGHUP and SIGUSR1 out of habit: sluice says it ignores them and goes on serving. */
+    /**
+     * SIGHUP re-reads --config and puts new limits in force while serving; an invalid file is
+     * logged with its line and changes nothing. SIGUSR1 is logged and ignored.
+     */
     @Test
-    void sighupAndSigusr1AreLoggedAndIgnored() throws Exception {
+    void sighupReloadsTheFileAndSigusr1IsIgnored() throws Exception {
+        Path conf = dir.resolve("reload.yml");
+        Files.writeString(conf, "limits:\n  default: unlimited\n");
         try (TestUpstream up = new TestUpstream()) {
-            SluiceProcess s = serve("signals.log", "--upstream", up.hostPort(), "--threads", "1");
-            for (String signal : new String[] {"HUP", "USR1"}) {
-                Process kill = new ProcessBuilder("kill", "-" + signal, String.valueOf(s.process().pid())).start();
-                assertEquals(0, kill.waitFor());
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-                while (!Files.readString(s.log()).contains("SIG" + signal + " ignored") && System.nanoTime() < deadline) {
-                    Thread.sleep(20);
-                }
-                assertTrue(Files.readString(s.log()).contains("SIG" + signal + " ignored"), Files.readString(s.log()));
-                assertTrue(s.process().isAlive(), "still running after SIG" + signal);
-                assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.at(), Dns.query(1, "still.example.", Type.A))));
+            SluiceProcess s = serve("signals.log", "--config", conf.toString(), "--upstream", up.hostPort(),
+                    "--threads", "1");
+            for (int i = 0; i < 3; i++) {
+                assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.at(), Dns.query(i, "a" + i + ".example.com.", Type.A))));
             }
+            Files.writeString(conf, "limits:\n  default: unlimited\n  domains:\n    example.com: { queries: 1, window: 1h }\n");
+            signal(s, "HUP", "SIGHUP: reloaded; limits.domains.example.com: added, 1 per 1h");
+            assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.at(), Dns.query(10, "b.example.com.", Type.A))));
+            assertEquals(Rcode.REFUSED, Dns.rcode(Dns.udp(s.at(), Dns.query(11, "c.example.com.", Type.A))));
+            Files.writeString(conf, "limits:\n  default: unlimited\n  domains:\n    example.com: { queries: lots }\n");
+            signal(s, "HUP", "SIGHUP: reload failed, the running settings stay: " + conf + " line 4");
+            assertEquals(Rcode.REFUSED, Dns.rcode(Dns.udp(s.at(), Dns.query(12, "d.example.com.", Type.A))),
+                    "the running limits stay");
+            signal(s, "USR1", "SIGUSR1 ignored");
+            assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.at(), Dns.query(13, "still.example.", Type.A))));
             s.process().destroy();
             assertTrue(s.process().waitFor(10, TimeUnit.SECONDS));
             assertEquals(0, s.process().exitValue());
         }
+    }
+
+    /** Sends {@code signal} to {@code s} and waits until its log says {@code logged}. */
+    private static void signal(SluiceProcess s, String signal, String logged) throws Exception {
+        int before = Files.readString(s.log()).split(java.util.regex.Pattern.quote(logged), -1).length;
+        Process kill = new ProcessBuilder("kill", "-" + signal, String.valueOf(s.process().pid())).start();
+        assertEquals(0, kill.waitFor());
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (Files.readString(s.log()).split(java.util.regex.Pattern.quote(logged), -1).length == before
+                && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertTrue(Files.readString(s.log()).split(java.util.regex.Pattern.quote(logged), -1).length > before,
+                Files.readString(s.log()));
+        assertTrue(s.process().isAlive(), "still running after SIG" + signal);
+    }
+
+    @Test
+    void anAdminListenerOffLoopbackWithoutATokenExitsTwo() throws Exception {
+        Exit e = runToExit("--admin", "0.0.0.0:0", "--upstream", "127.0.0.1:53");
+        assertUsage(e, "--admin: 0.0.0.0:0 is not a loopback address: give admin.token-file (--admin-token-file)");
     }
 
     @Test

@@ -121,6 +121,12 @@ public final class SettingTable {
     public static final Setting<InetSocketAddress> METRICS = one("metrics", "--metrics", "HOST:PORT", "off", null,
             v -> Values.address(v, 9153, true), false,
             "Serve counters at http://HOST:PORT/metrics (Prometheus text).");
+    public static final Setting<InetSocketAddress> ADMIN = one("admin.listen", "--admin", "HOST:PORT", "off", null,
+            SettingTable::adminAddress, false,
+            "Serve the admin API, /metrics and the dashboard at http://HOST:PORT/ (a bare PORT is on 127.0.0.1).");
+    public static final Setting<Path> ADMIN_TOKEN_FILE = one("admin.token-file", "--admin-token-file", "FILE", "none",
+            null, SettingTable::readable, false,
+            "A file holding the bearer token every admin request but /healthz must carry; needed off loopback.");
     public static final Setting<BackendSettings.Kind> BACKEND = one("backend", "--backend", "NAME", "memory",
             BackendSettings.Kind.MEMORY, v -> Values.named(v, BackendSettings.Kind.values()), false,
             "Where counters live: memory | redis | chronicle.");
@@ -184,6 +190,15 @@ public final class SettingTable {
     }
 
     /** A duration longer than 0 (every duration setting, and an override's window). */
+    /** {@code HOST:PORT}, or a bare {@code PORT} (or {@code :PORT}) on loopback. */
+    static InetSocketAddress adminAddress(String text) throws ConfigException {
+        String t = text.trim();
+        if (t.matches(":?[0-9]+")) {
+            t = "127.0.0.1:" + t.replace(":", "");
+        }
+        return Values.address(t, 8053, true);
+    }
+
     static Duration positiveDuration(String text) throws ConfigException {
         Duration d = Durations.parse(text);
         if (d.isZero()) {

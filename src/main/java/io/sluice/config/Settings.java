@@ -6,6 +6,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.NetworkInterface;
 import java.net.SocketException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.HashMap;
@@ -46,6 +47,9 @@ import org.xbill.DNS.Type;
  * @param limits              the per-domain limits
  * @param backend             where the limits' counters live
  * @param metrics             where to serve /metrics, or null for nowhere
+ * @param admin               where to serve the admin API, or null for nowhere
+ * @param adminTokenFile      the file of the admin API's bearer token, or null for none
+ * @param configFile          the file the settings were read from, which a reload reads again; or null
  */
 public record Settings(
         List<InetSocketAddress> listen,
@@ -71,7 +75,18 @@ public record Settings(
         HealthCheck healthCheck,
         LimitSettings limits,
         BackendSettings backend,
-        InetSocketAddress metrics) {
+        InetSocketAddress metrics,
+        InetSocketAddress admin,
+        Path adminTokenFile,
+        Path configFile) {
+
+    /** These settings with other limits: a reload's. */
+    public Settings withLimits(LimitSettings l) {
+        return new Settings(listen, allowClients, aclAction, aclIsDefault, upstreams, threads, timeout, queryTimeout,
+                maxInflight, maxTcpConnections, tcpIdleTimeout, tcpPerClient, tcpQueriesPerConnection, tcpMaxDuration,
+                upstreamSockets, upstreamSocketLifetime, randomizeCase, udpSteering, maxFails, healthCheckInterval,
+                healthCheck, l, backend, metrics, admin, adminTokenFile, configFile);
+    }
 
     public Settings {
         listen = List.copyOf(listen);
@@ -121,6 +136,7 @@ public record Settings(
         /** Every key {@link #set} takes, for telling a misspelt key from a bad value. */
         public static final Set<String> KEYS = keys();
         static final String UNKNOWN_KEY = "unknown key";
+        private Path configFile;
 
         private final Map<Setting<?>, Object> values = new HashMap<>();
         private final Map<String, LimitSettings.DomainLimit> domains = new LinkedHashMap<>();
@@ -204,8 +220,20 @@ public record Settings(
             return origins.getOrDefault(key, key);
         }
 
+        /** The file these settings are read from, for a reload to read again. */
+        public Builder configFile(Path file) {
+            this.configFile = file;
+            return this;
+        }
+
         /** Validates what depends on several keys and fills in the upstreams from resolv.conf. */
         public Settings build() throws ConfigException {
+            InetSocketAddress admin = get(SettingTable.ADMIN);
+            if (admin != null && !admin.getAddress().isLoopbackAddress() && get(SettingTable.ADMIN_TOKEN_FILE) == null) {
+                throw new ConfigException(where("admin.listen") + ": " + Addresses.text(admin) + " is not a loopback"
+                        + " address: give admin.token-file (--admin-token-file) so that only holders of the token"
+                        + " change limits");
+            }
             List<InetSocketAddress> l = get(SettingTable.LISTEN);
             List<InetSocketAddress> u = values.containsKey(SettingTable.UPSTREAMS)
                     ? get(SettingTable.UPSTREAMS) : systemResolvers();
@@ -246,7 +274,7 @@ public record Settings(
                     get(SettingTable.HEALTH_CHECK_INTERVAL),
                     new HealthCheck(get(SettingTable.HEALTH_CHECK_NAME), get(SettingTable.HEALTH_CHECK_TYPE),
                             get(SettingTable.HEALTH_CHECK_MUST_RESOLVE)),
-                    limits, b, get(SettingTable.METRICS));
+                    limits, b, get(SettingTable.METRICS), admin, get(SettingTable.ADMIN_TOKEN_FILE), configFile);
         }
 
         /** The same address twice would bind twice: say so rather than "address already in use". */

@@ -12,7 +12,7 @@ import org.xbill.DNS.TextParseException;
 import org.xbill.DNS.Type;
 
 /** Parsers for the value syntaxes shared by flags and the YAML file. */
-final class Values {
+public final class Values {
     private Values() {
     }
 
@@ -114,7 +114,7 @@ final class Values {
      * A domain name as queries carry it: IDNA A-labels ({@code bücher.de} is
      * {@code xn--bcher-kva.de}), lower case, without a trailing dot.
      */
-    static String asciiDomain(String text) throws ConfigException {
+    public static String asciiDomain(String text) throws ConfigException {
         String t = text.trim();
         if (t.endsWith(".")) {
             t = t.substring(0, t.length() - 1);

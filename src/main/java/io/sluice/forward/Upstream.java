@@ -34,7 +34,7 @@ public final class Upstream {
         return index;
     }
 
-    boolean isDown() {
+    public boolean isDown() {
         return down.get();
     }
 

@@ -125,6 +125,11 @@ public final class UpstreamPool implements AutoCloseable {
         }
     }
 
+    /** Every upstream, in order. */
+    public List<Upstream> upstreams() {
+        return upstreams;
+    }
+
     @Override
     public void close() {
         prober.shutdownNow();

@@ -27,7 +27,8 @@ public sealed class Counter extends DomainKey permits SharedCounter {
         }
     }
 
-    final Policy policy;
+    /** Changed in place, off the loops, when the domain's budget changes ({@link DomainLimiter#policies(PolicyTable)}). */
+    volatile Policy policy;
     @SuppressWarnings("unused") // through STATE
     private volatile long state;
     /** The window of the last refusal logged for this domain; at most one line per window. */

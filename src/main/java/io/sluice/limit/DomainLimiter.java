@@ -3,7 +3,6 @@ package io.sluice.limit;
 import io.sluice.config.LimitSettings;
 import io.sluice.domain.DomainKey;
 import io.sluice.domain.DomainProbe;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
@@ -28,8 +27,8 @@ public final class DomainLimiter {
     private final Algorithm algorithm;
     private final CounterStore store;
     private final Clock clock;
-    private final Policy defaultPolicy;
-    private final Map<DomainKey, Policy> overrides;
+    /** Replaced whole by {@link #policies(PolicyTable)}, off the loops. */
+    private volatile PolicyTable policies;
     private final int maxDomains;
     /** Each counter is its own key. */
     private final ConcurrentHashMap<DomainKey, Counter> counters;
@@ -41,6 +40,8 @@ public final class DomainLimiter {
     /** Set before traffic when counts are synced elsewhere; then read-only. */
     private volatile Queue<SharedCounter> unsynced;
     private final boolean shared;
+    /** Unlimited domains get counters too (never refused), so that the busiest domains include them. */
+    private volatile boolean trackUnlimited;
 
     /**
      * @param defaultPolicy the budget of a domain without an override; may be {@link Policy#UNLIMITED}
@@ -48,21 +49,51 @@ public final class DomainLimiter {
      */
     public DomainLimiter(LimitSettings.Algorithm algorithm, Policy defaultPolicy, Map<DomainKey, Policy> overrides,
                          int maxDomains, Clock clock) {
-        this(Algorithm.of(algorithm), new HeapCounters(), defaultPolicy, overrides, maxDomains, clock, false);
+        this(Algorithm.of(algorithm), new HeapCounters(), new PolicyTable(defaultPolicy, overrides), maxDomains, clock,
+                false);
     }
 
     /** @param shared make {@link SharedCounter}s, for a budget shared through Redis */
-    public DomainLimiter(Algorithm algorithm, CounterStore store, Policy defaultPolicy,
-                         Map<DomainKey, Policy> overrides, int maxDomains, Clock clock, boolean shared) {
+    public DomainLimiter(Algorithm algorithm, CounterStore store, PolicyTable policies, int maxDomains, Clock clock,
+                         boolean shared) {
         this.shared = shared;
         this.algorithm = algorithm;
         this.store = store;
         this.clock = clock;
-        this.defaultPolicy = defaultPolicy;
-        this.overrides = new HashMap<>(overrides);
+        this.policies = policies;
         this.maxDomains = maxDomains;
         this.counters = new ConcurrentHashMap<>(Math.min(maxDomains, 1 << 16));
-        this.overflow = newCounter(DomainProbe.of(OVERFLOW_NAME), defaultPolicy);
+        this.overflow = newCounter(DomainProbe.of(OVERFLOW_NAME), policies.defaultPolicy());
+    }
+
+    /** The budgets in force. */
+    public PolicyTable policies() {
+        return policies;
+    }
+
+    /**
+     * Puts {@code next} in force: the next lookup on every loop reads it, and every counter whose
+     * budget it changes gets the new one in place, its word kept (a count carries over; a window of
+     * another length starts afresh, as the algorithm sees another window). Off the loops, one
+     * caller at a time ({@link Budgets} holds its lock).
+     *
+     * <p>A loop that read the old table may be adding a counter meanwhile; {@link #track} reads the
+     * table again once its counter is in the map, and the map's volatile accesses order that read
+     * after this write whenever the walk below missed the counter.
+     */
+    void policies(PolicyTable next) {
+        policies = next;
+        for (Counter c : counters.values()) {
+            repolicy(c, next);
+        }
+        overflow.policy = next.defaultPolicy();
+    }
+
+    private static void repolicy(Counter c, PolicyTable table) {
+        Policy p = table.of(c);
+        if (!p.equals(c.policy)) {
+            c.policy = p;
+        }
     }
 
     /** The counter of {@code domain}, made if it is new; null when the domain is never counted. */
@@ -71,9 +102,17 @@ public final class DomainLimiter {
         if (c != null) {
             return c;
         }
-        // A probe equals a key with the same bytes, so a HashMap can be searched with it.
-        Policy p = overrides.getOrDefault(domain, defaultPolicy);
-        return p == Policy.UNLIMITED ? null : track(domain, null, p);
+        Policy p = policies.of(domain);
+        return p == Policy.UNLIMITED && !trackUnlimited ? null : track(domain, null, p);
+    }
+
+    /**
+     * From now on unlimited domains have counters as well, which are never refused: for the
+     * busiest domains ({@link TopDomains}), at the cost of a counter per domain within
+     * {@code max-domains}. Before traffic.
+     */
+    public void trackUnlimited() {
+        trackUnlimited = true;
     }
 
     /** Counts a query for {@code c}'s domain in this process's store: true when it is allowed. */
@@ -91,14 +130,21 @@ public final class DomainLimiter {
                     return false;
                 default:
                     c = successor(c);
+                    if (c == null) {
+                        return true; // its budget became unlimited meanwhile
+                    }
             }
         }
     }
 
-    /** The counter that took over from one the janitor retired: the same domain, maybe new. */
+    /** The counter that took over from one the janitor retired: the same domain, maybe new; null when unlimited. */
     private Counter successor(Counter retired) {
         Counter c = counters.get(retired); // a retired counter is equal to its successor
-        return c != null ? c : track(null, retired, retired.policy);
+        if (c != null) {
+            return c;
+        }
+        Policy p = policies.of(retired);
+        return p == Policy.UNLIMITED ? null : track(null, retired, p);
     }
 
     /**
@@ -106,7 +152,7 @@ public final class DomainLimiter {
      * only once there is room: a flood of new domains past the bound allocates nothing.
      */
     private Counter track(DomainProbe probe, DomainKey key, Policy p) {
-        boolean override = p != defaultPolicy;
+        boolean override = p != policies.defaultPolicy();
         if (!override && tracked.incrementAndGet() > maxDomains) {
             tracked.decrementAndGet();
             overflowHits.increment();
@@ -124,6 +170,7 @@ public final class DomainLimiter {
         if (override) {
             tracked.incrementAndGet(); // overrides are few and configured: they may exceed the bound
         }
+        repolicy(fresh, policies); // see policies(PolicyTable)
         return fresh;
     }
 

@@ -2,9 +2,11 @@ package io.sluice.limit;
 
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -18,27 +20,34 @@ public final class Janitor implements AutoCloseable {
     private static final long LOG_INTERVAL_MILLIS = 1000;
 
     private final DomainLimiter limiter;
-    private final String refusalVerb;
+    private final Budgets budgets;
+    private final BooleanSupplier dryRun;
     private final int maxDomains;
     private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(
             new ThreadFactoryBuilder().setNameFormat("sluice-janitor").setDaemon(true).build());
     private long overflowSeen;
     private boolean overflowing;
 
-    public Janitor(DomainLimiter limiter, boolean dryRun, int maxDomains) {
+    Janitor(DomainLimiter limiter, Budgets budgets, BooleanSupplier dryRun, int maxDomains) {
         this.limiter = limiter;
-        this.refusalVerb = dryRun ? "dry run, would refuse" : "limiting";
+        this.budgets = budgets;
+        this.dryRun = dryRun;
         this.maxDomains = maxDomains;
     }
 
     public void start(Duration interval) {
         thread.scheduleWithFixedDelay(this::sweep, interval.toMillis(), interval.toMillis(), TimeUnit.MILLISECONDS);
-        thread.scheduleWithFixedDelay(() -> limiter.refusals().drain(refusalVerb),
+        thread.scheduleWithFixedDelay(
+                () -> limiter.refusals().drain(dryRun.getAsBoolean() ? "dry run, would refuse" : "limiting"),
                 LOG_INTERVAL_MILLIS, LOG_INTERVAL_MILLIS, TimeUnit.MILLISECONDS);
     }
 
-    /** One pass: evict, then report overflow changes. */
+    /** One pass: expire runtime budgets, evict, then report overflow changes. */
     private void sweep() {
+        for (Budgets.Runtime r : budgets == null ? List.<Budgets.Runtime>of() : budgets.expire()) {
+            log.info("runtime limit of {} ({}) expired: back to {}", r.domain(), r.limit(),
+                    budgets.effective(r.domain()));
+        }
         int removed;
         try {
             removed = limiter.evictIdle();

@@ -22,10 +22,14 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
     private final LongAdder limitedDryRun;
     private final Decisions decisions;
     private final DomainProbe domain = new DomainProbe();
+    /** This loop's recent decisions, for the busiest domains; null when nobody asks. */
+    private final TopDomains.Ring recent;
     private Continuation next;
 
-    public LimitStage(Limits limits, LimitMeters meters, Decisions.Maker maker, Executor loop) {
+    /** @param top where the busiest domains are worked out, or null for nowhere */
+    public LimitStage(Limits limits, LimitMeters meters, Decisions.Maker maker, Executor loop, TopDomains top) {
         this.limits = limits;
+        this.recent = top == null ? null : top.ring();
         this.limited = meters.limited;
         this.limitedDryRun = meters.limitedDryRun;
         this.decisions = maker.forLoop(loop, this);
@@ -46,7 +50,21 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
         if (c == null) {
             return Outcome.CONTINUE;
         }
-        return switch (decisions.decide(c, q)) {
+        if (c.policy == Policy.UNLIMITED) { // counted for the busiest domains only, or made unlimited while running
+            if (recent != null) {
+                recent.allowed(c);
+            }
+            return Outcome.CONTINUE;
+        }
+        int d = decisions.decide(c, q);
+        if (recent != null) {
+            if (d == Decisions.REFUSED) {
+                recent.refused(c);
+            } else {
+                recent.allowed(c); // a parked query's later refusal adds only the refusal
+            }
+        }
+        return switch (d) {
             case Decisions.ALLOWED -> Outcome.CONTINUE;
             case Decisions.REFUSED -> refuse(c, q);
             default -> Outcome.PARKED; // allow() or refuse() below, once the store answers
@@ -60,6 +78,9 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
 
     @Override
     public void refuse(ParkedQuery parked, Counter over) {
+        if (recent != null) {
+            recent.refusedLater(over);
+        }
         Query q = next.reopen(parked);
         Outcome o = refuse(over, q);
         if (o == Outcome.CONTINUE) {

@@ -16,23 +16,26 @@ import java.util.function.Function;
  * action and dry-run. {@link #active()} is false when no domain has a limit; then none of it runs.
  */
 public final class Limits implements AutoCloseable {
-    private final LimitSettings settings;
+    /** Replaced by a reload: action, dry run and exemptions are read from it per query. */
+    private volatile LimitSettings settings;
+    private volatile Network[] exempt;
     private final RegistrableDomains domains;
     private final DomainLimiter limiter;
+    private final Budgets budgets;
     private final Janitor janitor;
-    private final Network[] exempt;
 
-    private Limits(LimitSettings settings, RegistrableDomains domains, DomainLimiter limiter, Janitor janitor) {
+    private Limits(LimitSettings settings, RegistrableDomains domains, DomainLimiter limiter, Budgets budgets) {
         this.settings = settings;
         this.domains = domains;
         this.limiter = limiter;
-        this.janitor = janitor;
+        this.budgets = budgets;
+        this.janitor = limiter == null ? null : new Janitor(limiter, budgets, this::dryRun, settings.maxDomains());
         this.exempt = settings.exemptClients().toArray(new Network[0]);
     }
 
-    /** {@link #from(LimitSettings, Clock, StoreOpener)} with the counters in memory. */
+    /** {@link #from(LimitSettings, Clock, StoreOpener, boolean, boolean)} with the counters in memory. */
     public static Limits from(LimitSettings s, Clock clock) throws ConfigException {
-        return from(s, clock, policies -> new HeapCounters(), false);
+        return from(s, clock, policies -> new HeapCounters(), false, false);
     }
 
     /** Where the words live: opened once the policies are known, only when limits are on. */
@@ -44,13 +47,15 @@ public final class Limits implements AutoCloseable {
     /**
      * Loads the suffix list, checks the overrides against it and opens the counter store.
      *
-     * @param shared whether the budgets are shared through Redis (the counters keep more)
+     * @param shared     whether the budgets are shared through Redis (the counters keep more)
+     * @param changeable whether budgets may be set while running (a reload, the admin API): then the
+     *                   limits run even when nothing is limited yet
      * @throws ConfigException when the list file cannot be used, an override is not a registrable
      *                         domain, or the store cannot be opened
      */
-    public static Limits from(LimitSettings s, Clock clock, StoreOpener stores, boolean shared)
+    public static Limits from(LimitSettings s, Clock clock, StoreOpener stores, boolean shared, boolean changeable)
             throws ConfigException {
-        if (s.off()) {
+        if (s.off() && !changeable) {
             return new Limits(s, null, null, null);
         }
         RegistrableDomains domains;
@@ -60,45 +65,26 @@ public final class Limits implements AutoCloseable {
         } catch (IOException e) {
             throw new ConfigException("public-suffix-list: " + s.publicSuffixList() + ": " + e.getMessage());
         }
+        checkOverrides(s, domains);
+        DomainLimiter[] made = new DomainLimiter[1]; // the store asks for policies only once traffic runs
+        CounterStore store = stores.open(key -> made[0].policies().of(key));
         Map<DomainKey, Policy> overrides = new HashMap<>();
-        for (var e : s.domains().entrySet()) {
-            String name = e.getKey();
-            String registrable;
+        s.domains().forEach((d, l) -> overrides.put(DomainKey.of(d), Budgets.policy(l, s.burst())));
+        DomainLimiter limiter = new DomainLimiter(Algorithm.of(s.algorithm()), store,
+                new PolicyTable(Budgets.policy(s.defaultLimit(), s.burst()), overrides), s.maxDomains(), clock, shared);
+        made[0] = limiter;
+        return new Limits(s, domains, limiter,
+                new Budgets(limiter, domains, clock, s.defaultLimit(), s.domains(), s.burst()));
+    }
+
+    private static void checkOverrides(LimitSettings s, RegistrableDomains domains) throws ConfigException {
+        for (String name : s.domains().keySet()) {
             try {
-                registrable = domains.reduce(name);
-            } catch (IllegalArgumentException ex) {
-                throw new ConfigException(s.origin(name) + ": " + ex.getMessage());
+                Budgets.registrable(domains, name);
+            } catch (IllegalArgumentException e) {
+                throw new ConfigException(s.origin(name) + ": " + e.getMessage());
             }
-            if (!registrable.equals(DomainKey.of(name).toString())) {
-                throw new ConfigException(s.origin(name) + ": not a registrable domain (its queries count for "
-                        + registrable + ")");
-            }
-            // A public suffix counts for itself, so the check above passes; but a name under it
-            // counts for its own registrable domain, and the override would match only the bare suffix.
-            if (isPublicSuffix(domains, name)) {
-                throw new ConfigException(s.origin(name) + ": " + name + " is a public suffix: each domain under it"
-                        + " has its own budget (name one, such as example." + name + ")");
-            }
-            overrides.put(DomainKey.of(name), policy(e.getValue(), s.burst()));
         }
-        Policy defaultPolicy = policy(s.defaultLimit(), s.burst());
-        CounterStore store = stores.open(key -> overrides.getOrDefault(key, defaultPolicy));
-        DomainLimiter limiter = new DomainLimiter(Algorithm.of(s.algorithm()), store, defaultPolicy, overrides,
-                s.maxDomains(), clock, shared);
-        return new Limits(s, domains, limiter, new Janitor(limiter, s.dryRun(), s.maxDomains()));
-    }
-
-    /** A public suffix is the one name whose child is itself registrable. */
-    private static boolean isPublicSuffix(RegistrableDomains domains, String name) {
-        try {
-            return domains.reduce("probe." + name).equals("probe." + name);
-        } catch (IllegalArgumentException tooLong) {
-            return false; // a name this long is no suffix
-        }
-    }
-
-    private static Policy policy(LimitSettings.DomainLimit d, long burst) {
-        return Policy.of(d.queries(), d.window(), burst);
     }
 
     public void start() {
@@ -119,6 +105,33 @@ public final class Limits implements AutoCloseable {
         return limiter;
     }
 
+    /** The budgets, to change them while running; null when limits are off. */
+    public Budgets budgets() {
+        return budgets;
+    }
+
+    /**
+     * Puts a reloaded file's limits in force: the default, the overrides, the action, dry run and
+     * exemptions. Runtime budgets stay; counters of unchanged budgets carry on. What cannot change
+     * while running (algorithm, table bound, suffix list, janitor interval) must be as before: the
+     * caller checks.
+     *
+     * @throws ConfigException when an override is not a registrable domain; nothing changes then
+     */
+    public void reload(LimitSettings next) throws ConfigException {
+        if (budgets == null) {
+            throw new ConfigException("limits are off and were not made changeable at start");
+        }
+        checkOverrides(next, domains);
+        budgets.file(next.defaultLimit(), next.domains(), next.burst());
+        exempt = next.exemptClients().toArray(new Network[0]);
+        settings = next;
+    }
+
+    public LimitSettings settings() {
+        return settings;
+    }
+
     public LimitSettings.Action action() {
         return settings.action();
     }
@@ -129,7 +142,7 @@ public final class Limits implements AutoCloseable {
 
     /** Whether queries from {@code client} are never limited. */
     public boolean exempt(InetAddress client) {
-        for (Network n : exempt) {
+        for (Network n : exempt) { // a reload may replace the array, never change one
             if (n.contains(client)) {
                 return true;
             }
@@ -144,6 +157,11 @@ public final class Limits implements AutoCloseable {
 
     public boolean hasExemptions() {
         return exempt.length > 0;
+    }
+
+    /** Whether budgets may change while running (reload, admin API). */
+    public boolean changeable() {
+        return budgets != null;
     }
 
     /** For the startup line. */

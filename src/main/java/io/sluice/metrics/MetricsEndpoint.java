@@ -47,7 +47,8 @@ public final class MetricsEndpoint implements AutoCloseable {
         return new MetricsEndpoint(server);
     }
 
-    static String render(Registry metrics) {
+    /** Every counter and gauge in the Prometheus text format. */
+    public static String render(Registry metrics) {
         StringBuilder sb = new StringBuilder();
         metrics.counterMeters().forEach((name, m) -> {
             sb.append("# HELP sluice_").append(name).append("_total ").append(m.help())

@@ -14,6 +14,7 @@ import io.sluice.limit.Decide;
 import io.sluice.limit.DomainLimiter;
 import io.sluice.limit.HeapCounters;
 import io.sluice.limit.Policy;
+import io.sluice.limit.PolicyTable;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -82,7 +83,7 @@ public class DecisionBenchmark {
             } else {
                 counters = new HeapCounters();
             }
-            limiter = new DomainLimiter(Algorithm.of(algorithm), counters, policy, Map.of(), 2_000_000,
+            limiter = new DomainLimiter(Algorithm.of(algorithm), counters, new PolicyTable(policy, Map.of()), 2_000_000,
                     Clock.system(), false);
             DomainProbe p = new DomainProbe();
             for (int d = 0; d < tracked; d++) {

@@ -9,6 +9,7 @@ import io.sluice.limit.Decide;
 import io.sluice.limit.DomainLimiter;
 import io.sluice.limit.HeapCounters;
 import io.sluice.limit.Policy;
+import io.sluice.limit.PolicyTable;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.Map;
@@ -26,7 +27,7 @@ public final class HeapPerDomain {
         RegistrableDomains psl = RegistrableDomains.fromGuava();
         for (LimitSettings.Algorithm a : LimitSettings.Algorithm.values()) {
             DomainLimiter limiter = new DomainLimiter(Algorithm.of(a), new HeapCounters(),
-                    Policy.of(100, Duration.ofHours(1), 0), Map.of(), n, Clock.system(), shared);
+                    new PolicyTable(Policy.of(100, Duration.ofHours(1), 0), Map.of()), n, Clock.system(), shared);
             long before = usedAfterGc();
             DomainProbe p = new DomainProbe();
             for (int d = 0; d < n; d++) {

@@ -156,7 +156,7 @@ class ConfigFileTest {
     /** Overrides are checked against the suffix list once it is loaded, and still name their line. */
     @ParameterizedTest(name = "{0}")
     @CsvSource(delimiter = '|', value = {
-        "www.example.com | line 4: limits.domains.www.example.com: not a registrable domain (its queries count for example.com)",
+        "www.example.com | line 4: limits.domains.www.example.com: not a registrable domain (www.example.com counts for example.com)",
         "co.uk           | line 4: limits.domains.co.uk: co.uk is a public suffix",
     })
     void overridesTheSuffixListRejectsNameTheirLine(String name, String expected) throws Exception {

@@ -53,7 +53,7 @@ class JanitorTest {
     void overflowIsLoggedOnceWhenItStartsAndOnceWhenItEnds() throws Exception {
         DomainLimiter limiter = new DomainLimiter(Algorithm.FIXED_WINDOW, Policy.of(5, Duration.ofSeconds(1), 0),
                 Map.of(), 10, clock);
-        try (Janitor janitor = new Janitor(limiter, false, 10)) {
+        try (Janitor janitor = new Janitor(limiter, null, () -> false, 10)) {
             janitor.start(Duration.ofMillis(20));
             DomainProbe p = new DomainProbe();
             for (int i = 0; i < 1000; i++) {
@@ -76,7 +76,7 @@ class JanitorTest {
     void refusalsAreLoggedOncePerDomainPerWindow() throws Exception {
         DomainLimiter limiter = new DomainLimiter(Algorithm.FIXED_WINDOW, Policy.of(1, Duration.ofSeconds(1), 0),
                 Map.of(), 100, clock);
-        try (Janitor janitor = new Janitor(limiter, true, 100)) {
+        try (Janitor janitor = new Janitor(limiter, null, () -> true, 100)) {
             janitor.start(Duration.ofSeconds(5));
             DomainProbe p = new DomainProbe();
             PSL.reduce("a.example.com", p);

@@ -1,0 +1,193 @@
+package io.sluice.admin;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sluice.limit.ManualClock;
+import io.sluice.testing.Dns;
+import io.sluice.testing.RunningSluice;
+import io.sluice.testing.TestUpstream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.xbill.DNS.Rcode;
+import org.xbill.DNS.Type;
+
+/** The admin API over real HTTP, its changes seen by real DNS queries. */
+class AdminApiTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private final HttpClient http = HttpClient.newHttpClient();
+
+    @TempDir
+    Path dir;
+
+    record Reply(int status, JsonNode body) {
+    }
+
+    private Reply call(RunningSluice s, String method, String path, String body, String token) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + s.sluice().adminAddress().getPort()
+                + path)).method(method, body == null ? HttpRequest.BodyPublishers.noBody()
+                : HttpRequest.BodyPublishers.ofString(body));
+        if (token != null) {
+            b.header("Authorization", "Bearer " + token);
+        }
+        HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        return new Reply(r.statusCode(), r.body().isEmpty() ? null : JSON.readTree(r.body()));
+    }
+
+    private Reply call(RunningSluice s, String method, String path, String body) throws Exception {
+        return call(s, method, path, body, null);
+    }
+
+    private static int rcode(RunningSluice s, String name) throws Exception {
+        return Dns.rcode(Dns.udp(s.address(), Dns.query(1, name, Type.A)));
+    }
+
+    @Test
+    void aRuntimeLimitAppliesToTheNextQueryAndIsGoneWhenDeleted() throws Exception {
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), new ManualClock(), b -> { }, "admin.listen", "127.0.0.1:0")) {
+            assertEquals(Rcode.NOERROR, rcode(s, "a.example.com."));
+            assertEquals(Rcode.NOERROR, rcode(s, "b.example.com."), "no limit yet");
+            Reply set = call(s, "PUT", "/api/v1/limits/example.com",
+                    "{\"queries\": 1, \"window\": \"1h\", \"ttl\": \"10m\", \"reason\": \"flood\"}");
+            assertEquals(200, set.status(), set.toString());
+            assertEquals("api", set.body().get("source").asText());
+            assertEquals("flood", set.body().get("reason").asText());
+            assertEquals(Rcode.NOERROR, rcode(s, "c.example.com."));
+            assertEquals(Rcode.REFUSED, rcode(s, "d.example.com."), "the new budget, at once");
+            Reply list = call(s, "GET", "/api/v1/limits", null);
+            assertEquals(200, list.status());
+            assertTrue(list.body().get("default").get("unlimited").asBoolean(), list.toString());
+            JsonNode entry = list.body().get("limits").get(0);
+            assertEquals("example.com", entry.get("domain").asText());
+            assertEquals(1, entry.get("queries").asInt());
+            assertEquals("1h", entry.get("window").asText());
+            assertTrue(entry.get("expires").asText().endsWith("Z"), entry.toString());
+            assertEquals("127.0.0.1", entry.get("set-by").asText());
+            Reply removed = call(s, "DELETE", "/api/v1/limits/example.com", null);
+            assertEquals(200, removed.status(), removed.toString());
+            assertEquals(Rcode.NOERROR, rcode(s, "e.example.com."), "back to the default");
+            assertEquals(404, call(s, "DELETE", "/api/v1/limits/example.com", null).status());
+        }
+    }
+
+    @Test
+    void badRequestsAreRefusedWithTheirReason() throws Exception {
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), "admin.listen", "127.0.0.1:0")) {
+            Reply www = call(s, "PUT", "/api/v1/limits/www.example.com", "{\"queries\": 5}");
+            assertEquals(400, www.status());
+            assertTrue(www.body().get("error").asText().contains("www.example.com counts for example.com"), www.toString());
+            Reply unicode = call(s, "PUT", "/api/v1/limits/b%C3%BCcher.de", "{\"queries\": 5, \"window\": \"1s\"}");
+            assertEquals(200, unicode.status(), unicode.toString());
+            assertEquals("xn--bcher-kva.de", unicode.body().get("domain").asText());
+            assertEquals(400, call(s, "PUT", "/api/v1/limits/example.com", "{\"queries\": 0}").status());
+            assertEquals(400, call(s, "PUT", "/api/v1/limits/example.com", "{\"queries\": 5, \"window\": \"soon\"}").status());
+            Reply unknown = call(s, "PUT", "/api/v1/limits/example.com", "{\"querys\": 5}");
+            assertTrue(unknown.body().get("error").asText().contains("querys"), unknown.toString());
+            assertEquals(400, call(s, "PUT", "/api/v1/limits/example.com", "not json").status());
+            assertEquals(404, call(s, "GET", "/api/v1/nothing", null).status());
+            assertEquals(405, call(s, "POST", "/api/v1/limits", "{}").status());
+            assertEquals(400, call(s, "GET", "/api/v1/top?n=zero", null).status());
+        }
+    }
+
+    @Test
+    void aTokenGuardsEverythingButHealthz() throws Exception {
+        Path token = dir.resolve("token");
+        Files.writeString(token, "s3cret-token\n");
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), "admin.listen", "127.0.0.1:0",
+                     "admin.token-file", token.toString())) {
+            assertEquals(200, call(s, "GET", "/healthz", null).status());
+            Reply none = call(s, "GET", "/api/v1/limits", null);
+            assertEquals(401, none.status());
+            assertTrue(none.body().has("error"));
+            assertEquals(401, call(s, "GET", "/readyz", null, "wrong").status());
+            assertEquals(200, call(s, "GET", "/readyz", null, "s3cret-token").status());
+            assertEquals(200, call(s, "GET", "/api/v1/limits", null, "s3cret-token").status());
+        }
+    }
+
+    @Test
+    void readyzSaysWhenEveryUpstreamIsDown() throws Exception {
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), "admin.listen", "127.0.0.1:0", "timeout", "100ms",
+                     "max-fails", "1", "threads", "1")) {
+            assertEquals(200, call(s, "GET", "/readyz", null).status());
+            up.mode(TestUpstream.Mode.SILENT);
+            Dns.udp(s.address(), Dns.query(1, "silent.example.", Type.A), 3000);
+            Reply down = call(s, "GET", "/readyz", null);
+            assertEquals(503, down.status(), down.toString());
+        }
+    }
+
+    @Test
+    void topRanksTheBusiestDomains() throws Exception {
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), new ManualClock(), b -> b.domain("hot.example", "20", "1h"),
+                     "admin.listen", "127.0.0.1:0")) {
+            for (int i = 0; i < 30; i++) {
+                Dns.udp(s.address(), Dns.query(i, "n" + i + ".hot.example.", Type.A));
+            }
+            for (int i = 0; i < 5; i++) {
+                Dns.udp(s.address(), Dns.query(i, "n" + i + ".cool.example.net.", Type.A));
+            }
+            JsonNode top = null;
+            long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+            while (System.nanoTime() < deadline) { // the rings are drained four times a second
+                top = call(s, "GET", "/api/v1/top?n=2", null).body();
+                if (top.get("domains").size() == 2 && top.get("domains").get(1).get("queries").asInt() == 5) {
+                    break;
+                }
+                Thread.sleep(50);
+            }
+            JsonNode hot = top.get("domains").get(0);
+            assertEquals("hot.example", hot.get("domain").asText(), top.toString());
+            assertEquals(30, hot.get("queries").asInt());
+            assertEquals(10, hot.get("refused").asInt());
+            assertTrue(hot.get("limited").asBoolean());
+            assertEquals("20 per 1h", hot.get("limit").asText());
+            assertEquals("example.net", top.get("domains").get(1).get("domain").asText());
+            JsonNode refused = call(s, "GET", "/api/v1/top?n=5&by=refused", null).body();
+            assertEquals(1, refused.get("domains").size(), refused.toString());
+        }
+    }
+
+    @Test
+    void reloadPutsTheFileInForceAndRuntimeLimitsWin() throws Exception {
+        Path conf = dir.resolve("sluice.yml");
+        Files.writeString(conf, "limits:\n  default: unlimited\n");
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), new ManualClock(), b -> b.configFile(conf),
+                     "admin.listen", "127.0.0.1:0")) {
+            call(s, "PUT", "/api/v1/limits/example.org", "{\"unlimited\": true}");
+            Files.writeString(conf, "limits:\n  default: { queries: 1, window: 1h }\n");
+            Reply r = call(s, "POST", "/api/v1/reload", null);
+            assertEquals(200, r.status(), r.toString());
+            assertTrue(r.body().get("changes").toString().contains("limits.default: unlimited -> 1 per 1h"), r.toString());
+            assertEquals(Rcode.NOERROR, rcode(s, "a.example.com."));
+            assertEquals(Rcode.REFUSED, rcode(s, "b.example.com."), "the file's new default");
+            for (int i = 0; i < 3; i++) {
+                assertEquals(Rcode.NOERROR, rcode(s, "x" + i + ".example.org."), "the runtime entry wins");
+            }
+            Files.writeString(conf, "limits:\n  default: { queries: many }\n");
+            Reply bad = call(s, "POST", "/api/v1/reload", null);
+            assertEquals(400, bad.status());
+            assertTrue(bad.body().get("error").asText().contains(conf + " line 2: limits.default.queries"), bad.toString());
+            assertEquals(Rcode.REFUSED, rcode(s, "c.example.com."), "nothing changed");
+            assertEquals(1, s.sluice().metrics().count("reloads"));
+            assertEquals(1, s.sluice().metrics().count("reload_failures"));
+        }
+    }
+}
