@@ -7,6 +7,7 @@ import io.sluice.config.ConfigFile;
 import io.sluice.config.Setting;
 import io.sluice.config.SettingTable;
 import io.sluice.config.Settings;
+import io.sluice.ctl.CtlCommand;
 import io.sluice.stress.AnswerCommand;
 import io.sluice.stress.StressCommand;
 import java.io.IOException;
@@ -38,7 +39,8 @@ import picocli.CommandLine.Spec;
 @Command(name = "sluice", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
         sortOptions = false, usageHelpAutoWidth = true,
         description = "A DNS forwarder that limits queries per registrable domain.",
-        footer = "%nSubcommands: stress (a DNS load generator; 'stress --help', or scripts/dnsstress),"
+        footer = "%nSubcommands: ctl (the admin API from a terminal; 'ctl --help'),"
+                + " stress (a DNS load generator; 'stress --help', or scripts/dnsstress),"
                 + " answer (a server answering every query, the upstream of scripts/bench without nsd).")
 public final class Main implements Callable<Integer> {
     static final int EXIT_OK = 0;
@@ -68,18 +70,36 @@ public final class Main implements Callable<Integer> {
 
     /** Runs the command line and returns the exit code instead of exiting. */
     static int run(String... args) {
+        return run(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args);
+    }
+
+    /** {@link #run(String...)} writing to {@code out} and {@code err}. */
+    static int run(PrintWriter out, PrintWriter err, String... args) {
         CommandLine cli = new CommandLine(new Main());
         addFlags(cli.getCommandSpec());
         cli.addSubcommand("stress", new StressCommand());
         cli.addSubcommand("answer", new AnswerCommand());
+        cli.addSubcommand("ctl", new CtlCommand());
+        cli.setOut(out); // after the subcommands: picocli gives them the writers set by then
+        cli.setErr(err);
         cli.setParameterExceptionHandler((e, a) -> {
-            PrintWriter err = e.getCommandLine().getErr();
-            String who = e.getCommandLine().getCommandName().equals("stress") ? "dnsstress" : "sluice";
-            err.println(who + ": " + e.getMessage() + " (see --help)");
-            err.flush();
+            PrintWriter w = e.getCommandLine().getErr();
+            String who = e.getCommandLine().getCommandName().equals("stress") ? "dnsstress"
+                    : underCtl(e.getCommandLine()) ? "sluice ctl" : "sluice";
+            w.println(who + ": " + e.getMessage() + " (see --help)");
+            w.flush();
             return EXIT_USAGE;
         });
         return cli.execute(args);
+    }
+
+    private static boolean underCtl(CommandLine c) {
+        for (CommandLine at = c; at != null; at = at.getParent()) {
+            if (at.getCommandName().equals("ctl")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     @Override

@@ -226,6 +226,11 @@ public record Settings(
             return this;
         }
 
+        /** The file given to {@link #configFile(Path)}, or null. */
+        public Path configFile() {
+            return configFile;
+        }
+
         /** Validates what depends on several keys and fills in the upstreams from resolv.conf. */
         public Settings build() throws ConfigException {
             InetSocketAddress admin = get(SettingTable.ADMIN);

@@ -54,6 +54,8 @@ public final class Forwarder implements Responder {
     private final WriteBatch writes;
     private final QueryIds ids = new QueryIds();
     private final QueryView scratch = new QueryView();
+    /** Where {@link QuestionCase} reads and writes a name. */
+    private final byte[] nameScratch = new byte[QuestionCase.SCRATCH_BYTES];
     /**
      * Per upstream, the replies this loop has taken from it. A timeout counts towards marking an
      * upstream down only if none came since that query left: an upstream that ignores some queries
@@ -189,7 +191,7 @@ public final class Forwarder implements Responder {
         clientCase(q);
         q.caseMismatched = false;
         if (randomizeCase && !q.overTcp() && q.questionEnd > Wire.HEADER_BYTES && !isCaseBlind(i, now)) {
-            QuestionCase.scramble(q.query, q.query.readerIndex(), q.caseMask, ids::nextLong);
+            QuestionCase.scramble(q.query, q.query.readerIndex(), q.questionEnd - 4, q.caseMask, nameScratch, ids);
             q.caseScrambled = true;
         }
         arm(q, now);
@@ -197,9 +199,9 @@ public final class Forwarder implements Responder {
     }
 
     /** Gives {@code q.query} the case its client wrote, if this attempt had changed it. */
-    private static void clientCase(PendingQuery q) {
+    private void clientCase(PendingQuery q) {
         if (q.caseScrambled) {
-            QuestionCase.flip(q.query, q.query.readerIndex(), q.caseMask);
+            QuestionCase.flip(q.query, q.query.readerIndex(), q.questionEnd - 4, q.caseMask, nameScratch);
             q.caseScrambled = false;
         }
     }
@@ -267,7 +269,9 @@ public final class Forwarder implements Responder {
         }
         if (q.caseScrambled && reply.getUnsignedShort(reply.readerIndex() + Wire.QDCOUNT_OFFSET) == 1) {
             caseTimeouts[q.upstream.index()] = 0; // it keeps case
-            QuestionCase.flip(reply, reply.readerIndex(), q.caseMask); // the client's case, as in clientCase
+            // the client's case, as in clientCase: the reply's name is the query's, byte for byte
+            QuestionCase.flip(reply, reply.readerIndex(), reply.readerIndex() + (q.questionEnd - 4 - base), q.caseMask,
+                    nameScratch);
         }
         // A zone transfer is many messages under one ID: the query keeps its slot and ID, and
         // each message its own deadline, until the one that closes the transfer.

@@ -9,7 +9,8 @@ import java.util.function.LongSupplier;
  * byte for byte, so a reply has to carry the same mix, which an off-path forger must guess: one
  * more bit per letter on top of the message ID and the source port.
  *
- * <p>The mix is kept as a mask of the bytes flipped, one bit per byte of the name, so that
+ * <p>The mix is kept as a mask of the bytes flipped, one bit per byte of the name (a question
+ * name holds no compression pointer: {@link Names#skip} refuses one in the first name), so that
  * flipping the same bytes again gives the client's case back: in the query before it is sent
  * again, and in an accepted reply's question, which holds the name at the same offsets as the
  * query (a question name is never compressed).
@@ -17,33 +18,40 @@ import java.util.function.LongSupplier;
 public final class QuestionCase {
     /** Words of a mask: a bit for each of a name's at most 255 bytes. */
     public static final int MASK_WORDS = 4;
+    /** The size a scratch array needs: the longest name. */
+    public static final int SCRATCH_BYTES = Wire.MAX_NAME_BYTES;
 
     private QuestionCase() {
     }
 
     /**
      * Flips the case of a random choice of the letters of the question name of {@code message}
-     * (which starts at {@code base} and has a well-formed question) and records them in {@code mask}.
+     * (which starts at {@code base}, its name ending just before {@code nameEnd}, well formed) and
+     * records them in {@code mask}. The name is read and written back in bulk through
+     * {@code scratch} (at least 255 bytes): a ByteBuf's per-byte access checks bounds and
+     * reference count each time.
      */
-    public static void scramble(ByteBuf message, int base, long[] mask, LongSupplier random) {
+    public static void scramble(ByteBuf message, int base, int nameEnd, long[] mask, byte[] scratch,
+                                LongSupplier random) {
         for (int w = 0; w < MASK_WORDS; w++) {
             mask[w] = 0;
         }
         int start = base + Wire.HEADER_BYTES;
+        int length = nameEnd - start;
+        message.getBytes(start, scratch, 0, length);
         long bits = 0;
         int left = 0;
-        for (int pos = start, len = message.getUnsignedByte(pos); len != 0; len = message.getUnsignedByte(pos)) {
+        for (int pos = 0, len = scratch[0] & 0xFF; len != 0; len = scratch[pos] & 0xFF) {
             for (int i = pos + 1; i <= pos + len; i++) {
-                int lower = message.getByte(i) | 0x20;
+                int lower = scratch[i] | 0x20;
                 if (lower >= 'a' && lower <= 'z') {
                     if (left == 0) {
                         bits = random.getAsLong();
                         left = Long.SIZE;
                     }
                     if ((bits & 1) != 0) {
-                        message.setByte(i, message.getByte(i) ^ 0x20);
-                        int offset = i - start;
-                        mask[offset >>> 6] |= 1L << offset;
+                        scratch[i] ^= 0x20;
+                        mask[i >>> 6] |= 1L << i;
                     }
                     bits >>>= 1;
                     left--;
@@ -51,16 +59,22 @@ public final class QuestionCase {
             }
             pos += len + 1;
         }
+        message.setBytes(start, scratch, 0, length);
     }
 
-    /** Flips the bytes {@code mask} records in the question name of {@code message} (at {@code base}). */
-    public static void flip(ByteBuf message, int base, long[] mask) {
+    /**
+     * Flips the bytes {@code mask} records in the question name of {@code message} (at
+     * {@code base}, ending before {@code nameEnd}), in bulk through {@code scratch}.
+     */
+    public static void flip(ByteBuf message, int base, int nameEnd, long[] mask, byte[] scratch) {
         int start = base + Wire.HEADER_BYTES;
+        int length = nameEnd - start;
+        message.getBytes(start, scratch, 0, length);
         for (int w = 0; w < MASK_WORDS; w++) {
             for (long m = mask[w]; m != 0; m &= m - 1) {
-                int i = start + (w << 6) + Long.numberOfTrailingZeros(m);
-                message.setByte(i, message.getByte(i) ^ 0x20);
+                scratch[(w << 6) + Long.numberOfTrailingZeros(m)] ^= 0x20;
             }
         }
+        message.setBytes(start, scratch, 0, length);
     }
 }

@@ -75,10 +75,12 @@ class ParsersFuzzTest {
             // 0x20: scrambling the name changes only its letters' case, and flipping the mask undoes it
             ByteBuf sent = Unpooled.copiedBuffer(q);
             long[] mask = new long[QuestionCase.MASK_WORDS];
-            QuestionCase.scramble(sent, view.base(), mask, new java.util.SplittableRandom(r.length)::nextLong);
+            byte[] scratch = new byte[QuestionCase.SCRATCH_BYTES];
+            QuestionCase.scramble(sent, view.base(), view.nameEnd(), mask, scratch,
+                    new java.util.SplittableRandom(r.length)::nextLong);
             assertTrue(Names.equalIgnoreCase(query, view.base(), view.nameStart(), sent, view.base(), view.nameStart()),
                     "the same name in another case");
-            QuestionCase.flip(sent, view.base(), mask);
+            QuestionCase.flip(sent, view.base(), view.nameEnd(), mask, scratch);
             assertTrue(ByteBufUtil.equals(query, sent), "the client's case back");
         }
         if (view.hasQuestion() && ZoneTransfer.isTransfer(view.qtype())) {

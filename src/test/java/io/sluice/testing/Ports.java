@@ -6,12 +6,12 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 
 /** Free loopback ports for servers the tests start. */
-final class Ports {
+public final class Ports {
     private Ports() {
     }
 
     /** A loopback port free for both UDP and TCP when probed (it can be taken before use). */
-    static int freeUdpAndTcp() throws IOException {
+    public static int freeUdpAndTcp() throws IOException {
         while (true) {
             try (DatagramSocket udp = new DatagramSocket(0, InetAddress.getLoopbackAddress());
                  ServerSocket tcp = new ServerSocket(udp.getLocalPort(), 1, InetAddress.getLoopbackAddress())) {

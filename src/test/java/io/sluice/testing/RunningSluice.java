@@ -1,6 +1,8 @@
 package io.sluice.testing;
 
 import io.sluice.Sluice;
+import io.sluice.config.ConfigException;
+import io.sluice.config.ConfigFile;
 import io.sluice.config.Settings;
 import io.sluice.limit.Clock;
 import java.net.InetSocketAddress;
@@ -42,7 +44,28 @@ public final class RunningSluice implements AutoCloseable {
     /** Starts in front of upstreams given as HOST:PORT, a real nsd say. */
     public static RunningSluice startFor(List<String> upstreams, Clock clock, Customizer more,
                                          String... keyValues) throws Exception {
+        Sluice.SettingsSource settings = () -> {
+            try {
+                return settings(upstreams, more, keyValues);
+            } catch (ConfigException e) {
+                throw e;
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        };
+        Sluice sluice = Sluice.start(settings.read(), clock);
+        sluice.reloadFrom(settings); // as Main does: the file, then the same settings over it
+        return new RunningSluice(sluice);
+    }
+
+    /** The configuration file the customizer names, if any, then this fixture's settings over it. */
+    private static Settings settings(List<String> upstreams, Customizer more, String... keyValues) throws Exception {
+        Settings.Builder probe = new Settings.Builder();
+        more.apply(probe);
         Settings.Builder b = new Settings.Builder();
+        if (probe.configFile() != null) {
+            ConfigFile.apply(probe.configFile(), b);
+        }
         b.set("listen", List.of("127.0.0.1:0"));
         b.set("upstreams", upstreams);
         b.set("threads", List.of("2"));
@@ -50,7 +73,7 @@ public final class RunningSluice implements AutoCloseable {
             b.set(keyValues[i], List.of(keyValues[i + 1]));
         }
         more.apply(b);
-        return new RunningSluice(Sluice.start(b.build(), clock));
+        return b.build();
     }
 
     public InetSocketAddress address() {

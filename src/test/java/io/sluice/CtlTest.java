@@ -1,0 +1,122 @@
+package io.sluice;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.limit.ManualClock;
+import io.sluice.testing.Dns;
+import io.sluice.testing.Ports;
+import io.sluice.testing.RunningSluice;
+import io.sluice.testing.TestUpstream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.xbill.DNS.Rcode;
+import org.xbill.DNS.Type;
+
+/** {@code sluice ctl} against a running sluice's admin API: its output and exit codes. */
+class CtlTest {
+    @TempDir
+    Path dir;
+
+    record Run(int code, String out, String err) {
+    }
+
+    private static Run ctl(RunningSluice s, String... args) {
+        List<String> all = new ArrayList<>(List.of("ctl", "--admin", "127.0.0.1:" + s.sluice().adminAddress().getPort()));
+        all.addAll(List.of(args));
+        return run(all.toArray(new String[0]));
+    }
+
+    private static Run run(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int code = Main.run(new PrintWriter(out, true), new PrintWriter(err, true), args);
+        return new Run(code, out.toString(), err.toString());
+    }
+
+    @Test
+    void limitSetLsRmChangeWhatDnsClientsGet() throws Exception {
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), new ManualClock(), b -> { }, "admin.listen", "127.0.0.1:0")) {
+            Run set = ctl(s, "limit", "set", "example.com", "1/1h", "--ttl", "10m", "--reason", "ticket 42");
+            assertEquals(0, set.code(), set.err());
+            assertTrue(set.out().startsWith("example.com: 1 per 1h until "), set.out());
+            assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(1, "a.example.com.", Type.A))));
+            assertEquals(Rcode.REFUSED, Dns.rcode(Dns.udp(s.address(), Dns.query(2, "b.example.com.", Type.A))));
+            Run ls = ctl(s, "limit", "ls");
+            assertEquals(0, ls.code(), ls.err());
+            String[] lines = ls.out().split("\n");
+            assertTrue(lines[0].matches("DOMAIN +LIMIT +SOURCE +EXPIRES +REASON"), ls.out());
+            assertTrue(lines[1].matches("\\(default\\) +unlimited +file"), ls.out());
+            assertTrue(lines[2].matches("example\\.com +1 per 1h +api +\\S+Z +ticket 42"), ls.out());
+            Run rm = ctl(s, "limit", "rm", "example.com");
+            assertEquals(0, rm.code(), rm.err());
+            assertEquals("example.com: runtime limit removed, now unlimited\n", rm.out());
+            assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(3, "c.example.com.", Type.A))));
+            Run again = ctl(s, "limit", "rm", "example.com");
+            assertEquals(1, again.code(), "the server says no");
+            assertEquals(1, again.err().strip().split("\n").length, again.err());
+            assertTrue(again.err().startsWith("sluice ctl: example.com has no runtime limit"), again.err());
+            Run www = ctl(s, "limit", "set", "www.example.com", "5/1s");
+            assertEquals(1, www.code());
+            assertTrue(www.err().contains("www.example.com counts for example.com"), www.err());
+        }
+    }
+
+    @Test
+    void topHealthAndReload() throws Exception {
+        Path conf = dir.resolve("sluice.yml");
+        Files.writeString(conf, "limits:\n  default: unlimited\n");
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), new ManualClock(), b -> b.configFile(conf),
+                     "admin.listen", "127.0.0.1:0")) {
+            for (int i = 0; i < 4; i++) {
+                Dns.udp(s.address(), Dns.query(i, "w" + i + ".busy.example.", Type.A));
+            }
+            Run top = null;
+            for (long end = System.nanoTime() + 5_000_000_000L; System.nanoTime() < end; Thread.sleep(50)) {
+                top = ctl(s, "top", "-n", "5"); // the rings are drained four times a second
+                if (top.out().contains("busy.example  4")) {
+                    break;
+                }
+            }
+            assertEquals(0, top.code(), top.err());
+            assertTrue(top.out().matches("(?s)DOMAIN +QUERIES +REFUSED +LIMIT +LIMITED\nbusy\\.example +4 +0 +unlimited +no\n"),
+                    top.out());
+            Run health = ctl(s, "health");
+            assertEquals(0, health.code(), health.err());
+            assertEquals("alive, ready\n", health.out());
+            Run none = ctl(s, "reload");
+            assertEquals(0, none.code(), none.err());
+            assertEquals("reloaded: nothing changed\n", none.out());
+            Files.writeString(conf, "limits:\n  default: { queries: 10 }\n");
+            Run changed = ctl(s, "reload");
+            assertEquals("reloaded: limits.default: unlimited -> 10 per 1s\n", changed.out());
+            Files.writeString(conf, "limits:\n  default: { queries: ten }\n");
+            Run bad = ctl(s, "reload");
+            assertEquals(1, bad.code());
+            assertTrue(bad.err().startsWith("sluice ctl: " + conf + " line 2: limits.default.queries"), bad.err());
+        }
+    }
+
+    @Test
+    void badArgumentsExitTwoAndAnUnreachableServerOne() throws Exception {
+        Run noCommand = run("ctl");
+        assertEquals(2, noCommand.code());
+        assertTrue(noCommand.err().startsWith("sluice ctl: "), noCommand.err());
+        Run badBudget = run("ctl", "limit", "set", "example.com", "lots");
+        assertEquals(2, badBudget.code());
+        assertEquals(1, badBudget.err().strip().split("\n").length, badBudget.err());
+        assertEquals(2, run("ctl", "top", "--by", "latency").code());
+        int port = Ports.freeUdpAndTcp();
+        Run away = run("ctl", "--admin", "127.0.0.1:" + port, "health");
+        assertEquals(1, away.code());
+        assertTrue(away.err().startsWith("sluice ctl: cannot reach http://127.0.0.1:" + port), away.err());
+    }
+}
