@@ -31,6 +31,8 @@ import io.sluice.limit.LimitStage;
 import io.sluice.limit.Limits;
 import io.sluice.limit.TopDomains;
 import io.sluice.limit.Policy;
+import io.prometheus.metrics.model.snapshots.Labels;
+import io.sluice.metrics.LatencyHistogram;
 import io.sluice.metrics.Registry;
 import io.sluice.metrics.MetricsEndpoint;
 import io.sluice.pipeline.MessageCheck;
@@ -56,6 +58,8 @@ import java.util.stream.Collectors;
 /** A running forwarder: its event loops, upstreams and listeners, started and stopped as one. */
 public final class Sluice implements AutoCloseable {
     private static final long DRAIN_POLL_MILLIS = 10;
+    /** Domains in the top-K gauges of /metrics. */
+    private static final int TOP_GAUGES = 20;
 
     /** As started, with what reloads changed since. */
     private volatile Settings settings;
@@ -67,13 +71,14 @@ public final class Sluice implements AutoCloseable {
     private final Frontend frontend;
     private final Registry meters;
     private final Limits limits;
-    /** The /metrics endpoint, or null. */
+    /** The metrics, served on --metrics when asked for. */
     private final MetricsEndpoint metrics;
     /** Counters shared through Redis, or null. */
     private final RedisBackend redis;
     private final DeniedLog deniedLog;
     /** The busiest domains, worked out while the admin API is on; else null. */
     private final TopDomains top;
+    private final ForwardMeters forwardMeters;
     /** The admin API, or null. */
     private AdminServer admin;
     private final LongAdder reloads;
@@ -89,7 +94,8 @@ public final class Sluice implements AutoCloseable {
 
     private Sluice(Settings settings, Transport transport, EventLoopGroup group, UpstreamPool pool,
                    List<Forwarder> forwarders, List<Pipeline> pipelines, Frontend frontend, Registry meters,
-                   Limits limits, MetricsEndpoint metrics, RedisBackend redis, DeniedLog deniedLog, TopDomains top) {
+                   Limits limits, MetricsEndpoint metrics, RedisBackend redis, DeniedLog deniedLog, TopDomains top,
+                   ForwardMeters forwardMeters) {
         this.settings = settings;
         this.transport = transport;
         this.group = group;
@@ -103,6 +109,7 @@ public final class Sluice implements AutoCloseable {
         this.redis = redis;
         this.deniedLog = deniedLog;
         this.top = top;
+        this.forwardMeters = forwardMeters;
         this.reloads = meters.counter("reloads", "Reloads of the configuration that were put in force.");
         this.reloadFailures = meters.counter("reload_failures", "Reloads refused: the file was invalid; nothing changed.");
     }
@@ -165,7 +172,7 @@ public final class Sluice implements AutoCloseable {
                 pipelines.add(pipeline(settings, f, limits, decisions, limitMeters, meters, allowed, aclDenied,
                         deniedLog, top));
             }
-            metrics = startMetrics(settings, meters, limits, redis);
+            metrics = startMetrics(settings, meters, limits, pool, redis, top);
             Frontend frontend = Frontend.bind(settings, transport, group, pipelines, meters, allowed);
             limits.start();
             deniedLog.start();
@@ -173,7 +180,7 @@ public final class Sluice implements AutoCloseable {
                 top.start();
             }
             started = new Sluice(settings, transport, group, pool, forwarders, pipelines, frontend, meters, limits,
-                    metrics, redis, deniedLog, top);
+                    metrics, redis, deniedLog, top, forwardMeters);
             if (settings.admin() != null) {
                 started.admin = startAdmin(settings, started);
             }
@@ -242,10 +249,20 @@ public final class Sluice implements AutoCloseable {
         }
     }
 
-    /** The /metrics endpoint when one is asked for, else null. */
-    private static MetricsEndpoint startMetrics(Settings settings, Registry meters, Limits limits,
-                                                RedisBackend redis) throws BindException {
+    /** The metrics: gauges declared, and served on --metrics when asked for. */
+    private static MetricsEndpoint startMetrics(Settings settings, Registry meters, Limits limits, UpstreamPool pool,
+                                                RedisBackend redis, TopDomains top) throws BindException {
         meters.gauge("tracked_domains", "Registrable domains with a counter now.", limits::tracked);
+        for (Upstream u : pool.upstreams()) {
+            meters.gauge("upstream_up", "1 while an upstream is up, 0 while marked down.", () -> u.isDown() ? 0 : 1,
+                    "upstream", u.toString());
+        }
+        if (top != null) {
+            meters.gauges("top_domain_queries", "Queries of the " + TOP_GAUGES + " busiest domains over about the last "
+                    + TopDomains.SECONDS + " seconds.", () -> topGauges(top, false));
+            meters.gauges("top_domain_refused", "Refusals of the " + TOP_GAUGES + " most refused domains over about the"
+                    + " last " + TopDomains.SECONDS + " seconds.", () -> topGauges(top, true));
+        }
         if (limits.active() && limits.limiter().store().size() >= 0) {
             meters.gauge("state_file_domains", "Entries in the state file.", () -> limits.limiter().store().size());
             meters.gauge("state_file_failures", "Decisions the state file could not take, and allowed.",
@@ -254,17 +271,33 @@ public final class Sluice implements AutoCloseable {
         if (redis != null) {
             meters.gauge("redis_up", "1 while Redis answers, else 0.", () -> redis.up() ? 1 : 0);
         }
+        MetricsEndpoint endpoint = new MetricsEndpoint(meters);
         if (settings.metrics() == null) {
-            return null;
+            return endpoint;
         }
         try {
-            return MetricsEndpoint.start(settings.metrics(), meters);
+            endpoint.serve(settings.metrics());
+            return endpoint;
         } catch (IOException e) {
             BindException b = new BindException(Addresses.text(settings.metrics()) + "/http (metrics): "
                     + e.getMessage());
             b.initCause(e);
             throw b;
         }
+    }
+
+    /** Top-K gauges: at most {@link #TOP_GAUGES} domain labels, so that the series stay few. */
+    private static Map<Labels, Long> topGauges(TopDomains top, boolean byRefused) {
+        Map<Labels, Long> out = new LinkedHashMap<>();
+        for (TopDomains.Entry e : top.top(TOP_GAUGES, byRefused)) {
+            out.put(Labels.of("domain", e.domain()), byRefused ? e.refused() : e.queries());
+        }
+        return out;
+    }
+
+    /** Every metric in the Prometheus text format, the JVM's included. */
+    public String metricsText() {
+        return metrics.text();
     }
 
     /** The bound listen addresses, ports resolved. */
@@ -293,6 +326,11 @@ public final class Sluice implements AutoCloseable {
 
     public List<Upstream> upstreams() {
         return pool.upstreams();
+    }
+
+    /** The latency of the replies of the {@code index}-th upstream. */
+    public LatencyHistogram upstreamLatency(int index) {
+        return forwardMeters.latency(index);
     }
 
     /** Null while serving with an upstream up; else what is missing, for /readyz. */
@@ -355,9 +393,9 @@ public final class Sluice implements AutoCloseable {
         return all;
     }
 
-    /** Where /metrics is served, or null. */
+    /** Where --metrics serves /metrics, or null. */
     public InetSocketAddress metricsAddress() {
-        return metrics == null ? null : metrics.address();
+        return metrics.address();
     }
 
     /** The startup line: what listens where, for which upstreams, on which transport. */
@@ -374,7 +412,8 @@ public final class Sluice implements AutoCloseable {
                 + (redis == null ? "" : ", " + redis.describe())
                 + (!limits.active() && settings.backend().kind() != BackendSettings.Kind.MEMORY
                         ? " (backend " + settings.backend().kind() + " unused: nothing is limited)" : "")
-                + (metrics == null ? "" : "; metrics http://" + Addresses.text(metrics.address()) + "/metrics")
+                + (metrics.address() == null ? "" : "; metrics http://" + Addresses.text(metrics.address()) + "/metrics")
+                + (admin == null ? "" : "; admin http://" + Addresses.text(admin.address()) + "/")
                 + (frontend.udpSocketsPerAddress() < 2 ? "" : "; udp steering " + steering());
     }
 

@@ -12,7 +12,7 @@ import io.sluice.config.Values;
 import io.sluice.forward.Upstream;
 import io.sluice.limit.Budgets;
 import io.sluice.limit.TopDomains;
-import io.sluice.metrics.MetricsEndpoint;
+import io.sluice.metrics.LatencyHistogram;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Iterator;
@@ -44,7 +44,7 @@ public final class Operations {
     }
 
     String metricsText() {
-        return MetricsEndpoint.render(sluice.metrics());
+        return sluice.metricsText();
     }
 
     JsonNode limits() {
@@ -175,8 +175,12 @@ public final class Operations {
     JsonNode upstreams() {
         ObjectNode out = JSON.objectNode();
         ArrayNode list = out.putArray("upstreams");
-        for (Upstream u : sluice.upstreams()) {
-            list.addObject().put("address", u.toString()).put("up", !u.isDown());
+        List<Upstream> all = sluice.upstreams();
+        for (int i = 0; i < all.size(); i++) {
+            Upstream u = all.get(i);
+            LatencyHistogram latency = sluice.upstreamLatency(i);
+            list.addObject().put("address", u.toString()).put("up", !u.isDown())
+                    .put("replies", latency.count()).put("latency-seconds", latency.sumSeconds());
         }
         return out;
     }

@@ -1,10 +1,12 @@
 package io.sluice.forward;
 
+import io.sluice.metrics.LatencyHistogram;
 import io.sluice.metrics.Registry;
 import io.sluice.transport.Addresses;
 import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
+import org.xbill.DNS.Rcode;
 
 /** What forwarding counts, shared by every loop's {@link Forwarder}. */
 public final class ForwardMeters {
@@ -12,7 +14,6 @@ public final class ForwardMeters {
     final LongAdder answered;
     final LongAdder servfail;
     final LongAdder inflightFull;
-    final LongAdder upstreamTimeouts;
     final LongAdder repliesUnexpected;
     final LongAdder repliesMismatched;
     final LongAdder transfersAborted;
@@ -21,13 +22,24 @@ public final class ForwardMeters {
     final LongAdder caseFallbacks;
     /** By upstream index: replies from it that were not accepted, for whatever reason. */
     final LongAdder[] repliesRejected;
+    /** By upstream index: attempts that got no answer in time. */
+    final LongAdder[] upstreamTimeouts;
+    /** By upstream index: from an attempt's sending to its accepted reply. */
+    final LatencyHistogram[] latency;
+    /** By RCODE (the header's four bits): answers relayed from upstreams, and written by sluice. */
+    final LongAdder[] upstreamAnswers = new LongAdder[16];
+    final LongAdder[] sluiceAnswers = new LongAdder[16];
+
+    /** The latency of upstream {@code index}'s replies. */
+    public LatencyHistogram latency(int index) {
+        return latency[index];
+    }
 
     public ForwardMeters(Registry r, List<InetSocketAddress> upstreams) {
         forwarded = r.counter("forwarded", "Queries sent to a first upstream.");
         answered = r.counter("answered", "Upstream replies relayed to clients.");
         servfail = r.counter("servfail", "SERVFAIL written by sluice: no upstream answered, or the in-flight bound.");
         inflightFull = r.counter("inflight_full", "Queries refused at once because max-inflight were waiting.");
-        upstreamTimeouts = r.counter("upstream_timeouts", "Attempts that got no answer within their timeout.");
         repliesUnexpected = r.counter("replies_unexpected", "Replies whose ID nothing waits for: late, duplicated or forged.");
         repliesMismatched = r.counter("replies_mismatched", "Replies with a waiting ID but the wrong sender or question.");
         transfersAborted = r.counter("transfers_aborted", "Zone transfers given up part-way.");
@@ -37,9 +49,23 @@ public final class ForwardMeters {
         caseFallbacks = r.counter("case_fallbacks",
                 "Times an event loop stopped randomising the case of names for an upstream that was seen not to keep it.");
         repliesRejected = new LongAdder[upstreams.size()];
+        upstreamTimeouts = new LongAdder[upstreams.size()];
+        latency = new LatencyHistogram[upstreams.size()];
         for (int i = 0; i < repliesRejected.length; i++) {
-            repliesRejected[i] = r.counter("replies_rejected", "upstream", Addresses.text(upstreams.get(i)),
-                    "Replies from an upstream not relayed: an ID nothing waits for, or a wrong sender, question or case.");
+            String u = Addresses.text(upstreams.get(i));
+            repliesRejected[i] = r.counter("replies_rejected",
+                    "Replies from an upstream not relayed: an ID nothing waits for, or a wrong sender, question or case.",
+                    "upstream", u);
+            upstreamTimeouts[i] = r.counter("upstream_timeouts", "Attempts that got no answer within their timeout.",
+                    "upstream", u);
+            latency[i] = r.histogram("upstream_latency", "From sending a query upstream to its reply.", "upstream", u);
+        }
+        for (int rcode = 0; rcode < 16; rcode++) {
+            String name = Rcode.string(rcode);
+            upstreamAnswers[rcode] = r.counter("answers", "Answers sent to clients, by RCODE and by who made them.",
+                    "rcode", name, "source", "upstream");
+            sluiceAnswers[rcode] = r.counter("answers", "Answers sent to clients, by RCODE and by who made them.",
+                    "rcode", name, "source", "sluice");
         }
     }
 }

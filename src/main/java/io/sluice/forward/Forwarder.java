@@ -187,6 +187,7 @@ public final class Forwarder implements Responder {
         q.link = link;
         q.upstreamId = id;
         q.answersAtSend = answersFrom[i];
+        q.sentNanos = now;
         q.query.setShort(q.query.readerIndex() + Wire.ID_OFFSET, id);
         clientCase(q);
         q.caseMismatched = false;
@@ -281,6 +282,7 @@ public final class Forwarder implements Responder {
         }
         answersFrom[q.upstream.index()]++;
         q.upstream.recordAnswer();
+        meters.latency[q.upstream.index()].observeNanos(System.nanoTime() - q.sentNanos);
         reply.setShort(reply.readerIndex() + Wire.ID_OFFSET, q.clientId);
         if (!last && (!q.client.isActive() || q.client.bytesBeforeWritable() > MAX_TRANSFER_BACKLOG_BYTES)) {
             link.release(id);
@@ -290,7 +292,9 @@ public final class Forwarder implements Responder {
         // A copy: on epoll a UDP reply lives in the loop's ReusedReadBuffer, which the next read overwrites.
         ByteBuf copy = q.replyCopy.copyOf(q.client.alloc(), reply);
         if (last) {
-            answer(q.client, q.clientAddress, copy);
+            meters.upstreamAnswers[copy.getUnsignedByte(copy.readerIndex() + Wire.FLAGS_OFFSET + 1) & Wire.RCODE_MASK]
+                    .increment();
+            writes.answer(q.client, q.clientAddress, copy);
             meters.answered.increment();
             releaseSlot(q);
         } else {
@@ -354,7 +358,7 @@ public final class Forwarder implements Responder {
         long now = System.nanoTime();
         for (PendingQuery q = inFlight.nextExpired(now); q != null; q = inFlight.nextExpired(now)) {
             q.link.release(q.upstreamId);
-            meters.upstreamTimeouts.increment();
+            meters.upstreamTimeouts[q.upstream.index()].increment();
             if (q.transferring) {
                 abortTransfer(q);
                 continue;
@@ -406,9 +410,14 @@ public final class Forwarder implements Responder {
         inFlight.release(q);
     }
 
-    /** Sends {@code message} (whose reference this takes) to a client, flushed with the wake-up's other writes. */
+    /**
+     * Sends {@code message}, an answer sluice made (whose reference this takes), to a client,
+     * flushed with the wake-up's other writes.
+     */
     @Override
     public void answer(Channel client, InetSocketAddress clientAddress, ByteBuf message) {
+        meters.sluiceAnswers[message.getUnsignedByte(message.readerIndex() + Wire.FLAGS_OFFSET + 1) & Wire.RCODE_MASK]
+                .increment();
         writes.answer(client, clientAddress, message);
     }
 

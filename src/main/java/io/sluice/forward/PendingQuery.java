@@ -33,6 +33,8 @@ final class PendingQuery {
     UpstreamLink link;
     int upstreamId;
     long deadlineNanos;
+    /** When this attempt left, for the upstream's latency. */
+    long sentNanos;
     /** When the query arrived: all its attempts fit in query-timeout from here. */
     long startNanos;
     /** An AXFR or IXFR over TCP: many reply messages, read through {@link #transfer}. */

@@ -14,8 +14,10 @@ final class ListenerMeters {
     final LongAdder aclDenied;
 
     ListenerMeters(Registry r) {
-        queriesUdp = r.counter("queries_udp", "Datagrams read from clients.");
-        queriesTcp = r.counter("queries_tcp", "Messages read from client TCP connections.");
+        queriesUdp = r.counter("queries", "Messages read from clients: datagrams, and messages on TCP connections.",
+                "protocol", "udp");
+        queriesTcp = r.counter("queries", "Messages read from clients: datagrams, and messages on TCP connections.",
+                "protocol", "tcp");
         tcpConnectionsRejected = r.counter("tcp_connections_rejected", "Client connections closed past max-tcp-connections.");
         tcpIdleClosed = r.counter("tcp_idle_closed", "Client connections closed after tcp-idle-timeout.");
         tcpClientLimitRejected = r.counter("tcp_client_limit_rejected",

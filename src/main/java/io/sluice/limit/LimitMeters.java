@@ -1,15 +1,20 @@
 package io.sluice.limit;
 
+import io.sluice.config.LimitSettings;
 import io.sluice.metrics.Registry;
 import java.util.concurrent.atomic.LongAdder;
 
 /** What limiting counts, exported whether or not anything is limited (then they stay 0). */
 public final class LimitMeters {
-    final LongAdder limited;
+    /** By action, in {@link LimitSettings.Action} order. */
+    final LongAdder[] limited = new LongAdder[LimitSettings.Action.values().length];
     final LongAdder limitedDryRun;
 
     public LimitMeters(Registry r) {
-        limited = r.counter("limited", "Queries over their domain's limit, answered by the action.");
+        for (LimitSettings.Action a : LimitSettings.Action.values()) {
+            limited[a.ordinal()] = r.counter("limited", "Queries over their domain's limit, by the action that answered them.",
+                    "action", a.toString());
+        }
         limitedDryRun = r.counter("limited_dry_run", "Queries over their limit that the dry run forwarded.");
     }
 }

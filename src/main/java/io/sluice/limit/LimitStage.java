@@ -1,5 +1,6 @@
 package io.sluice.limit;
 
+import io.sluice.config.LimitSettings;
 import io.sluice.domain.DomainProbe;
 import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.ParkedQuery;
@@ -18,7 +19,7 @@ import java.util.concurrent.atomic.LongAdder;
  */
 public final class LimitStage implements Stage, Decisions.Verdicts {
     private final Limits limits;
-    private final LongAdder limited;
+    private final LongAdder[] limited;
     private final LongAdder limitedDryRun;
     private final Decisions decisions;
     private final DomainProbe domain = new DomainProbe();
@@ -99,10 +100,11 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
             limitedDryRun.increment();
             return Outcome.CONTINUE;
         }
-        limited.increment();
+        LimitSettings.Action action = limits.action();
+        limited[action.ordinal()].increment();
         int rcode;
         int flags = Wire.FLAG_RA;
-        switch (limits.action()) {
+        switch (action) {
             case DROP -> {
                 return Outcome.DROPPED;
             }

@@ -1,79 +1,63 @@
 package io.sluice.metrics;
 
-import com.google.common.util.concurrent.ThreadFactoryBuilder;
-import com.sun.net.httpserver.HttpServer;
+import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
+import io.prometheus.metrics.exporter.httpserver.HTTPServer;
+import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 
 /**
- * Serves every counter at {@code GET /metrics} in the Prometheus text format, on its own thread
- * (the JDK's HTTP server): a scrape never touches an event loop beyond reading the counters.
+ * sluice's metrics and the JVM's as Prometheus serves them: a {@link PrometheusRegistry} that
+ * collects the {@link Registry} at each scrape, with the client's JVM metrics ({@code jvm_*}).
+ * Served on the admin listener's {@code /metrics}, and on {@code --metrics HOST:PORT} by the
+ * client's own HTTP server, on its own threads: a scrape never touches an event loop beyond
+ * reading the counters.
  */
 public final class MetricsEndpoint implements AutoCloseable {
-    private final HttpServer server;
+    private final PrometheusRegistry registry = new PrometheusRegistry();
+    private HTTPServer server;
+    private InetSocketAddress bound;
 
-    private MetricsEndpoint(HttpServer server) {
-        this.server = server;
+    public MetricsEndpoint(Registry metrics) {
+        registry.register(metrics::snapshot);
+        JvmMetrics.builder().register(registry);
     }
 
     /**
-     * Starts serving every counter and gauge of {@code metrics} (read at each scrape) on {@code address}.
+     * Serves {@code /metrics} on {@code address} as well.
      *
      * @throws IOException when the address cannot be bound
      */
-    public static MetricsEndpoint start(InetSocketAddress address, Registry metrics) throws IOException {
-        HttpServer server = HttpServer.create(address, 16);
-        server.setExecutor(Executors.newSingleThreadExecutor(
-                new ThreadFactoryBuilder().setNameFormat("sluice-metrics").setDaemon(true).build()));
-        server.createContext("/metrics", exchange -> {
-            try (exchange) {
-                if (!"GET".equals(exchange.getRequestMethod())) {
-                    exchange.sendResponseHeaders(405, -1);
-                    return;
-                }
-                byte[] body = render(metrics).getBytes(StandardCharsets.UTF_8);
-                exchange.getResponseHeaders().set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
-                exchange.sendResponseHeaders(200, body.length);
-                try (OutputStream out = exchange.getResponseBody()) {
-                    out.write(body);
-                }
-            }
-        });
-        server.start();
-        return new MetricsEndpoint(server);
+    public void serve(InetSocketAddress address) throws IOException {
+        server = HTTPServer.builder().inetAddress(address.getAddress()).port(address.getPort()).registry(registry)
+                .buildAndStart();
+        bound = new InetSocketAddress(address.getAddress(), server.getPort());
     }
 
-    /** Every counter and gauge in the Prometheus text format. */
-    public static String render(Registry metrics) {
-        StringBuilder sb = new StringBuilder();
-        metrics.counterMeters().forEach((name, m) -> {
-            sb.append("# HELP sluice_").append(name).append("_total ").append(m.help())
-                    .append("\n# TYPE sluice_").append(name).append("_total counter\n");
-            if (m.labelled() == null) {
-                sb.append("sluice_").append(name).append("_total ").append(m.value().getAsLong()).append('\n');
-            } else {
-                m.labelled().forEach((labels, a) -> sb.append("sluice_").append(name).append("_total{").append(labels)
-                        .append("} ").append(a.sum()).append('\n'));
-            }
-        });
-        metrics.gaugeMeters().forEach((name, m) -> sb.append("# HELP sluice_").append(name).append(' ')
-                .append(m.help()).append("\n# TYPE sluice_").append(name).append(" gauge\n")
-                .append("sluice_").append(name).append(' ').append(m.value().getAsLong()).append('\n'));
-        return sb.toString();
+    /** Everything in the Prometheus text format. */
+    public String text() {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        try {
+            PrometheusTextFormatWriter.create().write(out, registry.scrape());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e); // a byte array does not fail
+        }
+        return out.toString(StandardCharsets.UTF_8);
     }
 
-    /** The bound address, port resolved. */
+    /** Where {@link #serve} bound, port resolved; null when it was not called. */
     public InetSocketAddress address() {
-        return server.getAddress();
+        return bound;
     }
 
     @Override
     public void close() {
-        server.stop(0);
-        ((ExecutorService) server.getExecutor()).shutdownNow();
+        if (server != null) {
+            server.close();
+        }
     }
 }

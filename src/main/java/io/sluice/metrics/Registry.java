@@ -1,78 +1,144 @@
 package io.sluice.metrics;
 
+import io.prometheus.metrics.model.snapshots.CounterSnapshot;
+import io.prometheus.metrics.model.snapshots.GaugeSnapshot;
+import io.prometheus.metrics.model.snapshots.Labels;
+import io.prometheus.metrics.model.snapshots.MetricSnapshot;
+import io.prometheus.metrics.model.snapshots.MetricSnapshots;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 /**
- * Every counter and gauge sluice keeps, by name, in the order they were declared. Each package
- * declares its own where it counts (forward's {@code ForwardMeters}, the listeners', the stages');
- * a counter asked for twice by name is the same counter, so the event loops' instances of one
- * stage share it. Counters are {@link LongAdder}s, whose cells keep loops from contending on one
- * cache line; reading a total is the rare operation (a scrape, the stop line). Declaring happens
- * at start, never on a loop.
+ * Every counter, gauge and histogram sluice keeps, by family name, in the order they were
+ * declared. Each package declares its own where it counts (forward's {@code ForwardMeters}, the
+ * listeners', the stages'); a counter asked for twice by name and labels is the same counter, so
+ * the event loops' instances of one stage share it. Counters are {@link LongAdder}s, whose cells
+ * keep loops from contending on one cache line; reading a total is the rare operation (a scrape,
+ * the stop line), and {@link #snapshot} turns them into the Prometheus client's snapshots then.
+ * Declaring happens at start, never on a loop.
+ *
+ * <p>The Prometheus client's own counters would do as well on the loops only with exemplars
+ * off and each labelled child looked up once; keeping the adders here keeps the hot path's
+ * increments exactly what they were and lets the client do what it is for: the model, the
+ * exposition formats, the JVM's metrics and the HTTP exporter.
  */
 public final class Registry {
-    private final Map<String, Meter> counters = new LinkedHashMap<>();
-    private final Map<String, Meter> gauges = new LinkedHashMap<>();
+    /** One family: a name (without {@code sluice_} and {@code _total}), its help, and its children by labels. */
+    private static final class Family {
+        final String help;
+        final boolean counter;
+        final Map<Labels, LongAdder> adders = new LinkedHashMap<>();
+        final Map<Labels, LongSupplier> values = new LinkedHashMap<>();
+        /** For a gauge whose label sets change between scrapes (the busiest domains); else null. */
+        Supplier<Map<Labels, Long>> dynamic;
 
-    /**
-     * A counter's or gauge's help line and how to read it. A counter with labels has one adder
-     * per label set, by its rendered labels ({@code upstream="127.0.0.1:53"}); {@link #value}
-     * then sums them, and {@link #adder} is null.
-     */
-    record Meter(String help, LongSupplier value, LongAdder adder, Map<String, LongAdder> labelled) {
-    }
-
-    /** The counter {@code name} (exposed as {@code sluice_<name>_total}), made on first asking. */
-    public synchronized LongAdder counter(String name, String help) {
-        return counters.computeIfAbsent(name, n -> {
-            LongAdder a = new LongAdder();
-            return new Meter(help, a::sum, a, null);
-        }).adder();
-    }
-
-    /**
-     * The counter {@code name} for one value of one label ({@code sluice_<name>_total{label="value"}}),
-     * made on first asking; {@link #count} gives the sum over the label's values.
-     */
-    public synchronized LongAdder counter(String name, String label, String value, String help) {
-        Meter m = counters.computeIfAbsent(name, n -> {
-            Map<String, LongAdder> byLabels = new LinkedHashMap<>();
-            return new Meter(help, () -> byLabels.values().stream().mapToLong(LongAdder::sum).sum(), null, byLabels);
-        });
-        if (m.labelled() == null) {
-            throw new IllegalArgumentException("counter " + name + " has no labels");
+        Family(String help, boolean counter) {
+            this.help = help;
+            this.counter = counter;
         }
-        return m.labelled().computeIfAbsent(label + "=\"" + value.replace("\\", "\\\\").replace("\"", "\\\"") + "\"",
-                l -> new LongAdder());
+
+        long sum() {
+            long s = 0;
+            for (LongSupplier v : values.values()) {
+                s += v.getAsLong();
+            }
+            return s;
+        }
     }
 
-    /** A gauge {@code name} (exposed as {@code sluice_<name>}), read at every scrape. */
-    public synchronized void gauge(String name, String help, LongSupplier value) {
-        gauges.put(name, new Meter(help, value, null, null));
+    private final Map<String, Family> families = new LinkedHashMap<>();
+    private final Map<String, List<LatencyHistogram>> histograms = new LinkedHashMap<>();
+
+    /**
+     * The counter {@code name} with these labels (name, value, name, value...), exposed as
+     * {@code sluice_<name>_total{...}}, made on first asking.
+     */
+    public synchronized LongAdder counter(String name, String help, String... labels) {
+        Family f = family(name, help, true);
+        return f.adders.computeIfAbsent(Labels.of(labels), l -> {
+            LongAdder a = new LongAdder();
+            f.values.put(l, a::sum);
+            return a;
+        });
     }
 
-    /** The total of counter {@code name}; 0 when none was declared. */
+    /** A gauge {@code name} with these labels (exposed as {@code sluice_<name>{...}}), read at every scrape. */
+    public synchronized void gauge(String name, String help, LongSupplier value, String... labels) {
+        family(name, help, false).values.put(Labels.of(labels), value);
+    }
+
+    /** A gauge family whose children are worked out at every scrape, label sets and all. */
+    public synchronized void gauges(String name, String help, Supplier<Map<Labels, Long>> children) {
+        family(name, help, false).dynamic = children;
+    }
+
+    /** A latency histogram in seconds ({@code sluice_<name>_seconds}) with these labels. */
+    public synchronized LatencyHistogram histogram(String name, String help, String... labels) {
+        LatencyHistogram h = new LatencyHistogram(name, help, Labels.of(labels));
+        histograms.computeIfAbsent(name, n -> new ArrayList<>()).add(h);
+        return h;
+    }
+
+    private Family family(String name, String help, boolean counter) {
+        Family f = families.computeIfAbsent(name, n -> new Family(help, counter));
+        if (f.counter != counter) {
+            throw new IllegalArgumentException(name + " is declared as both a counter and a gauge");
+        }
+        return f;
+    }
+
+    /** The total of counter {@code name} over all its labels; 0 when none was declared. */
     public synchronized long count(String name) {
-        Meter m = counters.get(name);
-        return m == null ? 0 : m.value().getAsLong();
+        Family f = families.get(name);
+        return f == null || !f.counter ? 0 : f.sum();
     }
 
-    /** Every counter's total by name, in declaration order. */
+    /** The value of counter {@code name} with exactly these labels; 0 when there is none. */
+    public synchronized long count(String name, String... labels) {
+        Family f = families.get(name);
+        LongAdder a = f == null ? null : f.adders.get(Labels.of(labels));
+        return a == null ? 0 : a.sum();
+    }
+
+    /** Every counter family's total by name, in declaration order. */
     public synchronized Map<String, Long> counters() {
         Map<String, Long> out = new LinkedHashMap<>();
-        counters.forEach((name, m) -> out.put(name, m.value().getAsLong()));
+        families.forEach((name, f) -> {
+            if (f.counter) {
+                out.put(name, f.sum());
+            }
+        });
         return out;
     }
 
-    synchronized Map<String, Meter> counterMeters() {
-        return new LinkedHashMap<>(counters);
-    }
-
-    synchronized Map<String, Meter> gaugeMeters() {
-        return new LinkedHashMap<>(gauges);
+    /** Everything now, as the Prometheus client's snapshots: names prefixed {@code sluice_}. */
+    public synchronized MetricSnapshots snapshot() {
+        List<MetricSnapshot> out = new ArrayList<>();
+        families.forEach((name, f) -> {
+            String full = "sluice_" + name;
+            if (f.counter) {
+                CounterSnapshot.Builder b = CounterSnapshot.builder().name(full).help(f.help);
+                f.values.forEach((labels, v) -> b.dataPoint(CounterSnapshot.CounterDataPointSnapshot.builder()
+                        .labels(labels).value(v.getAsLong()).build()));
+                out.add(b.build());
+            } else {
+                GaugeSnapshot.Builder b = GaugeSnapshot.builder().name(full).help(f.help);
+                f.values.forEach((labels, v) -> b.dataPoint(GaugeSnapshot.GaugeDataPointSnapshot.builder()
+                        .labels(labels).value(v.getAsLong()).build()));
+                if (f.dynamic != null) {
+                    f.dynamic.get().forEach((labels, v) -> b.dataPoint(GaugeSnapshot.GaugeDataPointSnapshot.builder()
+                            .labels(labels).value(v).build()));
+                }
+                out.add(b.build());
+            }
+        });
+        histograms.forEach((name, list) -> out.add(LatencyHistogram.snapshot("sluice_" + name + "_seconds", list)));
+        return new MetricSnapshots(out);
     }
 
     /** The counters as one line, {@code name=value ...}, for the log at stop. */

@@ -35,13 +35,30 @@ class MetricsEndpointTest {
             assertEquals(200, r.statusCode());
             assertTrue(r.headers().firstValue("Content-Type").orElse("").startsWith("text/plain"));
             String body = r.body();
-            assertTrue(body.contains("# TYPE sluice_queries_udp_total counter\nsluice_queries_udp_total 3\n"), body);
-            assertTrue(body.contains("sluice_queries_tcp_total 1\n"), body);
-            assertTrue(body.contains("sluice_limited_total 1\n"), body);
-            assertTrue(body.contains("sluice_answered_total 3\n"), body);
-            assertTrue(body.contains("# TYPE sluice_tracked_domains gauge\nsluice_tracked_domains 2\n"), body);
-            assertTrue(body.contains("# TYPE sluice_replies_rejected_total counter\nsluice_replies_rejected_total{upstream=\""
-                    + up.hostPort() + "\"} 0\n"), "a counter per upstream: " + body);
+            assertHas(body, "# TYPE sluice_queries_total counter");
+            assertHas(body, "sluice_queries_total{protocol=\"udp\"} 3.0");
+            assertHas(body, "sluice_queries_total{protocol=\"tcp\"} 1.0");
+            assertHas(body, "sluice_limited_total{action=\"refused\"} 1.0");
+            assertHas(body, "sluice_answers_total{rcode=\"NOERROR\",source=\"upstream\"} 3.0");
+            assertHas(body, "sluice_answers_total{rcode=\"REFUSED\",source=\"sluice\"} 1.0");
+            assertHas(body, "# TYPE sluice_tracked_domains gauge\nsluice_tracked_domains 2.0");
+            String upstream = "{upstream=\"" + up.hostPort() + "\"}";
+            assertHas(body, "sluice_replies_rejected_total" + upstream + " 0.0");
+            assertHas(body, "sluice_upstream_timeouts_total" + upstream + " 0.0");
+            assertHas(body, "sluice_upstream_up" + upstream + " 1.0");
+            assertHas(body, "# TYPE sluice_upstream_latency_seconds histogram");
+            assertHas(body, "sluice_upstream_latency_seconds_count" + upstream + " 3");
+            assertHas(body, "# TYPE jvm_memory_used_bytes gauge");
+            for (String line : body.split("\n")) {
+                if (line.startsWith("# TYPE ")) {
+                    String family = line.split(" ")[2];
+                    assertTrue(body.contains("# HELP " + family + " "), "HELP for " + family);
+                }
+            }
         }
+    }
+
+    private static void assertHas(String body, String text) {
+        assertTrue(body.contains(text), text + " in:\n" + body);
     }
 }
