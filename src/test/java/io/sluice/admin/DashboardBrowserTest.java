@@ -1,0 +1,81 @@
+package io.sluice.admin;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.limit.ManualClock;
+import io.sluice.testing.Browser;
+import io.sluice.testing.Dns;
+import io.sluice.testing.RunningSluice;
+import io.sluice.testing.TestUpstream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.openqa.selenium.By;
+import org.openqa.selenium.OutputType;
+import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.support.ui.WebDriverWait;
+import org.xbill.DNS.Rcode;
+import org.xbill.DNS.Type;
+
+/**
+ * The dashboard in a real headless chromium: it shows the DNS traffic sent, and a limit set from
+ * its form changes what a DNS client gets. Set {@code -Dsluice.screenshot=docs/dashboard.png} to
+ * keep a picture of the page.
+ */
+class DashboardBrowserTest {
+    private static final Duration WAIT = Duration.ofSeconds(15);
+
+    @Test
+    void showsTrafficAndSetsAndRemovesALimit() throws Exception {
+        ChromeDriver browser = Browser.start();
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), new ManualClock(), b -> b.domain("example.org", "5", "1h"),
+                     "admin.listen", "127.0.0.1:0")) {
+            for (int i = 0; i < 40; i++) {
+                Dns.udp(s.address(), Dns.query(i, "host" + i + ".shop.example.com.", Type.A));
+            }
+            for (int i = 0; i < 12; i++) {
+                Dns.udp(s.address(), Dns.query(i, "w" + i + ".example.org.", Type.A)); // 5 pass, 7 refused
+            }
+            browser.get("http://127.0.0.1:" + s.sluice().adminAddress().getPort() + "/");
+            WebDriverWait wait = new WebDriverWait(browser, WAIT);
+            // the busiest domains are drained from the loops four times a second: wait for all of them
+            wait.until(d -> text(d, "#top tbody").contains("example.com 40 0 unlimited no"));
+            wait.until(d -> text(d, "#top tbody").contains("example.org 12 7 5 per 1h yes"));
+            wait.until(d -> text(d, "#upstreams tbody").contains(up.hostPort() + " up"));
+            wait.until(d -> !text(d, "#qps").equals("-"));
+            assertTrue(text(browser, "#limits tbody").contains("example.org 5 per 1h file"), text(browser, "#limits tbody"));
+
+            browser.findElement(By.id("domain")).sendKeys("example.com");
+            browser.findElement(By.id("queries")).sendKeys("1");
+            browser.findElement(By.id("window")).sendKeys("1h");
+            browser.findElement(By.id("reason")).sendKeys("set from the dashboard");
+            browser.findElement(By.id("apply")).click();
+            wait.until(d -> text(d, "#limits tbody").contains("example.com 1 per 1h api"));
+            assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(1, "a.example.com.", Type.A))));
+            assertEquals(Rcode.REFUSED, Dns.rcode(Dns.udp(s.address(), Dns.query(2, "b.example.com.", Type.A))),
+                    "the limit set from the page");
+            String picture = System.getProperty("sluice.screenshot");
+            if (picture != null) {
+                wait.until(d -> text(d, "#top tbody").contains("example.com 42 1"));
+                Files.write(Path.of(picture), browser.getScreenshotAs(OutputType.BYTES));
+            }
+
+            browser.findElement(By.cssSelector("#limits button.rm[data-domain='example.com']")).click();
+            wait.until(d -> !text(d, "#limits tbody").contains("example.com 1 per 1h"));
+            assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(3, "c.example.com.", Type.A))),
+                    "removed from the page");
+            assertEquals("", text(browser, "#message"), "no error shown");
+        } finally {
+            browser.quit();
+        }
+    }
+
+    private static String text(WebDriver d, String css) {
+        return d.findElement(By.cssSelector(css)).getText().replaceAll("\\s+", " ").strip();
+    }
+}
