@@ -2,7 +2,11 @@ package io.sluice;
 
 import io.sluice.config.LimitSettings;
 import io.sluice.config.LimitSettings.DomainLimit;
+import io.sluice.config.Durations;
 import io.sluice.config.Settings;
+import io.sluice.transport.Addresses;
+import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.RecordComponent;
 import java.util.ArrayList;
@@ -10,19 +14,26 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.stream.Collectors;
 
 /**
- * What a reload changes: the settings that apply while running (the limits, overrides,
- * exemptions, action and dry run), each named with its old and new value, and those that need a
- * restart and are kept as they were.
+ * What a reload changes: the settings that apply while running, each named with its old and new
+ * value (the limits, overrides, exemptions, action and dry run; and the upstreams and how they
+ * are asked, which take a new forwarding generation), and those that need a restart and are kept
+ * as they were.
  *
- * @param applied      the running settings with the reload's live changes in
- * @param limitChanges one line per live change
- * @param needRestart  the keys whose new values wait for a restart
+ * @param applied         the running settings with the reload's live changes in
+ * @param limitChanges    one line per live change of the limits
+ * @param forwardChanges  one line per live change of the forwarding
+ * @param needRestart     the keys whose new values wait for a restart
  */
-record Reload(Settings applied, List<String> limitChanges, List<String> needRestart) {
+record Reload(Settings applied, List<String> limitChanges, List<String> forwardChanges, List<String> needRestart) {
     /** Settings components that are not settings, or that are compared apart. */
-    private static final Set<String> NOT_COMPARED = Set.of("limits", "configFile", "aclIsDefault");
+    private static final Set<String> NOT_COMPARED = Set.of("limits", "configFile", "aclIsDefault", "logLevel");
+    /** Settings components a new forwarding generation puts in force (see {@link Settings#withForwarding}). */
+    static final Set<String> FORWARDING = Set.of("upstreams", "timeout", "queryTimeout", "maxInflight",
+            "upstreamSockets", "upstreamSocketLifetime", "randomizeCase", "maxFails", "healthCheckInterval",
+            "healthCheck");
 
     static Reload between(Settings running, Settings next) {
         List<String> changes = new ArrayList<>();
@@ -48,20 +59,39 @@ record Reload(Settings applied, List<String> limitChanges, List<String> needRest
         restartIf(restart, "limits.max-domains", a.maxDomains(), b.maxDomains());
         restartIf(restart, "limits.janitor-interval", a.janitorInterval(), b.janitorInterval());
         restartIf(restart, "public-suffix-list", a.publicSuffixList(), b.publicSuffixList());
+        note(changes, "log-level", running.logLevel(), next.logLevel());
+        List<String> forwarding = new ArrayList<>();
         for (RecordComponent c : Settings.class.getRecordComponents()) {
-            if (!NOT_COMPARED.contains(c.getName())) {
+            if (FORWARDING.contains(c.getName())) {
+                note(forwarding, key(c.getName()), value(c, running), value(c, next));
+            } else if (!NOT_COMPARED.contains(c.getName())) {
                 restartIf(restart, key(c.getName()), value(c, running), value(c, next));
             }
         }
         LimitSettings merged = new LimitSettings(b.defaultLimit(), a.algorithm(), b.burst(), b.action(), b.dryRun(),
                 a.maxDomains(), a.janitorInterval(), a.publicSuffixList(), b.domains(), b.exemptClients(), b.origins());
-        return new Reload(running.withLimits(merged), changes, restart);
+        return new Reload(running.withForwarding(next).withLimits(merged).withLogLevel(next.logLevel()), changes,
+                forwarding, restart);
     }
 
     private static void note(List<String> changes, String key, Object was, Object now) {
         if (!Objects.equals(was, now)) {
-            changes.add(key + ": " + was + " -> " + now);
+            changes.add(key + ": " + text(was) + " -> " + text(now));
         }
+    }
+
+    /** A value as the configuration file writes it: addresses as HOST:PORT, durations as 2s. */
+    private static String text(Object value) {
+        if (value instanceof List<?> list) {
+            return list.isEmpty() ? "none" : list.stream().map(Reload::text).collect(Collectors.joining(", "));
+        }
+        if (value instanceof InetSocketAddress a) {
+            return Addresses.text(a);
+        }
+        if (value instanceof Duration d) {
+            return Durations.text(d);
+        }
+        return String.valueOf(value);
     }
 
     private static void restartIf(List<String> restart, String key, Object was, Object now) {

@@ -17,10 +17,9 @@ import io.sluice.forward.ForwardStage;
 import io.sluice.admin.AdminServer;
 import io.sluice.admin.Operations;
 import io.sluice.config.ConfigFile;
-import io.sluice.forward.ForwardMeters;
+import io.sluice.forward.Forwarders;
 import io.sluice.forward.Upstream;
 import io.sluice.forward.Forwarder;
-import io.sluice.forward.UpstreamPool;
 import io.sluice.frontend.Frontend;
 import io.sluice.limit.Clock;
 import io.sluice.limit.CounterStore;
@@ -58,6 +57,8 @@ import java.util.stream.Collectors;
 /** A running forwarder: its event loops, upstreams and listeners, started and stopped as one. */
 public final class Sluice implements AutoCloseable {
     private static final long DRAIN_POLL_MILLIS = 10;
+    /** How long past query-timeout a replaced forwarding generation stays open: its ticks may notice an expiry late. */
+    private static final long RETIRE_MARGIN_MILLIS = 1000;
     /** Domains in the top-K gauges of /metrics. */
     private static final int TOP_GAUGES = 20;
 
@@ -65,8 +66,12 @@ public final class Sluice implements AutoCloseable {
     private volatile Settings settings;
     private final Transport transport;
     private final EventLoopGroup group;
-    private final UpstreamPool pool;
-    private final List<Forwarder> forwarders;
+    /** The forwarding generation in force; a reload of the upstreams replaces it. */
+    private volatile Forwarders forwarding;
+    /** Generations replaced by a reload, still answering their queries in flight until closed. */
+    private final List<Forwarders> retiring = new ArrayList<>();
+    /** Each loop's last stage, which a new generation is handed to. */
+    private final List<ForwardStage> forwardStages;
     private final List<Pipeline> pipelines;
     private final Frontend frontend;
     private final Registry meters;
@@ -78,7 +83,6 @@ public final class Sluice implements AutoCloseable {
     private final DeniedLog deniedLog;
     /** The busiest domains, worked out while the admin API is on; else null. */
     private final TopDomains top;
-    private final ForwardMeters forwardMeters;
     /** The admin API, or null. */
     private AdminServer admin;
     private final LongAdder reloads;
@@ -92,15 +96,14 @@ public final class Sluice implements AutoCloseable {
         Settings read() throws ConfigException;
     }
 
-    private Sluice(Settings settings, Transport transport, EventLoopGroup group, UpstreamPool pool,
-                   List<Forwarder> forwarders, List<Pipeline> pipelines, Frontend frontend, Registry meters,
-                   Limits limits, MetricsEndpoint metrics, RedisBackend redis, DeniedLog deniedLog, TopDomains top,
-                   ForwardMeters forwardMeters) {
+    private Sluice(Settings settings, Transport transport, EventLoopGroup group, Forwarders forwarding,
+                   List<ForwardStage> forwardStages, List<Pipeline> pipelines, Frontend frontend, Registry meters,
+                   Limits limits, MetricsEndpoint metrics, RedisBackend redis, DeniedLog deniedLog, TopDomains top) {
         this.settings = settings;
         this.transport = transport;
         this.group = group;
-        this.pool = pool;
-        this.forwarders = forwarders;
+        this.forwarding = forwarding;
+        this.forwardStages = forwardStages;
         this.pipelines = pipelines;
         this.frontend = frontend;
         this.meters = meters;
@@ -109,7 +112,6 @@ public final class Sluice implements AutoCloseable {
         this.redis = redis;
         this.deniedLog = deniedLog;
         this.top = top;
-        this.forwardMeters = forwardMeters;
         this.reloads = meters.counter("reloads", "Reloads of the configuration that were put in force.");
         this.reloadFailures = meters.counter("reload_failures", "Reloads refused: the file was invalid; nothing changed.");
     }
@@ -127,28 +129,21 @@ public final class Sluice implements AutoCloseable {
      */
     public static Sluice start(Settings settings, Clock clock)
             throws BindException, ConfigException, InterruptedException {
+        LogLevel.apply(settings.logLevel());
         Limits limits = Limits.from(settings.limits(), clock, policies -> counterStore(settings, policies),
                 settings.backend().kind() == BackendSettings.Kind.REDIS,
                 settings.admin() != null || settings.configFile() != null);
         Transport transport = Transport.best();
         Registry meters = new Registry();
-        ForwardMeters forwardMeters = new ForwardMeters(meters, settings.upstreams());
         EventLoopGroup group = transport.newGroup(settings.threads(), "sluice-loop");
-        UpstreamPool pool = new UpstreamPool(settings.upstreams(), settings.maxFails(), settings.timeout(),
-                settings.healthCheckInterval(), settings.healthCheck());
-        List<Forwarder> forwarders = new ArrayList<>();
+        Forwarders forwarding = null;
         MetricsEndpoint metrics = null;
         RedisBackend redis = null;
         DeniedLog deniedLog = null;
         TopDomains top = null;
         Sluice started = null;
         try {
-            int inflightPerLoop = Math.max(1, settings.maxInflight() / settings.threads());
-            for (EventExecutor e : group) {
-                Forwarder f = new Forwarder((EventLoop) e, pool, forwardMeters, transport, settings, inflightPerLoop);
-                f.start();
-                forwarders.add(f);
-            }
+            forwarding = Forwarders.start(group, transport, settings, meters);
             Decisions.Maker decisions = null;
             if (limits.active()) {
                 if (settings.backend().kind() == BackendSettings.Kind.REDIS) {
@@ -168,19 +163,22 @@ public final class Sluice implements AutoCloseable {
                 limits.limiter().trackUnlimited(); // so that the busiest domains include unlimited ones
             }
             List<Pipeline> pipelines = new ArrayList<>();
-            for (Forwarder f : forwarders) {
-                pipelines.add(pipeline(settings, f, limits, decisions, limitMeters, meters, allowed, aclDenied,
-                        deniedLog, top));
+            List<ForwardStage> forwardStages = new ArrayList<>();
+            for (Forwarder f : forwarding.perLoop()) {
+                ForwardStage last = new ForwardStage(f);
+                forwardStages.add(last);
+                pipelines.add(pipeline(settings, f.loop(), last, limits, decisions, limitMeters, meters, allowed,
+                        aclDenied, deniedLog, top));
             }
-            metrics = startMetrics(settings, meters, limits, pool, redis, top);
+            metrics = startMetrics(settings, meters, limits, forwarding, redis, top);
             Frontend frontend = Frontend.bind(settings, transport, group, pipelines, meters, allowed);
             limits.start();
             deniedLog.start();
             if (top != null) {
                 top.start();
             }
-            started = new Sluice(settings, transport, group, pool, forwarders, pipelines, frontend, meters, limits,
-                    metrics, redis, deniedLog, top, forwardMeters);
+            started = new Sluice(settings, transport, group, forwarding, forwardStages, pipelines, frontend, meters,
+                    limits, metrics, redis, deniedLog, top);
             if (settings.admin() != null) {
                 started.admin = startAdmin(settings, started);
             }
@@ -196,7 +194,10 @@ public final class Sluice implements AutoCloseable {
             if (metrics != null) {
                 metrics.close();
             }
-            shutdown(group, forwarders, pool);
+            if (forwarding != null) {
+                forwarding.close();
+            }
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
             if (redis != null) {
                 redis.close();
             }
@@ -213,18 +214,19 @@ public final class Sluice implements AutoCloseable {
      *
      * @param decisions how the limit stage decides, or null when nothing is limited
      */
-    private static Pipeline pipeline(Settings settings, Forwarder f, Limits limits, Decisions.Maker decisions,
-                                     LimitMeters limitMeters, Registry meters, ClientNetworks allowed,
-                                     LongAdder aclDenied, DeniedLog deniedLog, TopDomains top) {
+    private static Pipeline pipeline(Settings settings, EventLoop loop, ForwardStage last, Limits limits,
+                                     Decisions.Maker decisions, LimitMeters limitMeters, Registry meters,
+                                     ClientNetworks allowed, LongAdder aclDenied, DeniedLog deniedLog,
+                                     TopDomains top) {
         List<Stage> stages = new ArrayList<>();
         stages.add(new AccessControl(allowed, settings.aclAction() == SettingTable.AclAction.DROP, aclDenied,
                 deniedLog));
         stages.add(new MessageCheck(meters));
         if (decisions != null) {
-            stages.add(new LimitStage(limits, limitMeters, decisions, f.loop(), top));
+            stages.add(new LimitStage(limits, limitMeters, decisions, loop, top));
         }
-        stages.add(new ForwardStage(f));
-        return new Pipeline(f.loop(), f, stages);
+        stages.add(last);
+        return new Pipeline(loop, last, stages);
     }
 
     private static CounterStore counterStore(Settings settings, Function<DomainKey, Policy> policies)
@@ -250,13 +252,10 @@ public final class Sluice implements AutoCloseable {
     }
 
     /** The metrics: gauges declared, and served on --metrics when asked for. */
-    private static MetricsEndpoint startMetrics(Settings settings, Registry meters, Limits limits, UpstreamPool pool,
+    private static MetricsEndpoint startMetrics(Settings settings, Registry meters, Limits limits, Forwarders forwarding,
                                                 RedisBackend redis, TopDomains top) throws BindException {
         meters.gauge("tracked_domains", "Registrable domains with a counter now.", limits::tracked);
-        for (Upstream u : pool.upstreams()) {
-            meters.gauge("upstream_up", "1 while an upstream is up, 0 while marked down.", () -> u.isDown() ? 0 : 1,
-                    "upstream", u.toString());
-        }
+        upstreamGauges(meters, forwarding);
         if (top != null) {
             meters.gauges("top_domain_queries", "Queries of the " + TOP_GAUGES + " busiest domains over about the last "
                     + TopDomains.SECONDS + " seconds.", () -> topGauges(top, false));
@@ -283,6 +282,15 @@ public final class Sluice implements AutoCloseable {
                     + e.getMessage());
             b.initCause(e);
             throw b;
+        }
+    }
+
+    /** {@code upstream_up} for each upstream of {@code forwarding}, and no other. */
+    private static void upstreamGauges(Registry meters, Forwarders forwarding) {
+        meters.removeGauges("upstream_up");
+        for (Upstream u : forwarding.upstreams()) {
+            meters.gauge("upstream_up", "1 while an upstream is up, 0 while marked down.", () -> u.isDown() ? 0 : 1,
+                    "upstream", u.toString());
         }
     }
 
@@ -325,12 +333,12 @@ public final class Sluice implements AutoCloseable {
     }
 
     public List<Upstream> upstreams() {
-        return pool.upstreams();
+        return forwarding.upstreams();
     }
 
     /** The latency of the replies of the {@code index}-th upstream. */
     public LatencyHistogram upstreamLatency(int index) {
-        return forwardMeters.latency(index);
+        return forwarding.latency(index);
     }
 
     /** Null while serving with an upstream up; else what is missing, for /readyz. */
@@ -338,7 +346,7 @@ public final class Sluice implements AutoCloseable {
         if (frontend.addresses().isEmpty()) {
             return "not listening";
         }
-        return pool.upstreams().stream().allMatch(Upstream::isDown) ? "every upstream is down" : null;
+        return forwarding.upstreams().stream().allMatch(Upstream::isDown) ? "every upstream is down" : null;
     }
 
     /** Where {@link #reload} reads from: by default the configuration file alone. */
@@ -348,8 +356,8 @@ public final class Sluice implements AutoCloseable {
 
     /**
      * Reads the configuration again and puts in force what can change while running: limits,
-     * overrides, exemptions, action, dry run. What needs a restart is kept as it is and named in
-     * the result. One reload at a time.
+     * overrides, exemptions, action, dry run, and the upstreams with their timeouts and health
+     * checks. What needs a restart is kept as it is and named in the result. One reload at a time.
      *
      * @return one line per change
      * @throws ConfigException when the file is invalid (naming file, line and key); nothing changes then
@@ -375,22 +383,56 @@ public final class Sluice implements AutoCloseable {
             throw e;
         }
         Reload r = Reload.between(settings, next);
-        if (!r.limitChanges().isEmpty()) {
-            if (!limits.changeable()) {
-                throw new ConfigException("limits cannot change while running (start sluice with --config or --admin)");
+        try {
+            if (!r.limitChanges().isEmpty()) {
+                limits.check(next.limits()); // before anything changes
             }
-            try {
-                limits.reload(next.limits());
-            } catch (ConfigException e) {
-                reloadFailures.increment();
-                throw e;
+            if (!r.forwardChanges().isEmpty()) {
+                switchForwarding(r.applied());
             }
+        } catch (ConfigException e) {
+            reloadFailures.increment();
+            throw e;
+        } catch (InterruptedException | RuntimeException e) {
+            reloadFailures.increment();
+            throw new ConfigException("upstreams: cannot use them: " + e.getMessage());
         }
+        if (!r.limitChanges().isEmpty()) {
+            limits.reload(next.limits()); // checked above: it takes them
+        }
+        LogLevel.apply(next.logLevel());
         settings = r.applied();
         reloads.increment();
         List<String> all = new ArrayList<>(r.limitChanges());
+        all.addAll(r.forwardChanges());
         r.needRestart().forEach(k -> all.add(k + ": needs a restart, kept as it was"));
         return all;
+    }
+
+    /**
+     * Puts a new forwarding generation in force: made and connected first (a failure changes
+     * nothing), then handed to every loop's last stage, each on its own loop. The old one answers
+     * the queries it has in flight, which query-timeout bounds, and is closed after that.
+     */
+    private void switchForwarding(Settings applied) throws InterruptedException {
+        Forwarders next = Forwarders.start(group, transport, applied, meters);
+        Forwarders old = forwarding;
+        for (int i = 0; i < forwardStages.size(); i++) {
+            ForwardStage stage = forwardStages.get(i);
+            Forwarder f = next.perLoop().get(i);
+            f.loop().execute(() -> stage.switchTo(f));
+        }
+        forwarding = next;
+        upstreamGauges(meters, next);
+        retiring.add(old);
+        long drainMillis = settings.queryTimeout().toMillis() + RETIRE_MARGIN_MILLIS;
+        group.next().schedule(() -> retire(old), drainMillis, TimeUnit.MILLISECONDS);
+    }
+
+    private synchronized void retire(Forwarders old) {
+        if (retiring.remove(old)) {
+            old.close();
+        }
     }
 
     /** Where --metrics serves /metrics, or null. */
@@ -477,7 +519,12 @@ public final class Sluice implements AutoCloseable {
             }
         }
         frontend.close();
-        shutdown(group, forwarders, pool);
+        synchronized (this) { // no reload from now on
+            forwarding.close();
+            retiring.forEach(Forwarders::close);
+            retiring.clear();
+        }
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
         if (redis != null) {
             redis.close();
         }
@@ -485,28 +532,30 @@ public final class Sluice implements AutoCloseable {
         limits.close();
     }
 
+    /** Queries in flight or parked now, the retiring generations' included. */
     private int inFlight() {
+        List<Forwarder> all = new ArrayList<>(forwarding.perLoop());
+        synchronized (this) {
+            retiring.forEach(r -> all.addAll(r.perLoop()));
+        }
         int n = 0;
-        for (int i = 0; i < forwarders.size(); i++) {
-            Forwarder f = forwarders.get(i);
-            Pipeline p = pipelines.get(i);
-            try {
-                n += f.loop().submit(() -> f.inFlight() + p.parked()).get();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return 0;
-            } catch (ExecutionException e) {
-                return 0;
-            }
+        for (Pipeline p : pipelines) {
+            n += onLoop(p.loop(), p::parked);
+        }
+        for (Forwarder f : all) {
+            n += onLoop(f.loop(), f::inFlight);
         }
         return n;
     }
 
-    private static void shutdown(EventLoopGroup group, List<Forwarder> forwarders, UpstreamPool pool) {
-        for (Forwarder f : forwarders) {
-            f.loop().execute(f::close);
+    private static int onLoop(EventLoop loop, java.util.function.IntSupplier count) {
+        try {
+            return loop.submit(count::getAsInt).get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return 0;
+        } catch (ExecutionException e) {
+            return 0;
         }
-        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
-        pool.close();
     }
 }

@@ -121,6 +121,9 @@ public final class SettingTable {
     public static final Setting<InetSocketAddress> METRICS = one("metrics", "--metrics", "HOST:PORT", "off", null,
             v -> Values.address(v, 9153, true), false,
             "Serve counters at http://HOST:PORT/metrics (Prometheus text).");
+    public static final Setting<String> LOG_LEVEL = one("log-level", "--log-level", "LEVEL", "info", null,
+            v -> Values.named(v, LogLevelName.values()).toString(), true,
+            "error, warn, info, debug or trace; a reload applies it. Unset: SLUICE_LOG_LEVEL, else info.");
     public static final Setting<InetSocketAddress> ADMIN = one("admin.listen", "--admin", "HOST:PORT", "off", null,
             SettingTable::adminAddress, false,
             "Serve the admin API, /metrics and the dashboard at http://HOST:PORT/ (a bare PORT is on 127.0.0.1).");
@@ -190,6 +193,16 @@ public final class SettingTable {
     }
 
     /** A duration longer than 0 (every duration setting, and an override's window). */
+    /** The levels of {@link #LOG_LEVEL}, as logback names them. */
+    enum LogLevelName {
+        ERROR, WARN, INFO, DEBUG, TRACE;
+
+        @Override
+        public String toString() {
+            return Values.configName(this);
+        }
+    }
+
     /** {@code HOST:PORT}, or a bare {@code PORT} (or {@code :PORT}) on loopback. */
     static InetSocketAddress adminAddress(String text) throws ConfigException {
         String t = text.trim();

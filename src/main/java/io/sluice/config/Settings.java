@@ -50,6 +50,7 @@ import org.xbill.DNS.Type;
  * @param admin               where to serve the admin API, or null for nowhere
  * @param adminTokenFile      the file of the admin API's bearer token, or null for none
  * @param configFile          the file the settings were read from, which a reload reads again; or null
+ * @param logLevel            the root logger's level, or null to leave it to logback.xml
  */
 public record Settings(
         List<InetSocketAddress> listen,
@@ -78,14 +79,32 @@ public record Settings(
         InetSocketAddress metrics,
         InetSocketAddress admin,
         Path adminTokenFile,
-        Path configFile) {
+        Path configFile,
+        String logLevel) {
+
+    /** These settings with {@code next}'s upstreams and the ways they are asked: a reload's. */
+    public Settings withForwarding(Settings next) {
+        return new Settings(listen, allowClients, aclAction, aclIsDefault, next.upstreams, threads, next.timeout,
+                next.queryTimeout, next.maxInflight, maxTcpConnections, tcpIdleTimeout, tcpPerClient,
+                tcpQueriesPerConnection, tcpMaxDuration, next.upstreamSockets, next.upstreamSocketLifetime,
+                next.randomizeCase, udpSteering, next.maxFails, next.healthCheckInterval, next.healthCheck, limits,
+                backend, metrics, admin, adminTokenFile, configFile, logLevel);
+    }
+
+    /** These settings with another log level: a reload's. */
+    public Settings withLogLevel(String level) {
+        return new Settings(listen, allowClients, aclAction, aclIsDefault, upstreams, threads, timeout, queryTimeout,
+                maxInflight, maxTcpConnections, tcpIdleTimeout, tcpPerClient, tcpQueriesPerConnection, tcpMaxDuration,
+                upstreamSockets, upstreamSocketLifetime, randomizeCase, udpSteering, maxFails, healthCheckInterval,
+                healthCheck, limits, backend, metrics, admin, adminTokenFile, configFile, level);
+    }
 
     /** These settings with other limits: a reload's. */
     public Settings withLimits(LimitSettings l) {
         return new Settings(listen, allowClients, aclAction, aclIsDefault, upstreams, threads, timeout, queryTimeout,
                 maxInflight, maxTcpConnections, tcpIdleTimeout, tcpPerClient, tcpQueriesPerConnection, tcpMaxDuration,
                 upstreamSockets, upstreamSocketLifetime, randomizeCase, udpSteering, maxFails, healthCheckInterval,
-                healthCheck, l, backend, metrics, admin, adminTokenFile, configFile);
+                healthCheck, l, backend, metrics, admin, adminTokenFile, configFile, logLevel);
     }
 
     public Settings {
@@ -279,7 +298,8 @@ public record Settings(
                     get(SettingTable.HEALTH_CHECK_INTERVAL),
                     new HealthCheck(get(SettingTable.HEALTH_CHECK_NAME), get(SettingTable.HEALTH_CHECK_TYPE),
                             get(SettingTable.HEALTH_CHECK_MUST_RESOLVE)),
-                    limits, b, get(SettingTable.METRICS), admin, get(SettingTable.ADMIN_TOKEN_FILE), configFile);
+                    limits, b, get(SettingTable.METRICS), admin, get(SettingTable.ADMIN_TOKEN_FILE), configFile,
+                    get(SettingTable.LOG_LEVEL));
         }
 
         /** The same address twice would bind twice: say so rather than "address already in use". */

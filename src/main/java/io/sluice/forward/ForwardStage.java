@@ -1,12 +1,21 @@
 package io.sluice.forward;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
 import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.Query;
+import io.sluice.pipeline.Responder;
 import io.sluice.pipeline.Stage;
+import java.net.InetSocketAddress;
 
-/** The last stage: the query goes to its loop's {@link Forwarder}, which answers it in all cases. */
-public final class ForwardStage implements Stage {
-    private final Forwarder forwarder;
+/**
+ * The last stage: the query goes to its loop's {@link Forwarder}, which answers it in all cases.
+ * It also writes the answers the other stages make, through the same forwarder's write batch. A
+ * reload may hand it the forwarder of a new generation ({@link Forwarders}); only its loop's
+ * thread reads or changes which.
+ */
+public final class ForwardStage implements Stage, Responder {
+    private Forwarder forwarder;
 
     public ForwardStage(Forwarder forwarder) {
         this.forwarder = forwarder;
@@ -16,5 +25,18 @@ public final class ForwardStage implements Stage {
     public Outcome handle(Query q) {
         forwarder.forward(q.message(), q.view(), q.client(), q.udpAddress());
         return Outcome.ANSWERED;
+    }
+
+    @Override
+    public void answer(Channel client, InetSocketAddress clientAddress, ByteBuf message) {
+        forwarder.answer(client, clientAddress, message);
+    }
+
+    /** From now on queries go to {@code next}, which must be of this stage's loop; call on that loop. */
+    public void switchTo(Forwarder next) {
+        if (!next.loop().inEventLoop()) {
+            throw new IllegalStateException("a forward stage switches on its own loop");
+        }
+        forwarder = next;
     }
 }

@@ -434,8 +434,11 @@ public final class Forwarder implements Responder {
         return loop;
     }
 
-    /** Closes the upstream sockets and connections; call on the loop. */
+    /** Closes the upstream sockets and connections; call on the loop. Once: later calls do nothing. */
     public void close() {
+        if (closed) {
+            return;
+        }
         closed = true;
         if (nextTick != null) {
             nextTick.cancel(false);

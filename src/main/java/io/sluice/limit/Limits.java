@@ -119,13 +119,18 @@ public final class Limits implements AutoCloseable {
      * @throws ConfigException when an override is not a registrable domain; nothing changes then
      */
     public void reload(LimitSettings next) throws ConfigException {
-        if (budgets == null) {
-            throw new ConfigException("limits are off and were not made changeable at start");
-        }
-        checkOverrides(next, domains);
+        check(next);
         budgets.file(next.defaultLimit(), next.domains(), next.burst());
         exempt = next.exemptClients().toArray(new Network[0]);
         settings = next;
+    }
+
+    /** Whether {@link #reload} would take {@code next}; nothing changes either way. */
+    public void check(LimitSettings next) throws ConfigException {
+        if (budgets == null) {
+            throw new ConfigException("limits cannot change while running (start sluice with --config or --admin)");
+        }
+        checkOverrides(next, domains);
     }
 
     public LimitSettings settings() {

@@ -72,6 +72,14 @@ public final class Registry {
         family(name, help, false).values.put(Labels.of(labels), value);
     }
 
+    /** Drops every child of gauge family {@code name}: a reload's, before it declares the new ones. */
+    public synchronized void removeGauges(String name) {
+        Family f = families.get(name);
+        if (f != null && !f.counter) {
+            f.values.clear();
+        }
+    }
+
     /** A gauge family whose children are worked out at every scrape, label sets and all. */
     public synchronized void gauges(String name, String help, Supplier<Map<Labels, Long>> children) {
         family(name, help, false).dynamic = children;

@@ -67,7 +67,9 @@ public final class RunningSluice implements AutoCloseable {
             ConfigFile.apply(probe.configFile(), b);
         }
         b.set("listen", List.of("127.0.0.1:0"));
-        b.set("upstreams", upstreams);
+        if (!upstreams.isEmpty()) { // else the file's
+            b.set("upstreams", upstreams);
+        }
         b.set("threads", List.of("2"));
         for (int i = 0; i < keyValues.length; i += 2) {
             b.set(keyValues[i], List.of(keyValues[i + 1]));

@@ -1,0 +1,74 @@
+package io.sluice.forward;
+
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import io.netty.util.concurrent.EventExecutor;
+import io.sluice.config.Settings;
+import io.sluice.metrics.LatencyHistogram;
+import io.sluice.metrics.Registry;
+import io.sluice.transport.Transport;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * One generation of the forwarding side: the upstream pool the event loops share and a
+ * {@link Forwarder} per loop, made from one set of settings. A reload that changes the upstreams
+ * or how they are asked makes a new generation and switches each loop's {@link ForwardStage} to
+ * it; the old generation keeps its sockets, so that the replies to its queries in flight still
+ * arrive, until it is closed a query-timeout later.
+ */
+public final class Forwarders {
+    private final UpstreamPool pool;
+    private final ForwardMeters meters;
+    private final List<Forwarder> perLoop;
+
+    private Forwarders(UpstreamPool pool, ForwardMeters meters, List<Forwarder> perLoop) {
+        this.pool = pool;
+        this.meters = meters;
+        this.perLoop = perLoop;
+    }
+
+    /** Makes a generation on every loop of {@code group} and connects its sockets; from outside the loops. */
+    public static Forwarders start(EventLoopGroup group, Transport transport, Settings settings, Registry registry)
+            throws InterruptedException {
+        ForwardMeters meters = new ForwardMeters(registry, settings.upstreams());
+        UpstreamPool pool = new UpstreamPool(settings.upstreams(), settings.maxFails(), settings.timeout(),
+                settings.healthCheckInterval(), settings.healthCheck());
+        List<Forwarder> perLoop = new ArrayList<>();
+        Forwarders made = new Forwarders(pool, meters, perLoop);
+        int inflightPerLoop = Math.max(1, settings.maxInflight() / settings.threads());
+        try {
+            for (EventExecutor e : group) {
+                Forwarder f = new Forwarder((EventLoop) e, pool, meters, transport, settings, inflightPerLoop);
+                perLoop.add(f);
+                f.start();
+            }
+        } catch (InterruptedException | RuntimeException e) {
+            made.close();
+            throw e;
+        }
+        return made;
+    }
+
+    /** The forwarders, one per loop, in the group's order. */
+    public List<Forwarder> perLoop() {
+        return perLoop;
+    }
+
+    public List<Upstream> upstreams() {
+        return pool.upstreams();
+    }
+
+    /** The latency of the replies of the {@code index}-th upstream. */
+    public LatencyHistogram latency(int index) {
+        return meters.latency(index);
+    }
+
+    /** Closes each forwarder on its loop, and the pool's prober. */
+    public void close() {
+        for (Forwarder f : perLoop) {
+            f.loop().execute(f::close);
+        }
+        pool.close();
+    }
+}
