@@ -190,4 +190,22 @@ class AdminApiTest {
             assertEquals(1, s.sluice().metrics().count("reload_failures"));
         }
     }
+
+    /** A reload that leaves a domain's budget alone leaves its count alone: a spent budget stays spent. */
+    @Test
+    void countersOfUnchangedBudgetsCarryOverAReload() throws Exception {
+        Path conf = dir.resolve("carry.yml");
+        Files.writeString(conf, "limits:\n  domains:\n    example.com: { queries: 2, window: 1h }\n");
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), new ManualClock(), b -> b.configFile(conf),
+                     "admin.listen", "127.0.0.1:0")) {
+            assertEquals(Rcode.NOERROR, rcode(s, "a.example.com."));
+            assertEquals(Rcode.NOERROR, rcode(s, "b.example.com."));
+            Files.writeString(conf, "limits:\n  domains:\n    example.com: { queries: 2, window: 1h }\n"
+                    + "    example.net: { queries: 5, window: 1s }\n");
+            Reply r = call(s, "POST", "/api/v1/reload", null);
+            assertEquals("limits.domains.example.net: added, 5 per 1s", r.body().get("changes").get(0).asText(), r.toString());
+            assertEquals(Rcode.REFUSED, rcode(s, "c.example.com."), "the two queries before the reload still count");
+        }
+    }
 }
