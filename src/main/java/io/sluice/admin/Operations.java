@@ -15,6 +15,7 @@ import io.sluice.limit.TopDomains;
 import io.sluice.metrics.LatencyHistogram;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -266,7 +267,7 @@ public final class Operations {
         }
         n.put("reason", r.reason());
         n.put("expires", r.expiresEpochNanos() == Budgets.Runtime.NEVER ? null
-                : Instant.ofEpochSecond(0, r.expiresEpochNanos()).toString());
+                : Instant.ofEpochSecond(0, r.expiresEpochNanos()).truncatedTo(ChronoUnit.SECONDS).toString());
         n.put("set-by", r.setBy());
         return n;
     }

@@ -37,6 +37,19 @@ final class AdminClient {
         this.token = token;
     }
 
+    /** The first message along the causes; the HTTP client's ConnectException has none. */
+    private static String reason(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t.getMessage() != null) {
+                return t.getMessage();
+            }
+            if (t instanceof java.net.ConnectException) {
+                return "connection refused (is sluice running with --admin there?)";
+            }
+        }
+        return e.getClass().getSimpleName();
+    }
+
     static String encode(String pathPart) {
         return URLEncoder.encode(pathPart, StandardCharsets.UTF_8).replace("+", "%20");
     }
@@ -76,8 +89,7 @@ final class AdminClient {
             }
             return new Reply(r.statusCode(), parsed);
         } catch (IOException e) {
-            throw new Refused("cannot reach " + base + ": " + (e.getMessage() == null ? e.getClass().getSimpleName()
-                    : e.getMessage()));
+            throw new Refused("cannot reach " + base + ": " + reason(e));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new Refused("interrupted");
