@@ -129,12 +129,15 @@ public final class Main implements Callable<Integer> {
         }
         Signals.on("TERM", s -> stop.countDown());
         Signals.on("INT", s -> stop.countDown());
-        sluice.reloadFrom(this::settings);
+        sluice.reloadFrom(config == null ? () -> {
+            throw new ConfigException("nothing to reload: sluice was started without --config");
+        } : this::settings);
         // SIGHUP reloads, as for Unbound, nsd and BIND. SIGUSR1 is sent out of habit (reopen logs);
         // the JVM's default would be to exit, dropping every query in flight: it is logged instead.
         try {
             Signals.on("HUP", s -> reload(sluice));
-            Signals.on("USR1", s -> log.warn("SIGUSR1 ignored: sluice logs to stdout; send SIGHUP to reload"));
+            Signals.on("USR1", s -> log.warn("SIGUSR1 ignored: sluice logs to standard error, there is no file to reopen;"
+                    + " send SIGHUP to reload"));
         } catch (IllegalArgumentException e) {
             log.warn("cannot handle SIGHUP and SIGUSR1 ({}): they act as the JVM decides", e.getMessage()); // -Xrs
         }

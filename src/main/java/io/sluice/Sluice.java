@@ -1,5 +1,6 @@
 package io.sluice;
 
+import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
@@ -47,7 +48,10 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
@@ -68,8 +72,15 @@ public final class Sluice implements AutoCloseable {
     private final EventLoopGroup group;
     /** The forwarding generation in force; a reload of the upstreams replaces it. */
     private volatile Forwarders forwarding;
-    /** Generations replaced by a reload, still answering their queries in flight until closed. */
-    private final List<Forwarders> retiring = new ArrayList<>();
+    /**
+     * Generations replaced by a reload, still answering their queries in flight until closed.
+     * Touched by reloads, the retiring thread and close; never under this object's lock from a
+     * loop, since a reload holds that lock while it waits on the loops.
+     */
+    private final List<Forwarders> retiring = new CopyOnWriteArrayList<>();
+    /** Closes replaced generations once their queries are done; off the loops. */
+    private final ScheduledExecutorService retirer = Executors.newSingleThreadScheduledExecutor(
+            new ThreadFactoryBuilder().setNameFormat("sluice-retire").setDaemon(true).build());
     /** Each loop's last stage, which a new generation is handed to. */
     private final List<ForwardStage> forwardStages;
     private final List<Pipeline> pipelines;
@@ -385,10 +396,13 @@ public final class Sluice implements AutoCloseable {
         Reload r = Reload.between(settings, next);
         try {
             if (!r.limitChanges().isEmpty()) {
-                limits.check(next.limits()); // before anything changes
+                limits.check(r.applied().limits()); // before anything changes
             }
             if (!r.forwardChanges().isEmpty()) {
                 switchForwarding(r.applied());
+            }
+            if (!r.limitChanges().isEmpty()) {
+                limits.reload(r.applied().limits()); // checked above: it takes them
             }
         } catch (ConfigException e) {
             reloadFailures.increment();
@@ -396,9 +410,6 @@ public final class Sluice implements AutoCloseable {
         } catch (InterruptedException | RuntimeException e) {
             reloadFailures.increment();
             throw new ConfigException("upstreams: cannot use them: " + e.getMessage());
-        }
-        if (!r.limitChanges().isEmpty()) {
-            limits.reload(next.limits()); // checked above: it takes them
         }
         LogLevel.apply(next.logLevel());
         settings = r.applied();
@@ -426,10 +437,10 @@ public final class Sluice implements AutoCloseable {
         upstreamGauges(meters, next);
         retiring.add(old);
         long drainMillis = settings.queryTimeout().toMillis() + RETIRE_MARGIN_MILLIS;
-        group.next().schedule(() -> retire(old), drainMillis, TimeUnit.MILLISECONDS);
+        retirer.schedule(() -> retire(old), drainMillis, TimeUnit.MILLISECONDS);
     }
 
-    private synchronized void retire(Forwarders old) {
+    private void retire(Forwarders old) {
         if (retiring.remove(old)) {
             old.close();
         }
@@ -520,9 +531,11 @@ public final class Sluice implements AutoCloseable {
         }
         frontend.close();
         synchronized (this) { // no reload from now on
+            retirer.shutdownNow();
             forwarding.close();
-            retiring.forEach(Forwarders::close);
-            retiring.clear();
+            for (Forwarders r : retiring) {
+                retire(r);
+            }
         }
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
         if (redis != null) {
@@ -535,9 +548,7 @@ public final class Sluice implements AutoCloseable {
     /** Queries in flight or parked now, the retiring generations' included. */
     private int inFlight() {
         List<Forwarder> all = new ArrayList<>(forwarding.perLoop());
-        synchronized (this) {
-            retiring.forEach(r -> all.addAll(r.perLoop()));
-        }
+        retiring.forEach(r -> all.addAll(r.perLoop()));
         int n = 0;
         for (Pipeline p : pipelines) {
             n += onLoop(p.loop(), p::parked);

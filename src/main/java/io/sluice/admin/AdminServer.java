@@ -112,17 +112,22 @@ public final class AdminServer implements AutoCloseable {
 
     private Response route(HttpExchange ex) throws IOException {
         URI uri = ex.getRequestURI();
-        String path = uri.getRawPath();
+        String path = uri.getPath(); // percent-escapes decoded as UTF-8, '+' left alone
         String method = ex.getRequestMethod();
         if (path.equals("/healthz")) {
             only(method, "GET");
             return json(200, json.createObjectNode().put("status", "alive"));
         }
+        if (path.equals("/") || path.equals("/index.html")) {
+            // without the token: a browser's navigation carries none, and the page holds no data
+            // (it asks for the token, then sends it with every API call)
+            only(method, "GET");
+            return new Response(200, "text/html; charset=utf-8", Dashboard.page());
+        }
         if (token != null && !authorized(ex.getRequestHeaders().getFirst("Authorization"))) {
             throw new ApiException(401, "this admin API needs Authorization: Bearer TOKEN (admin.token-file)");
         }
         String client = ex.getRemoteAddress().getAddress().getHostAddress();
-        Map<String, String> query = query(uri.getRawQuery());
         if (path.equals("/readyz")) {
             only(method, "GET");
             String notReady = ops.notReady();
@@ -134,16 +139,12 @@ public final class AdminServer implements AutoCloseable {
             return new Response(200, "text/plain; version=0.0.4; charset=utf-8",
                     ops.metricsText().getBytes(StandardCharsets.UTF_8));
         }
-        if (path.equals("/") || path.equals("/index.html")) {
-            only(method, "GET");
-            return new Response(200, "text/html; charset=utf-8", Dashboard.page());
-        }
         if (path.equals("/api/v1/limits")) {
             only(method, "GET");
             return json(200, ops.limits());
         }
         if (path.startsWith("/api/v1/limits/")) {
-            String domain = URLDecoder.decode(path.substring("/api/v1/limits/".length()), StandardCharsets.UTF_8);
+            String domain = path.substring("/api/v1/limits/".length());
             return switch (method) {
                 case "PUT" -> json(200, ops.setLimit(domain, body(ex), client));
                 case "DELETE" -> json(200, ops.removeLimit(domain, client));
@@ -153,6 +154,7 @@ public final class AdminServer implements AutoCloseable {
         }
         if (path.equals("/api/v1/top")) {
             only(method, "GET");
+            Map<String, String> query = query(uri.getRawQuery());
             return json(200, ops.top(query.getOrDefault("n", "20"), query.getOrDefault("by", "queries")));
         }
         if (path.equals("/api/v1/upstreams")) {
@@ -212,9 +214,13 @@ public final class AdminServer implements AutoCloseable {
         }
         for (String pair : raw.split("&")) {
             int eq = pair.indexOf('=');
-            String k = URLDecoder.decode(eq < 0 ? pair : pair.substring(0, eq), StandardCharsets.UTF_8);
-            String v = eq < 0 ? "" : URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8);
-            out.put(k, v);
+            try {
+                String k = URLDecoder.decode(eq < 0 ? pair : pair.substring(0, eq), StandardCharsets.UTF_8);
+                String v = eq < 0 ? "" : URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8);
+                out.put(k, v);
+            } catch (IllegalArgumentException e) {
+                throw new ApiException(400, "the query string is not well formed: " + e.getMessage());
+            }
         }
         return out;
     }

@@ -10,19 +10,25 @@ public final class Durations {
     }
 
     private static final Pattern DURATION = Pattern.compile("(\\d{1,9})(ms|s|m|h)");
+    /** The longest duration taken: ten years, far from where nanoseconds overflow a long (292 years). */
+    static final Duration MAX = Duration.ofHours(87_600);
 
     public static Duration parse(String text) throws ConfigException {
         Matcher m = DURATION.matcher(text.trim());
         if (!m.matches()) {
             throw new ConfigException("invalid duration '" + text + "' (write it like 500ms, 2s, 1m or 1h)");
         }
-        long n = Long.parseLong(m.group(1));
-        return switch (m.group(2)) {
+        long n = Long.parseLong(m.group(1)); // at most nine digits
+        Duration d = switch (m.group(2)) {
             case "ms" -> Duration.ofMillis(n);
             case "s" -> Duration.ofSeconds(n);
             case "m" -> Duration.ofMinutes(n);
             default -> Duration.ofHours(n);
         };
+        if (d.compareTo(MAX) > 0) {
+            throw new ConfigException("duration '" + text + "' is longer than ten years (87600h)");
+        }
+        return d;
     }
 
     /** The shortest way to write {@code d} back: {@code 1s}, {@code 500ms}, {@code 2m}. */

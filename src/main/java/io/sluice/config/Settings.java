@@ -252,6 +252,13 @@ public record Settings(
 
         /** Validates what depends on several keys and fills in the upstreams from resolv.conf. */
         public Settings build() throws ConfigException {
+            Duration lifetime = get(SettingTable.UPSTREAM_SOCKET_LIFETIME);
+            int sockets = get(SettingTable.UPSTREAM_SOCKETS);
+            if (!lifetime.isZero() && lifetime.compareTo(Duration.ofSeconds(sockets)) < 0) {
+                // one replacement a second per upstream at most: each replaced socket stays open a timeout more
+                throw new ConfigException(where("upstream-socket-lifetime") + ": at least 1s per upstream socket ("
+                        + sockets + "s with upstream-sockets " + sockets + "), or 0 to keep them");
+            }
             InetSocketAddress admin = get(SettingTable.ADMIN);
             if (admin != null && !admin.getAddress().isLoopbackAddress() && get(SettingTable.ADMIN_TOKEN_FILE) == null) {
                 throw new ConfigException(where("admin.listen") + ": " + Addresses.text(admin) + " is not a loopback"

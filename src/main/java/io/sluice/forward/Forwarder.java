@@ -169,6 +169,10 @@ public final class Forwarder implements Responder {
      * @param from when the new attempt would ideally start
      */
     private void dispatch(PendingQuery q, long now, long from) {
+        if (closed) { // a link lost as this generation closes: no new connection on a closed one
+            fail(q);
+            return;
+        }
         int i = pool.pick(q.nextUpstream, q.attempts == 0);
         if (i < 0 || from + attemptNanos - (q.startNanos + queryNanos) > lateness) {
             fail(q);
@@ -434,7 +438,12 @@ public final class Forwarder implements Responder {
         return loop;
     }
 
-    /** Closes the upstream sockets and connections; call on the loop. Once: later calls do nothing. */
+    /**
+     * Closes the upstream sockets and connections; call on the loop. Once: later calls do nothing.
+     * What is still in flight is answered first: SERVFAIL, or a transfer cut off as a stalled one
+     * is. A reload closes a replaced generation only a query-timeout after the switch, so what is
+     * left then is a zone transfer that long, or a query at sluice's stop.
+     */
     public void close() {
         if (closed) {
             return;
@@ -442,6 +451,16 @@ public final class Forwarder implements Responder {
         closed = true;
         if (nextTick != null) {
             nextTick.cancel(false);
+        }
+        for (PendingQuery q : inFlight.inUse()) {
+            if (q.link != null) {
+                q.link.release(q.upstreamId); // a link closed below hands back only what it still holds
+            }
+            if (q.transferring) {
+                abortTransfer(q);
+            } else {
+                fail(q);
+            }
         }
         links.close();
         inFlight.close();

@@ -35,7 +35,23 @@ final class InFlightTable {
 
     /** A free slot, or null when every slot is in use. */
     PendingQuery take() {
-        return freeCount == 0 ? null : slots[free[--freeCount]];
+        if (freeCount == 0) {
+            return null;
+        }
+        PendingQuery q = slots[free[--freeCount]];
+        q.inUse = true;
+        return q;
+    }
+
+    /** The slots in use now, listed first (answering one releases it); at close, never per query. */
+    java.util.List<PendingQuery> inUse() {
+        java.util.List<PendingQuery> out = new java.util.ArrayList<>();
+        for (PendingQuery q : slots) {
+            if (q.inUse) {
+                out.add(q);
+            }
+        }
+        return out;
     }
 
     /** Gives {@code q}'s slot back; its query buffer is released and its deadline entry voided. */
@@ -46,6 +62,7 @@ final class InFlightTable {
         q.clientAddress = null;
         q.upstream = null;
         q.link = null;
+        q.inUse = false;
         q.serial++;
         free[freeCount++] = q.index;
     }

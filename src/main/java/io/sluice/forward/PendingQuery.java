@@ -15,6 +15,9 @@ final class PendingQuery {
     /** Bumped on every attempt and on release; a {@link DeadlineQueue} entry is live while equal. */
     int serial;
 
+    /** Taken from the free stack and not yet released. */
+    boolean inUse;
+
     /** The client's bytes, retained; the ID field holds the ID of the current attempt. */
     ByteBuf query;
     /** Where {@link #query} and the reply to the client are copied. */

@@ -23,7 +23,12 @@ final class QueryIds implements LongSupplier {
 
     private final SecureRandom random = drbg();
     private final byte[] block = new byte[BLOCK_IDS * 2];
-    private int next = BLOCK_IDS;
+    private int next;
+
+    /** Draws the first block here, off the loop: a new generator seeds itself then. */
+    QueryIds() {
+        random.nextBytes(block);
+    }
 
     private static SecureRandom drbg() {
         try {

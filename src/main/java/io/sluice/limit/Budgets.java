@@ -88,8 +88,11 @@ public final class Budgets {
         String d = registrable(domains, domain);
         long expires = ttl == null ? Runtime.NEVER : clock.epochNanos() + ttl.toNanos();
         Runtime r = new Runtime(d, limit, entryBurst, reason, expires, setBy);
+        Map<String, Runtime> next = new TreeMap<>(runtime);
+        next.put(d, r);
+        PolicyTable table = table(defaultLimit, file, burst, next); // may throw: then nothing changed
         runtime.put(d, r);
-        publish();
+        limiter.policies(table);
         return r;
     }
 
@@ -104,10 +107,11 @@ public final class Budgets {
 
     /** A reload's new default and file overrides; the runtime entries stay. */
     synchronized void file(DomainLimit newDefault, Map<String, DomainLimit> newFile, long newBurst) {
+        PolicyTable table = table(newDefault, newFile, newBurst, runtime); // may throw: then nothing changed
         defaultLimit = newDefault;
         file = new TreeMap<>(newFile);
         burst = newBurst;
-        publish();
+        limiter.policies(table);
     }
 
     /** Drops the runtime entries whose time is up; the janitor calls it every sweep. */
@@ -138,10 +142,16 @@ public final class Budgets {
     }
 
     private void publish() {
+        limiter.policies(table(defaultLimit, file, burst, runtime));
+    }
+
+    /** The table these would put in force: runtime entries over the file's overrides over the default. */
+    private static PolicyTable table(DomainLimit defaultLimit, Map<String, DomainLimit> file, long burst,
+                                     Map<String, Runtime> runtime) {
         Map<DomainKey, Policy> overrides = new HashMap<>();
         file.forEach((d, l) -> overrides.put(DomainKey.of(d), policy(l, burst)));
         runtime.forEach((d, r) -> overrides.put(DomainKey.of(d), policy(r.limit(), r.burst())));
-        limiter.policies(new PolicyTable(policy(defaultLimit, burst), overrides));
+        return new PolicyTable(policy(defaultLimit, burst), overrides);
     }
 
     static Policy policy(DomainLimit l, long burst) {

@@ -42,6 +42,8 @@ public final class DomainLimiter {
     private final boolean shared;
     /** Unlimited domains get counters too (never refused), so that the busiest domains include them. */
     private volatile boolean trackUnlimited;
+    /** Whether any query is counted: some domain has a budget, or unlimited ones are tracked. */
+    private volatile boolean counting;
 
     /**
      * @param defaultPolicy the budget of a domain without an override; may be {@link Policy#UNLIMITED}
@@ -64,6 +66,16 @@ public final class DomainLimiter {
         this.maxDomains = maxDomains;
         this.counters = new ConcurrentHashMap<>(Math.min(maxDomains, 1 << 16));
         this.overflow = newCounter(DomainProbe.of(OVERFLOW_NAME), policies.defaultPolicy());
+        this.counting = !policies.unlimited();
+    }
+
+    /**
+     * False while no query can be counted (nothing limited, unlimited domains not tracked): then
+     * the limit stage passes every query at the cost of this one read, though it stands ready for
+     * a budget a reload or the admin API may set.
+     */
+    public boolean counting() {
+        return counting;
     }
 
     /** The budgets in force. */
@@ -83,6 +95,7 @@ public final class DomainLimiter {
      */
     void policies(PolicyTable next) {
         policies = next;
+        counting = trackUnlimited || !next.unlimited();
         for (Counter c : counters.values()) {
             repolicy(c, next);
         }
@@ -113,6 +126,7 @@ public final class DomainLimiter {
      */
     public void trackUnlimited() {
         trackUnlimited = true;
+        counting = true;
     }
 
     /** Counts a query for {@code c}'s domain in this process's store: true when it is allowed. */

@@ -43,6 +43,9 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
 
     @Override
     public Outcome handle(Query q) {
+        if (!limits.limiter().counting()) {
+            return Outcome.CONTINUE; // nothing limited yet: only a reload or the admin API would change that
+        }
         if (!q.view().hasQuestion() || limits.hasExemptions() && limits.exempt(q.clientIp())) {
             return Outcome.CONTINUE;
         }

@@ -52,7 +52,7 @@ public final class Registry {
     }
 
     private final Map<String, Family> families = new LinkedHashMap<>();
-    private final Map<String, List<LatencyHistogram>> histograms = new LinkedHashMap<>();
+    private final Map<String, Map<Labels, LatencyHistogram>> histograms = new LinkedHashMap<>();
 
     /**
      * The counter {@code name} with these labels (name, value, name, value...), exposed as
@@ -85,11 +85,15 @@ public final class Registry {
         family(name, help, false).dynamic = children;
     }
 
-    /** A latency histogram in seconds ({@code sluice_<name>_seconds}) with these labels. */
+    /**
+     * The latency histogram {@code name} (exposed as {@code sluice_<name>_seconds}) with these
+     * labels, made on first asking: asked again, as a reload that keeps an upstream does, it is
+     * the same histogram.
+     */
     public synchronized LatencyHistogram histogram(String name, String help, String... labels) {
-        LatencyHistogram h = new LatencyHistogram(name, help, Labels.of(labels));
-        histograms.computeIfAbsent(name, n -> new ArrayList<>()).add(h);
-        return h;
+        Labels l = Labels.of(labels);
+        Map<Labels, LatencyHistogram> children = histograms.computeIfAbsent(name, n -> new LinkedHashMap<>());
+        return children.computeIfAbsent(l, k -> new LatencyHistogram(name, help, k));
     }
 
     private Family family(String name, String help, boolean counter) {
@@ -145,7 +149,8 @@ public final class Registry {
                 out.add(b.build());
             }
         });
-        histograms.forEach((name, list) -> out.add(LatencyHistogram.snapshot("sluice_" + name + "_seconds", list)));
+        histograms.forEach((name, children) -> out.add(LatencyHistogram.snapshot("sluice_" + name + "_seconds",
+                new ArrayList<>(children.values()))));
         return new MetricSnapshots(out);
     }
 

@@ -48,6 +48,17 @@ class AdminApiTest {
         return call(s, method, path, body, null);
     }
 
+    /** The status a request line gets as written, which java.net.URI would refuse to send. */
+    private static int rawStatus(RunningSluice s, String target) throws Exception {
+        try (java.net.Socket c = new java.net.Socket("127.0.0.1", s.sluice().adminAddress().getPort())) {
+            c.getOutputStream().write(("GET " + target + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                    .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            String status = new java.io.BufferedReader(new java.io.InputStreamReader(c.getInputStream(),
+                    java.nio.charset.StandardCharsets.US_ASCII)).readLine();
+            return Integer.parseInt(status.split(" ")[1]);
+        }
+    }
+
     private static int rcode(RunningSluice s, String name) throws Exception {
         return Dns.rcode(Dns.udp(s.address(), Dns.query(1, name, Type.A)));
     }
@@ -99,6 +110,11 @@ class AdminApiTest {
             assertEquals(404, call(s, "GET", "/api/v1/nothing", null).status());
             assertEquals(405, call(s, "POST", "/api/v1/limits", "{}").status());
             assertEquals(400, call(s, "GET", "/api/v1/top?n=zero", null).status());
+            assertEquals(400, rawStatus(s, "/api/v1/top?n=%zz"), "a bad escape");
+            Reply tooLong = call(s, "PUT", "/api/v1/limits/example.com", "{\"queries\": 5, \"window\": \"3000000h\"}");
+            assertEquals(400, tooLong.status(), tooLong.toString());
+            assertEquals(200, call(s, "PUT", "/api/v1/limits/example.com", "{\"queries\": 5}").status(),
+                    "a refused change leaves nothing behind");
         }
     }
 
@@ -110,6 +126,10 @@ class AdminApiTest {
              RunningSluice s = RunningSluice.start(List.of(up), "admin.listen", "127.0.0.1:0",
                      "admin.token-file", token.toString())) {
             assertEquals(200, call(s, "GET", "/healthz", null).status());
+            HttpResponse<String> page = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+                    + s.sluice().adminAddress().getPort() + "/")).build(), HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, page.statusCode(), "the dashboard page itself needs no token: it asks for one");
+            assertTrue(page.body().contains("sluice-token"));
             Reply none = call(s, "GET", "/api/v1/limits", null);
             assertEquals(401, none.status());
             assertTrue(none.body().has("error"));
@@ -188,6 +208,14 @@ class AdminApiTest {
             assertEquals(Rcode.REFUSED, rcode(s, "c.example.com."), "nothing changed");
             assertEquals(1, s.sluice().metrics().count("reloads"));
             assertEquals(1, s.sluice().metrics().count("reload_failures"));
+            // a reload that makes a new forwarding generation for the same upstream: /metrics still scrapes
+            Files.writeString(conf, "limits:\n  default: { queries: 1, window: 1h }\ntimeout: 1s\n");
+            assertEquals(200, call(s, "POST", "/api/v1/reload", null).status());
+            HttpResponse<String> m = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+                    + s.sluice().adminAddress().getPort() + "/metrics")).build(), HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, m.statusCode(), m.body());
+            assertTrue(m.body().contains("sluice_upstream_latency_seconds_count{upstream=\"" + up.hostPort() + "\"}"),
+                    m.body());
         }
     }
 

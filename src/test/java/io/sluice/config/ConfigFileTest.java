@@ -119,6 +119,8 @@ class ConfigFileTest {
     @ParameterizedTest(name = "{0}")
     @CsvSource(delimiter = '|', value = {
         "timeout: 5x                                   | line 1: timeout: invalid duration '5x'",
+        "timeout: 900000000h                           | line 1: timeout: duration '900000000h' is longer than ten years",
+        "upstream-socket-lifetime: 2s                  | line 1: upstream-socket-lifetime: at least 1s per upstream socket (8s",
         "threads: 0                                    | line 1: threads: 0 is out of range",
         "listen: localhost:53                          | line 1: listen: 'localhost:53' is not an IP address",
         "upstreams: [1.2.3.4:70000]                    | line 1: upstreams: invalid address",

@@ -102,9 +102,9 @@ class ForgedReplyTest {
     void upstreamSocketsAreReplacedAndAReplyOnAReplacedOneStillCounts() throws Exception {
         try (TestUpstream up = new TestUpstream();
              RunningSluice s = RunningSluice.start(List.of(up), "threads", "1", "upstream-sockets", "1",
-                     "upstream-socket-lifetime", "100ms")) {
-            up.delayMillis(400); // the socket this query leaves on is replaced before its reply comes
-            Message first = Dns.parse(Dns.udp(s.address(), Dns.query(1, "rotate.example.", Type.A)));
+                     "upstream-socket-lifetime", "1s", "timeout", "3s")) {
+            up.delayMillis(1500); // the socket this query leaves on is replaced (after 1 s) before its reply comes
+            Message first = Dns.parse(Dns.udp(s.address(), Dns.query(1, "rotate.example.", Type.A), 5000));
             assertEquals(Rcode.NOERROR, first.getRcode());
             up.delayMillis(0);
             int firstPort = up.senderPorts().get(0);
