@@ -3,7 +3,6 @@ package io.sluice;
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
-import io.netty.util.concurrent.EventExecutor;
 import io.sluice.acl.AccessControl;
 import io.sluice.acl.ClientNetworks;
 import io.sluice.acl.DeniedLog;
@@ -55,7 +54,6 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
-import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
 /** A running forwarder: its event loops, upstreams and listeners, started and stopped as one. */

@@ -118,14 +118,18 @@ public final class AdminServer implements AutoCloseable {
             only(method, "GET");
             return json(200, json.createObjectNode().put("status", "alive"));
         }
-        if (path.equals("/") || path.equals("/index.html")) {
-            // without the token: a browser's navigation carries none, and the page holds no data
-            // (it asks for the token, then sends it with every API call)
+        boolean page = path.equals("/") || path.equals("/index.html");
+        if (token != null && !authorized(ex.getRequestHeaders().getFirst("Authorization"))) {
+            if (page && method.equals("GET")) {
+                // A browser's navigation carries no bearer token: the 401 is a form that asks for
+                // it, then loads the dashboard with it (and the dashboard sends it with every call).
+                return new Response(401, "text/html; charset=utf-8", Dashboard.tokenPage());
+            }
+            throw new ApiException(401, "this admin API needs Authorization: Bearer TOKEN (admin.token-file)");
+        }
+        if (page) {
             only(method, "GET");
             return new Response(200, "text/html; charset=utf-8", Dashboard.page());
-        }
-        if (token != null && !authorized(ex.getRequestHeaders().getFirst("Authorization"))) {
-            throw new ApiException(401, "this admin API needs Authorization: Bearer TOKEN (admin.token-file)");
         }
         String client = ex.getRemoteAddress().getAddress().getHostAddress();
         if (path.equals("/readyz")) {

@@ -4,9 +4,10 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 
-/** The dashboard: one page with its script and styles inline, served from the jar. */
+/** The dashboard: one page with its script and styles inline, served from the jar, and its token form. */
 final class Dashboard {
-    private static final byte[] PAGE = load();
+    private static final byte[] PAGE = load("dashboard.html");
+    private static final byte[] TOKEN_PAGE = load("token.html");
 
     private Dashboard() {
     }
@@ -15,10 +16,15 @@ final class Dashboard {
         return PAGE;
     }
 
-    private static byte[] load() {
-        try (InputStream in = Dashboard.class.getResourceAsStream("dashboard.html")) {
+    /** What a browser gets without the token: a form that asks for it and loads the dashboard with it. */
+    static byte[] tokenPage() {
+        return TOKEN_PAGE;
+    }
+
+    private static byte[] load(String name) {
+        try (InputStream in = Dashboard.class.getResourceAsStream(name)) {
             if (in == null) {
-                throw new IllegalStateException("dashboard.html is missing from the jar");
+                throw new IllegalStateException(name + " is missing from the jar");
             }
             return in.readAllBytes();
         } catch (IOException e) {

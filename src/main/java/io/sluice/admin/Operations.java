@@ -16,10 +16,11 @@ import io.sluice.metrics.LatencyHistogram;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -55,12 +56,12 @@ public final class Operations {
         def.put("source", "file");
         out.set("default", def);
         ArrayNode list = out.putArray("limits");
-        Set<String> runtime = new java.util.HashSet<>();
+        Set<String> runtime = new HashSet<>();
         for (Budgets.Runtime r : v.runtime()) {
             runtime.add(r.domain());
             list.add(runtime(r));
         }
-        new java.util.TreeMap<>(v.file()).forEach((d, l) -> {
+        new TreeMap<>(v.file()).forEach((d, l) -> {
             ObjectNode n = limit(JSON.objectNode().put("domain", d), l);
             n.put("source", "file");
             n.put("in-force", !runtime.contains(d));
@@ -166,7 +167,11 @@ public final class Operations {
             d.put("queries", e.queries());
             d.put("refused", e.refused());
             DomainLimit l = budgets().effective(e.domain());
-            d.put("limit", l.unlimited() ? "unlimited" : l.toString());
+            if (l.unlimited()) {
+                d.putNull("limit"); // queries per window; none
+            } else {
+                d.put("limit", l.queries()).put("window", Durations.text(l.window()));
+            }
             d.put("limited", e.refused() > 0);
         }
         out.put("seconds", top.seconds());

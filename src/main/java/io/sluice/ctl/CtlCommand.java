@@ -210,7 +210,8 @@ public final class CtlCommand implements Callable<Integer> {
                 rows.add(new String[] {"DOMAIN", "QUERIES", "REFUSED", "LIMIT", "LIMITED"});
                 for (JsonNode d : r.get("domains")) {
                     rows.add(new String[] {d.get("domain").asText(), d.get("queries").asText(), d.get("refused").asText(),
-                        d.get("limit").asText(), d.get("limited").asBoolean() ? "yes" : "no"});
+                        d.get("limit").isNull() ? "unlimited" : d.get("limit").asText() + " per " + d.get("window").asText(),
+                        d.get("limited").asBoolean() ? "yes" : "no"});
                 }
                 table(out, rows);
             });

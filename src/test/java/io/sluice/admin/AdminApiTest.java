@@ -128,8 +128,13 @@ class AdminApiTest {
             assertEquals(200, call(s, "GET", "/healthz", null).status());
             HttpResponse<String> page = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
                     + s.sluice().adminAddress().getPort() + "/")).build(), HttpResponse.BodyHandlers.ofString());
-            assertEquals(200, page.statusCode(), "the dashboard page itself needs no token: it asks for one");
-            assertTrue(page.body().contains("sluice-token"));
+            assertEquals(401, page.statusCode(), "the page too needs the token");
+            assertTrue(page.body().contains("id=\"token\""), "a browser gets a form that asks for it: " + page.body());
+            HttpResponse<String> withToken = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+                    + s.sluice().adminAddress().getPort() + "/")).header("Authorization", "Bearer s3cret-token").build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, withToken.statusCode());
+            assertTrue(withToken.body().contains("Busiest domains"));
             Reply none = call(s, "GET", "/api/v1/limits", null);
             assertEquals(401, none.status());
             assertTrue(none.body().has("error"));
@@ -177,7 +182,9 @@ class AdminApiTest {
             assertEquals(30, hot.get("queries").asInt());
             assertEquals(10, hot.get("refused").asInt());
             assertTrue(hot.get("limited").asBoolean());
-            assertEquals("20 per 1h", hot.get("limit").asText());
+            assertEquals(20, hot.get("limit").asInt());
+            assertEquals("1h", hot.get("window").asText());
+            assertTrue(top.get("domains").get(1).get("limit").isNull(), "unlimited: " + top);
             assertEquals("example.net", top.get("domains").get(1).get("domain").asText());
             JsonNode refused = call(s, "GET", "/api/v1/top?n=5&by=refused", null).body();
             assertEquals(1, refused.get("domains").size(), refused.toString());

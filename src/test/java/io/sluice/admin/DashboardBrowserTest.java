@@ -75,6 +75,32 @@ class DashboardBrowserTest {
         }
     }
 
+    /** With a token, the browser is asked for it first, then gets the dashboard, which sends it on. */
+    @Test
+    void withATokenThePageAsksForItAndThenWorks() throws Exception {
+        Path token = Files.createTempFile("sluice-admin", ".token");
+        Files.writeString(token, "page-token\n");
+        ChromeDriver browser = Browser.start();
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), new ManualClock(), b -> { },
+                     "admin.listen", "127.0.0.1:0", "admin.token-file", token.toString())) {
+            Dns.udp(s.address(), Dns.query(1, "a.tokened.example.", Type.A));
+            browser.get("http://127.0.0.1:" + s.sluice().adminAddress().getPort() + "/");
+            WebDriverWait wait = new WebDriverWait(browser, WAIT);
+            browser.findElement(By.id("token")).sendKeys("wrong");
+            browser.findElement(By.id("enter")).click();
+            wait.until(d -> text(d, "#message").contains("refused"));
+            browser.findElement(By.id("token")).clear();
+            browser.findElement(By.id("token")).sendKeys("page-token");
+            browser.findElement(By.id("enter")).click();
+            wait.until(d -> !d.findElements(By.cssSelector("#top tbody")).isEmpty()
+                    && text(d, "#top tbody").contains("tokened.example 1 0 unlimited no"));
+        } finally {
+            browser.quit();
+            Files.deleteIfExists(token);
+        }
+    }
+
     private static String text(WebDriver d, String css) {
         return d.findElement(By.cssSelector(css)).getText().replaceAll("\\s+", " ").strip();
     }

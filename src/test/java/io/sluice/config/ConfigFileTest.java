@@ -169,6 +169,19 @@ class ConfigFileTest {
     }
 
     @Test
+    void theAdminSectionLoads() throws Exception {
+        Settings s = load("admin:\n  listen: 8053\n");
+        assertEquals(new java.net.InetSocketAddress("127.0.0.1", 8053), s.admin());
+    }
+
+    /** Found by ParsersFuzzTest#configLoader: SnakeYAML Engine throws IllegalArgumentException for such a tag. */
+    @Test
+    void aTagWithABadEscapeIsRefusedAsYaml() {
+        ConfigException e = assertThrows(ConfigException.class, () -> load("!%E"));
+        assertTrue(e.getMessage().contains("not valid YAML"), e.getMessage());
+    }
+
+    @Test
     void aUnicodeOverrideIsConvertedWithIdna() throws Exception {
         Settings s = load("limits:\n  domains:\n    Bücher.DE: { queries: 5 }\n");
         assertEquals(java.util.Set.of("xn--bcher-kva.de"), s.limits().domains().keySet());

@@ -95,7 +95,7 @@ class ParsersFuzzTest {
      * The configuration loader: any text is loaded or refused with a ConfigException that names
      * the file, nothing else. Slower than the others (YAML composing, host names looked up).
      */
-    @FuzzTest(maxExecutions = 1_000_000, maxDuration = "15m")
+    @FuzzTest(maxExecutions = 10_000_000, maxDuration = "45m")
     void configLoader(String yaml) {
         if (yaml == null) {
             return; // Jazzer's mutator may pass null for an object parameter
