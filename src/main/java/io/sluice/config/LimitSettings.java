@@ -20,6 +20,8 @@ import java.util.Map;
  * @param exemptClients    client networks never limited
  * @param origins          where each override was written (file and line), by domain, for errors
  *                         found once the suffix list is loaded
+ * @param reverseIpv4Prefix reverse names under in-addr.arpa count per network of this many bits
+ * @param reverseIpv6Prefix reverse names under ip6.arpa count per network of this many bits
  */
 public record LimitSettings(
         DomainLimit defaultLimit,
@@ -32,7 +34,9 @@ public record LimitSettings(
         Path publicSuffixList,
         Map<String, DomainLimit> domains,
         List<Network> exemptClients,
-        Map<String, String> origins) {
+        Map<String, String> origins,
+        int reverseIpv4Prefix,
+        int reverseIpv6Prefix) {
 
     public LimitSettings {
         domains = Map.copyOf(domains);

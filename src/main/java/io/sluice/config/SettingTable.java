@@ -113,6 +113,12 @@ public final class SettingTable {
     public static final Setting<Duration> JANITOR_INTERVAL = one("limits.janitor-interval", null, null, "5s",
             Duration.ofSeconds(5), SettingTable::positiveDuration, false,
             "How often counters of ended windows are removed.");
+    public static final Setting<Integer> REVERSE_IPV4_PREFIX = one("limits.reverse-ipv4-prefix", null, null, "24", 24,
+            v -> multiple(Values.integer(v, 8, 32), 8), false,
+            "Reverse names under in-addr.arpa count per network of this many bits (8, 16, 24 or 32).");
+    public static final Setting<Integer> REVERSE_IPV6_PREFIX = one("limits.reverse-ipv6-prefix", null, null, "48", 48,
+            v -> multiple(Values.integer(v, 4, 128), 4), false,
+            "Reverse names under ip6.arpa count per network of this many bits (a multiple of 4).");
     public static final Setting<List<Network>> EXEMPT_CLIENTS = list("limits.exempt-clients", null, null, "none",
             List.of(), SettingTable::networks, true, "Client networks never limited.");
     public static final Setting<Path> PUBLIC_SUFFIX_LIST = one("public-suffix-list", "--public-suffix-list", "FILE",
@@ -201,6 +207,15 @@ public final class SettingTable {
         public String toString() {
             return Values.configName(this);
         }
+    }
+
+    /** {@code n}, when a multiple of {@code step} (reverse names have a label per octet, or per nibble). */
+    static int multiple(int n, int step) throws ConfigException {
+        if (n % step != 0) {
+            throw new ConfigException(n + " is not a multiple of " + step + " (a reverse name has a label per "
+                    + (step == 8 ? "octet" : "nibble") + ")");
+        }
+        return n;
     }
 
     /** {@code HOST:PORT}, or a bare {@code PORT} (or {@code :PORT}) on loopback. */

@@ -20,15 +20,34 @@ import java.nio.file.Path;
  * allocated.
  */
 public final class RegistrableDomains {
-    private final SuffixRules rules;
+    /** The tails of reverse names, in wire form, lower case. */
+    private static final byte[] IN_ADDR_ARPA = DomainBytes.fromText("in-addr.arpa");
+    private static final byte[] IP6_ARPA = DomainBytes.fromText("ip6.arpa");
 
-    private RegistrableDomains(SuffixRules rules) {
+    private final SuffixRules rules;
+    /** Labels kept under in-addr.arpa and under ip6.arpa: one per octet, one per nibble of the prefix. */
+    private final int ipv4Labels;
+    private final int ipv6Labels;
+
+    private RegistrableDomains(SuffixRules rules, int ipv4Labels, int ipv6Labels) {
         this.rules = rules;
+        this.ipv4Labels = ipv4Labels;
+        this.ipv6Labels = ipv6Labels;
+    }
+
+    /**
+     * These rules with reverse names counted per network: under {@code in-addr.arpa} per
+     * {@code ipv4Prefix} bits, under {@code ip6.arpa} per {@code ipv6Prefix} bits. The Public
+     * Suffix List makes {@code 192.in-addr.arpa} the domain of every PTR under 192.0.0.0/8; the
+     * default (24 and 48 bits) is what one operator usually delegates.
+     */
+    public RegistrableDomains withReversePrefixes(int ipv4Prefix, int ipv6Prefix) {
+        return new RegistrableDomains(rules, ipv4Prefix / 8, ipv6Prefix / 4);
     }
 
     /** The list bundled with Guava. */
     public static RegistrableDomains fromGuava() {
-        return new RegistrableDomains(GuavaSuffixList.load());
+        return new RegistrableDomains(GuavaSuffixList.load(), 3, 12);
     }
 
     /**
@@ -57,7 +76,7 @@ public final class RegistrableDomains {
         if (rules.size() == 0) {
             throw new IOException("no rules in it");
         }
-        return new RegistrableDomains(rules);
+        return new RegistrableDomains(rules, 3, 12);
     }
 
     /** Number of suffixes in the table (rules and their tails). */
@@ -104,6 +123,11 @@ public final class RegistrableDomains {
         for (int i = 0; i < length; i++) {
             b[i] = Names.lower(b[i]);
         }
+        int reverse = endsWith(b, length, IN_ADDR_ARPA) ? ipv4Labels : endsWith(b, length, IP6_ARPA) ? ipv6Labels : -1;
+        if (reverse >= 0) {
+            keep(out, starts, labels, length, Math.min(labels, reverse + 2)); // the network's labels, then in-addr.arpa
+            return;
+        }
         int suffix = Math.min(1, labels); // the default rule: the last label
         long h = SuffixRules.SEED;
         int labelEnd = length;
@@ -126,10 +150,38 @@ public final class RegistrableDomains {
                 suffix = Math.max(suffix, k + 1);
             }
         }
-        int keep = Math.min(labels, suffix + 1);
+        keep(out, starts, labels, length, Math.min(labels, suffix + 1));
+    }
+
+    /** Keeps the last {@code keep} labels of the name in {@code out}. */
+    private static void keep(DomainProbe out, int[] starts, int labels, int length, int keep) {
+        byte[] b = out.bytes;
         int start = keep == 0 ? length : starts[labels - keep];
         System.arraycopy(b, start, b, 0, length - start);
         out.length = length - start;
         out.seal();
+    }
+
+    /** Whether the (lower-cased) wire name {@code b[0, length)} ends with the labels of {@code tail}. */
+    private static boolean endsWith(byte[] b, int length, byte[] tail) {
+        int from = length - tail.length;
+        if (from < 0) {
+            return false;
+        }
+        for (int i = tail.length - 1; i >= 0; i--) { // from the end: most names differ at once
+            if (b[from + i] != tail[i]) {
+                return false;
+            }
+        }
+        return from == 0 || isLabelStart(b, from);
+    }
+
+    /** Whether a label starts at {@code at}, walking the labels from the start. */
+    private static boolean isLabelStart(byte[] b, int at) {
+        int i = 0;
+        while (i < at) {
+            i += (b[i] & 0xFF) + 1;
+        }
+        return i == at;
     }
 }

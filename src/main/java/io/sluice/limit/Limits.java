@@ -60,8 +60,9 @@ public final class Limits implements AutoCloseable {
         }
         RegistrableDomains domains;
         try {
-            domains = s.publicSuffixList() == null ? RegistrableDomains.fromGuava()
-                    : RegistrableDomains.fromFile(s.publicSuffixList());
+            domains = (s.publicSuffixList() == null ? RegistrableDomains.fromGuava()
+                    : RegistrableDomains.fromFile(s.publicSuffixList()))
+                    .withReversePrefixes(s.reverseIpv4Prefix(), s.reverseIpv6Prefix());
         } catch (IOException e) {
             throw new ConfigException("public-suffix-list: " + s.publicSuffixList() + ": " + e.getMessage());
         }

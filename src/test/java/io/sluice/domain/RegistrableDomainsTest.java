@@ -81,7 +81,7 @@ class RegistrableDomainsTest {
         "localhost, localhost",
         "foo.localhost, foo.localhost",
         "a.x.home.arpa, x.home.arpa",
-        "1.0.0.127.in-addr.arpa, 127.in-addr.arpa",
+        "1.0.0.127.in-addr.arpa, 0.0.127.in-addr.arpa", // per /24, see reverseNamesCountPerNetwork
         // case, IDN in its ASCII form, odd octets
         "WWW.EXAMPLE.CO.UK, example.co.uk",
         "ExAmPlE.GiThUb.Io, example.github.io",
@@ -110,6 +110,28 @@ class RegistrableDomainsTest {
         assertEquals(DomainKey.of("example.co.uk").hashCode(), probe.hashCode());
     }
 
+    /** Reverse names count per /24 and per /48 by default, not per first octet as the list has it. */
+    @ParameterizedTest(name = "{0} -> {1}")
+    @CsvSource({
+        "4.3.2.192.in-addr.arpa, 3.2.192.in-addr.arpa",
+        "99.3.2.192.IN-ADDR.ARPA, 3.2.192.in-addr.arpa",
+        "2.192.in-addr.arpa, 2.192.in-addr.arpa",
+        "in-addr.arpa, in-addr.arpa",
+        "1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.8.b.d.0.1.0.0.2.ip6.arpa, 0.0.0.0.8.b.d.0.1.0.0.2.ip6.arpa",
+        "x.not-in-addr.arpa, not-in-addr.arpa",
+    })
+    void reverseNamesCountPerNetwork(String name, String expected) {
+        assertEquals(expected, PSL.reduce(name));
+    }
+
+    @Test
+    void reversePrefixesCanBeOtherNetworks() {
+        RegistrableDomains by16 = PSL.withReversePrefixes(16, 32);
+        assertEquals("2.192.in-addr.arpa", by16.reduce("4.3.2.192.in-addr.arpa"));
+        assertEquals("8.b.d.0.1.0.0.2.ip6.arpa",
+                by16.reduce("1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.8.b.d.0.1.0.0.2.ip6.arpa"));
+    }
+
     /** Every rule of Guava's list, reduced by sluice and by Guava's InternetDomainName, agrees. */
     @Test
     void agreesWithGuavaOnEveryRuleOfItsList() {
@@ -121,6 +143,9 @@ class RegistrableDomainsTest {
             String base = rule.replace("!", "").replace("*.", "");
             if (!base.chars().allMatch(c -> c < 0x80)) {
                 continue; // IDN rules: Guava works on Unicode, the wire on xn-- labels
+            }
+            if (base.endsWith("in-addr.arpa") || base.endsWith("ip6.arpa")) {
+                continue; // reverse names count per network on purpose (reverseNamesCountPerNetwork)
             }
             String name = (rule.startsWith("*.") ? "q.w.e." : "q.w.") + base;
             InternetDomainName guava = InternetDomainName.from(name);

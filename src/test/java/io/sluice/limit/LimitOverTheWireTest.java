@@ -100,6 +100,18 @@ class LimitOverTheWireTest {
         }
     }
 
+    /** Two /24s under one /8 have budgets of their own, where the suffix list would make them one. */
+    @Test
+    void reverseNamesCountPerSlash24() throws Exception {
+        try (RunningSluice s = sluice("limits.default.queries", "2")) {
+            for (String net : new String[] {"1.0.192", "2.0.192"}) {
+                assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(1, "1." + net + ".in-addr.arpa.", Type.PTR))));
+                assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(2, "2." + net + ".in-addr.arpa.", Type.PTR))));
+            }
+            assertEquals(Rcode.REFUSED, Dns.rcode(Dns.udp(s.address(), Dns.query(3, "3.2.0.192.in-addr.arpa.", Type.PTR))));
+        }
+    }
+
     @Test
     void dropSendsNothing() throws Exception {
         try (RunningSluice s = sluice("limits.default.queries", "1", "action", "drop")) {
