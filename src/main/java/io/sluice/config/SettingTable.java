@@ -1,5 +1,6 @@
 package io.sluice.config;
 
+import io.sluice.domain.RegistrableDomains;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.file.Files;
@@ -113,10 +114,12 @@ public final class SettingTable {
     public static final Setting<Duration> JANITOR_INTERVAL = one("limits.janitor-interval", null, null, "5s",
             Duration.ofSeconds(5), SettingTable::positiveDuration, false,
             "How often counters of ended windows are removed.");
-    public static final Setting<Integer> REVERSE_IPV4_PREFIX = one("limits.reverse-ipv4-prefix", null, null, "24", 24,
+    public static final Setting<Integer> REVERSE_IPV4_PREFIX = one("limits.reverse-ipv4-prefix", null, null,
+            String.valueOf(RegistrableDomains.DEFAULT_IPV4_PREFIX), RegistrableDomains.DEFAULT_IPV4_PREFIX,
             v -> multiple(Values.integer(v, 8, 32), 8), false,
             "Reverse names under in-addr.arpa count per network of this many bits (8, 16, 24 or 32).");
-    public static final Setting<Integer> REVERSE_IPV6_PREFIX = one("limits.reverse-ipv6-prefix", null, null, "48", 48,
+    public static final Setting<Integer> REVERSE_IPV6_PREFIX = one("limits.reverse-ipv6-prefix", null, null,
+            String.valueOf(RegistrableDomains.DEFAULT_IPV6_PREFIX), RegistrableDomains.DEFAULT_IPV6_PREFIX,
             v -> multiple(Values.integer(v, 4, 128), 4), false,
             "Reverse names under ip6.arpa count per network of this many bits (a multiple of 4).");
     public static final Setting<List<Network>> EXEMPT_CLIENTS = list("limits.exempt-clients", null, null, "none",

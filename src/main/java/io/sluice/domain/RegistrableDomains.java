@@ -20,6 +20,9 @@ import java.nio.file.Path;
  * allocated.
  */
 public final class RegistrableDomains {
+    /** Reverse names count per network of these many bits unless told otherwise: a /24, a /48. */
+    public static final int DEFAULT_IPV4_PREFIX = 24;
+    public static final int DEFAULT_IPV6_PREFIX = 48;
     /** The tails of reverse names, in wire form, lower case. */
     private static final byte[] IN_ADDR_ARPA = DomainBytes.fromText("in-addr.arpa");
     private static final byte[] IP6_ARPA = DomainBytes.fromText("ip6.arpa");
@@ -47,7 +50,7 @@ public final class RegistrableDomains {
 
     /** The list bundled with Guava. */
     public static RegistrableDomains fromGuava() {
-        return new RegistrableDomains(GuavaSuffixList.load(), 3, 12);
+        return new RegistrableDomains(GuavaSuffixList.load(), DEFAULT_IPV4_PREFIX / 8, DEFAULT_IPV6_PREFIX / 4);
     }
 
     /**
@@ -76,7 +79,7 @@ public final class RegistrableDomains {
         if (rules.size() == 0) {
             throw new IOException("no rules in it");
         }
-        return new RegistrableDomains(rules, 3, 12);
+        return new RegistrableDomains(rules, DEFAULT_IPV4_PREFIX / 8, DEFAULT_IPV6_PREFIX / 4);
     }
 
     /** Number of suffixes in the table (rules and their tails). */
