@@ -59,6 +59,7 @@ record Reload(Settings applied, List<String> limitChanges, List<String> forwardC
         restartIf(restart, "limits.max-domains", a.maxDomains(), b.maxDomains());
         restartIf(restart, "limits.janitor-interval", a.janitorInterval(), b.janitorInterval());
         restartIf(restart, "public-suffix-list", a.publicSuffixList(), b.publicSuffixList());
+        restartIf(restart, "limits.per-client", a.perClient(), b.perClient());
         restartIf(restart, "limits.reverse-ipv4-prefix", a.reverseIpv4Prefix(), b.reverseIpv4Prefix());
         restartIf(restart, "limits.reverse-ipv6-prefix", a.reverseIpv6Prefix(), b.reverseIpv6Prefix());
         note(changes, "log-level", running.logLevel(), next.logLevel());
@@ -72,7 +73,7 @@ record Reload(Settings applied, List<String> limitChanges, List<String> forwardC
         }
         LimitSettings merged = new LimitSettings(b.defaultLimit(), a.algorithm(), b.burst(), b.action(), b.dryRun(),
                 a.maxDomains(), a.janitorInterval(), a.publicSuffixList(), b.domains(), b.exemptClients(), b.origins(),
-                a.reverseIpv4Prefix(), a.reverseIpv6Prefix());
+                a.reverseIpv4Prefix(), a.reverseIpv6Prefix(), a.perClient());
         return new Reload(running.withForwarding(next).withLimits(merged).withLogLevel(next.logLevel()), changes,
                 forwarding, restart);
     }

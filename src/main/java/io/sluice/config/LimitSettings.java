@@ -22,6 +22,7 @@ import java.util.Map;
  *                         found once the suffix list is loaded
  * @param reverseIpv4Prefix reverse names under in-addr.arpa count per network of this many bits
  * @param reverseIpv6Prefix reverse names under ip6.arpa count per network of this many bits
+ * @param perClient        each client network's budget per registrable domain, on top of the domain's
  */
 public record LimitSettings(
         DomainLimit defaultLimit,
@@ -36,7 +37,8 @@ public record LimitSettings(
         List<Network> exemptClients,
         Map<String, String> origins,
         int reverseIpv4Prefix,
-        int reverseIpv6Prefix) {
+        int reverseIpv6Prefix,
+        PerClient perClient) {
 
     public LimitSettings {
         domains = Map.copyOf(domains);
@@ -51,7 +53,22 @@ public record LimitSettings(
 
     /** True when no domain can ever be limited: the limiter is not even consulted. */
     public boolean off() {
-        return defaultLimit.unlimited() && domains.values().stream().allMatch(DomainLimit::unlimited);
+        return defaultLimit.unlimited() && domains.values().stream().allMatch(DomainLimit::unlimited) && perClient.off();
+    }
+
+    /**
+     * Budgets per client network and registrable domain: a query passes only when its client's
+     * budget and its domain's both allow it. {@link DomainLimit#UNLIMITED} turns them off.
+     */
+    public record PerClient(DomainLimit limit, int ipv4Prefix, int ipv6Prefix) {
+        public boolean off() {
+            return limit.unlimited();
+        }
+
+        @Override
+        public String toString() {
+            return off() ? "off" : limit + " per /" + ipv4Prefix + " and /" + ipv6Prefix;
+        }
     }
 
     /** A number of queries per window; {@link #UNLIMITED} has no bound. */

@@ -114,6 +114,15 @@ public final class SettingTable {
     public static final Setting<Duration> JANITOR_INTERVAL = one("limits.janitor-interval", null, null, "5s",
             Duration.ofSeconds(5), SettingTable::positiveDuration, false,
             "How often counters of ended windows are removed.");
+    public static final Setting<Long> PER_CLIENT_QUERIES = one("limits.per-client.queries", null, null, "0", 0L,
+            v -> Values.count(v, 0, MAX_QUERIES), false,
+            "Queries per window per client network and registrable domain, on top of the domain's; 0 = off.");
+    public static final Setting<Duration> PER_CLIENT_WINDOW = one("limits.per-client.window", null, null, "1s",
+            Duration.ofSeconds(1), SettingTable::positiveDuration, false, "Length of a per-client window.");
+    public static final Setting<Integer> PER_CLIENT_IPV4_PREFIX = one("limits.per-client.ipv4-prefix", null, null, "24",
+            24, v -> Values.integer(v, 1, 32), false, "IPv4 clients share a per-client budget per network of this many bits.");
+    public static final Setting<Integer> PER_CLIENT_IPV6_PREFIX = one("limits.per-client.ipv6-prefix", null, null, "56",
+            56, v -> Values.integer(v, 1, 128), false, "IPv6 clients share a per-client budget per network of this many bits.");
     public static final Setting<Integer> REVERSE_IPV4_PREFIX = one("limits.reverse-ipv4-prefix", null, null,
             String.valueOf(RegistrableDomains.DEFAULT_IPV4_PREFIX), RegistrableDomains.DEFAULT_IPV4_PREFIX,
             v -> multiple(Values.integer(v, 8, 32), 8), false,

@@ -280,7 +280,10 @@ public record Settings(
             LimitSettings limits = new LimitSettings(defaultLimit, algorithm, burst, get(SettingTable.ACTION),
                     get(SettingTable.DRY_RUN), get(SettingTable.MAX_DOMAINS), get(SettingTable.JANITOR_INTERVAL),
                     get(SettingTable.PUBLIC_SUFFIX_LIST), overrides, get(SettingTable.EXEMPT_CLIENTS), domainOrigins,
-                    get(SettingTable.REVERSE_IPV4_PREFIX), get(SettingTable.REVERSE_IPV6_PREFIX));
+                    get(SettingTable.REVERSE_IPV4_PREFIX), get(SettingTable.REVERSE_IPV6_PREFIX),
+                    new LimitSettings.PerClient(new LimitSettings.DomainLimit(get(SettingTable.PER_CLIENT_QUERIES),
+                            get(SettingTable.PER_CLIENT_WINDOW)), get(SettingTable.PER_CLIENT_IPV4_PREFIX),
+                            get(SettingTable.PER_CLIENT_IPV6_PREFIX)));
             BackendSettings.Kind backend = get(SettingTable.BACKEND);
             if (backend == BackendSettings.Kind.REDIS && algorithm == LimitSettings.Algorithm.TOKEN_BUCKET) {
                 throw new ConfigException(where("limits.algorithm") + ": token-bucket is not offered with backend redis;"

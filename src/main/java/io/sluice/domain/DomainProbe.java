@@ -14,8 +14,10 @@ public final class DomainProbe {
      */
     private static final long KEY_SEED = ThreadLocalRandom.current().nextLong();
 
-    /** The name; 8 spare bytes so that whole longs can always be read. */
-    final byte[] bytes = new byte[255 + 8];
+    /** The name; room for a client network's label ({@link #under}), and 8 spare bytes so that whole longs can always be read. */
+    final byte[] bytes = new byte[255 + MAX_LABEL + 1 + 8];
+    /** The longest label {@link #under} takes. */
+    public static final int MAX_LABEL = 63;
     /** Start of each label of the name being reduced; scratch for {@link RegistrableDomains}. */
     final int[] labelStarts = new int[128];
     int length;
@@ -47,6 +49,18 @@ public final class DomainProbe {
             h = DomainBytes.hashBackwards(h, bytes, DomainKey.INLINE_BYTES, length);
         }
         hash = DomainBytes.spread(h);
+    }
+
+    /**
+     * Sets this probe to {@code domain} under one more label, {@code label[0, labelLength)} (a
+     * client network, for budgets per client and domain). Allocates nothing.
+     */
+    public void under(byte[] label, int labelLength, DomainProbe domain) {
+        bytes[0] = (byte) labelLength;
+        System.arraycopy(label, 0, bytes, 1, labelLength);
+        System.arraycopy(domain.bytes, 0, bytes, 1 + labelLength, domain.length);
+        length = 1 + labelLength + domain.length;
+        seal();
     }
 
     /** An immutable copy, for storing. */

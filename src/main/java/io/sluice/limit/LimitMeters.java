@@ -9,6 +9,7 @@ public final class LimitMeters {
     /** By action, in {@link LimitSettings.Action} order. */
     final LongAdder[] limited = new LongAdder[LimitSettings.Action.values().length];
     final LongAdder limitedDryRun;
+    final LongAdder limitedPerClient;
 
     public LimitMeters(Registry r) {
         for (LimitSettings.Action a : LimitSettings.Action.values()) {
@@ -16,5 +17,7 @@ public final class LimitMeters {
                     "action", a.toString());
         }
         limitedDryRun = r.counter("limited_dry_run", "Queries over their limit that the dry run forwarded.");
+        limitedPerClient = r.counter("limited_per_client",
+                "Queries over their client network's budget for the domain (also counted in limited, or dry run).");
     }
 }

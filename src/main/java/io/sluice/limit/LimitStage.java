@@ -8,6 +8,8 @@ import io.sluice.pipeline.Query;
 import io.sluice.pipeline.Stage;
 import io.sluice.wire.Answers;
 import io.sluice.wire.Wire;
+import java.net.Inet4Address;
+import java.net.InetAddress;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -25,12 +27,23 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
     private final DomainProbe domain = new DomainProbe();
     /** This loop's recent decisions, for the busiest domains; null when nobody asks. */
     private final TopDomains.Ring recent;
+    /** Budgets per client network and domain, or null; the probe and label it is searched with. */
+    private final DomainLimiter perClient;
+    private final DomainProbe clientDomain = new DomainProbe();
+    private final byte[] clientLabel = new byte[DomainProbe.MAX_LABEL];
+    private final int ipv4Prefix;
+    private final int ipv6Prefix;
+    private final LongAdder limitedPerClient;
     private Continuation next;
 
     /** @param top where the busiest domains are worked out, or null for nowhere */
     public LimitStage(Limits limits, LimitMeters meters, Decisions.Maker maker, Executor loop, TopDomains top) {
         this.limits = limits;
         this.recent = top == null ? null : top.ring();
+        this.perClient = limits.perClient();
+        this.ipv4Prefix = limits.perClientSettings().ipv4Prefix();
+        this.ipv6Prefix = limits.perClientSettings().ipv6Prefix();
+        this.limitedPerClient = meters.limitedPerClient;
         this.limited = meters.limited;
         this.limitedDryRun = meters.limitedDryRun;
         this.decisions = maker.forLoop(loop, this);
@@ -43,13 +56,28 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
 
     @Override
     public Outcome handle(Query q) {
-        if (!limits.limiter().counting()) {
+        if (!limits.limiter().counting() && perClient == null) {
             return Outcome.CONTINUE; // nothing limited yet: only a reload or the admin API would change that
         }
         if (!q.view().hasQuestion() || limits.hasExemptions() && limits.exempt(q.clientIp())) {
             return Outcome.CONTINUE;
         }
         limits.domains().reduce(q.message(), q.view().nameStart(), q.view().nameEnd(), domain);
+        if (perClient != null) {
+            // The client's budget first: a query it refuses spends none of the domain's.
+            clientDomain.under(clientLabel, clientLabel(q.clientIp()), domain);
+            Counter cc = perClient.counterFor(clientDomain);
+            if (cc != null && !perClient.tryAcquire(cc)) {
+                limitedPerClient.increment();
+                if (recent != null) {
+                    recent.refused(cc);
+                }
+                Outcome o = refuse(cc, q);
+                if (o != Outcome.CONTINUE) {
+                    return o;
+                } // a dry run: on to the domain's budget, as if the client's had allowed it
+            }
+        }
         Counter c = limits.limiter().counterFor(domain);
         if (c == null) {
             return Outcome.CONTINUE;
@@ -74,6 +102,46 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
             default -> Outcome.PARKED; // allow() or refuse() below, once the store answers
         };
     }
+
+    /**
+     * Writes the label of {@code client}'s network into {@link #clientLabel}: the address's bytes
+     * within the prefix, host bits cleared, in hex, then {@code -} and the prefix length
+     * ({@code c0000200-24} for 192.0.2.0/24), so that a counter's name reads in the refusal log.
+     * An IPv4 address is read without allocating; an IPv6 one costs a copy of its 16 octets.
+     *
+     * @return the label's length
+     */
+    private int clientLabel(InetAddress client) {
+        int prefix;
+        int n = 0;
+        if (client instanceof Inet4Address) {
+            prefix = ipv4Prefix;
+            int a = client.hashCode() & (int) (0xFFFFFFFFL << (32 - prefix)); // the address, as Inet4Address keeps it
+            for (int shift = 28; shift >= 0; shift -= 4) {
+                clientLabel[n++] = HEX[(a >>> shift) & 0xF];
+            }
+        } else {
+            prefix = ipv6Prefix;
+            byte[] octets = client.getAddress();
+            for (int i = 0; i < 16; i++) {
+                int bits = Math.max(0, Math.min(8, prefix - 8 * i));
+                int b = octets[i] & (0xFF00 >> bits) & 0xFF;
+                clientLabel[n++] = HEX[b >>> 4];
+                clientLabel[n++] = HEX[b & 0xF];
+            }
+        }
+        clientLabel[n++] = '-';
+        if (prefix >= 100) {
+            clientLabel[n++] = (byte) ('0' + prefix / 100);
+        }
+        if (prefix >= 10) {
+            clientLabel[n++] = (byte) ('0' + prefix / 10 % 10);
+        }
+        clientLabel[n++] = (byte) ('0' + prefix % 10);
+        return n;
+    }
+
+    private static final byte[] HEX = "0123456789abcdef".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
 
     @Override
     public void allow(ParkedQuery parked) {

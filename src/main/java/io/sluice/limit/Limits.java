@@ -23,13 +23,20 @@ public final class Limits implements AutoCloseable {
     private final DomainLimiter limiter;
     private final Budgets budgets;
     private final Janitor janitor;
+    /** Budgets per client network and domain (always in memory), or null when off. */
+    private final DomainLimiter perClient;
+    private final Janitor perClientJanitor;
 
-    private Limits(LimitSettings settings, RegistrableDomains domains, DomainLimiter limiter, Budgets budgets) {
+    private Limits(LimitSettings settings, RegistrableDomains domains, DomainLimiter limiter, Budgets budgets,
+                   DomainLimiter perClient) {
         this.settings = settings;
         this.domains = domains;
         this.limiter = limiter;
         this.budgets = budgets;
         this.janitor = limiter == null ? null : new Janitor(limiter, budgets, this::dryRun, settings.maxDomains());
+        this.perClient = perClient;
+        this.perClientJanitor = perClient == null ? null
+                : new Janitor(perClient, null, this::dryRun, settings.maxDomains());
         this.exempt = settings.exemptClients().toArray(new Network[0]);
     }
 
@@ -56,7 +63,7 @@ public final class Limits implements AutoCloseable {
     public static Limits from(LimitSettings s, Clock clock, StoreOpener stores, boolean shared, boolean changeable)
             throws ConfigException {
         if (s.off() && !changeable) {
-            return new Limits(s, null, null, null);
+            return new Limits(s, null, null, null, null);
         }
         RegistrableDomains domains;
         try {
@@ -74,8 +81,11 @@ public final class Limits implements AutoCloseable {
         DomainLimiter limiter = new DomainLimiter(Algorithm.of(s.algorithm()), store,
                 new PolicyTable(Budgets.policy(s.defaultLimit(), s.burst()), overrides), s.maxDomains(), clock, shared);
         made[0] = limiter;
+        DomainLimiter perClient = s.perClient().off() ? null : new DomainLimiter(Algorithm.of(s.algorithm()),
+                new HeapCounters(), new PolicyTable(Budgets.policy(s.perClient().limit(), 0), Map.of()), s.maxDomains(),
+                clock, false);
         return new Limits(s, domains, limiter,
-                new Budgets(limiter, domains, clock, s.defaultLimit(), s.domains(), s.burst()));
+                new Budgets(limiter, domains, clock, s.defaultLimit(), s.domains(), s.burst()), perClient);
     }
 
     private static void checkOverrides(LimitSettings s, RegistrableDomains domains) throws ConfigException {
@@ -92,6 +102,9 @@ public final class Limits implements AutoCloseable {
         if (janitor != null) {
             janitor.start(settings.janitorInterval());
         }
+        if (perClientJanitor != null) {
+            perClientJanitor.start(settings.janitorInterval());
+        }
     }
 
     public boolean active() {
@@ -104,6 +117,16 @@ public final class Limits implements AutoCloseable {
 
     public DomainLimiter limiter() {
         return limiter;
+    }
+
+    /** The budgets per client network and domain, or null when off. */
+    public DomainLimiter perClient() {
+        return perClient;
+    }
+
+    /** The per-client settings (prefixes), as started. */
+    public LimitSettings.PerClient perClientSettings() {
+        return settings.perClient();
     }
 
     /** The budgets, to change them while running; null when limits are off. */
@@ -180,11 +203,15 @@ public final class Limits implements AutoCloseable {
         return "limits " + s.algorithm() + " " + s.defaultLimit() + burst + ", action " + s.action()
                 + (s.dryRun() ? " (dry run)" : "") + ", " + s.domains().size() + " overrides, "
                 + s.exemptClients().size() + " exempt networks, max-domains " + s.maxDomains()
+                + (s.perClient().off() ? "" : ", per client " + s.perClient())
                 + ", counters " + limiter.store().describe();
     }
 
     @Override
     public void close() {
+        if (perClientJanitor != null) {
+            perClientJanitor.close();
+        }
         if (janitor != null) {
             janitor.close();
             limiter.store().close();

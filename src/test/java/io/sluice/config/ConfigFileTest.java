@@ -169,6 +169,14 @@ class ConfigFileTest {
     }
 
     @Test
+    void thePerClientSectionLoads() throws Exception {
+        Settings s = load("limits:\n  per-client: { queries: 50, window: 2s, ipv4-prefix: 16, ipv6-prefix: 48 }\n");
+        assertEquals(new LimitSettings.PerClient(new LimitSettings.DomainLimit(50, java.time.Duration.ofSeconds(2)), 16, 48),
+                s.limits().perClient());
+        assertTrue(!s.limits().off(), "a per-client budget turns the limits on");
+    }
+
+    @Test
     void theAdminSectionLoads() throws Exception {
         Settings s = load("admin:\n  listen: 8053\n");
         assertEquals(new java.net.InetSocketAddress("127.0.0.1", 8053), s.admin());

@@ -112,6 +112,37 @@ class LimitOverTheWireTest {
         }
     }
 
+    /**
+     * Each client network has its own budget per domain on top of the domain's, and a query its
+     * client's budget refuses spends none of the domain's. Clients from two /24s of loopback.
+     */
+    @Test
+    void perClientBudgetsComeOnTopAndSpendNothingWhenTheyRefuse() throws Exception {
+        try (RunningSluice s = sluice("limits.default.queries", "4", "limits.per-client.queries", "2")) {
+            java.net.InetAddress a = java.net.InetAddress.getByName("127.0.0.1");
+            java.net.InetAddress b = java.net.InetAddress.getByName("127.0.1.1");
+            assertEquals(Rcode.NOERROR, rcodeFrom(a, s, "a1.example.com."));
+            assertEquals(Rcode.NOERROR, rcodeFrom(a, s, "a2.example.com."));
+            assertEquals(Rcode.REFUSED, rcodeFrom(a, s, "a3.example.com."), "a's own budget");
+            assertEquals(Rcode.NOERROR, rcodeFrom(b, s, "b1.example.com."), "the domain's is not spent by a's refusal");
+            assertEquals(Rcode.NOERROR, rcodeFrom(b, s, "b2.example.com."));
+            assertEquals(Rcode.REFUSED, rcodeFrom(b, s, "b3.example.com."));
+            assertEquals(Rcode.NOERROR, rcodeFrom(a, s, "x.example.net."), "another domain, another budget");
+            assertEquals(2, s.sluice().metrics().count("limited_per_client"));
+        }
+    }
+
+    private static int rcodeFrom(java.net.InetAddress from, RunningSluice s, String name) throws Exception {
+        try (java.net.DatagramSocket socket = new java.net.DatagramSocket(new java.net.InetSocketAddress(from, 0))) {
+            socket.setSoTimeout(2000);
+            byte[] q = Dns.query(7, name, Type.A);
+            socket.send(new java.net.DatagramPacket(q, q.length, s.address()));
+            java.net.DatagramPacket p = new java.net.DatagramPacket(new byte[512], 512);
+            socket.receive(p);
+            return Dns.rcode(java.util.Arrays.copyOf(p.getData(), p.getLength()));
+        }
+    }
+
     @Test
     void dropSendsNothing() throws Exception {
         try (RunningSluice s = sluice("limits.default.queries", "1", "action", "drop")) {
