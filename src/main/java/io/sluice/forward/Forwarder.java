@@ -296,8 +296,7 @@ public final class Forwarder implements Responder {
         // A copy: on epoll a UDP reply lives in the loop's ReusedReadBuffer, which the next read overwrites.
         ByteBuf copy = q.replyCopy.copyOf(q.client.alloc(), reply);
         if (last) {
-            meters.upstreamAnswers[copy.getUnsignedByte(copy.readerIndex() + Wire.FLAGS_OFFSET + 1) & Wire.RCODE_MASK]
-                    .increment();
+            meters.upstreamAnswers[Wire.rcode(copy)].increment();
             writes.answer(q.client, q.clientAddress, copy);
             meters.answered.increment();
             releaseSlot(q);
@@ -420,8 +419,7 @@ public final class Forwarder implements Responder {
      */
     @Override
     public void answer(Channel client, InetSocketAddress clientAddress, ByteBuf message) {
-        meters.sluiceAnswers[message.getUnsignedByte(message.readerIndex() + Wire.FLAGS_OFFSET + 1) & Wire.RCODE_MASK]
-                .increment();
+        meters.sluiceAnswers[Wire.rcode(message)].increment();
         writes.answer(client, clientAddress, message);
     }
 

@@ -1,10 +1,17 @@
 package io.sluice.wire;
 
+import io.netty.buffer.ByteBuf;
+
 /**
  * DNS message layout (RFC 1035 section 4.1) as named constants: offsets, flag masks, codes.
  */
 public final class Wire {
     private Wire() {
+    }
+
+    /** The header's RCODE of the message at {@code message}'s reader index (at least a header long). */
+    public static int rcode(ByteBuf message) {
+        return message.getUnsignedShort(message.readerIndex() + FLAGS_OFFSET) & RCODE_MASK;
     }
 
     public static final int HEADER_BYTES = 12;

@@ -44,8 +44,7 @@ public final class ZoneTransfer {
     public boolean isLast(ByteBuf message) {
         int base = message.readerIndex();
         int end = message.writerIndex();
-        if (end - base < Wire.HEADER_BYTES
-                || (message.getUnsignedShort(base + Wire.FLAGS_OFFSET) & Wire.RCODE_MASK) != Wire.RCODE_NOERROR) {
+        if (end - base < Wire.HEADER_BYTES || Wire.rcode(message) != Wire.RCODE_NOERROR) {
             return true;
         }
         int pos = Names.skipQuestions(message, base, end);
