@@ -30,7 +30,7 @@ import java.util.stream.Collectors;
 record Reload(Settings applied, List<String> limitChanges, List<String> forwardChanges, List<String> needRestart) {
     /** Settings components that are not settings, or that are compared apart. */
     private static final Set<String> NOT_COMPARED = Set.of("limits", "configFile", "aclIsDefault", "logLevel");
-    /** Settings components a new forwarding generation puts in force (see {@link Settings#withForwarding}). */
+    /** Settings components a new forwarding generation puts in force (see {@link Settings#reloaded}). */
     static final Set<String> FORWARDING = Set.of("upstreams", "timeout", "queryTimeout", "maxInflight",
             "upstreamSockets", "upstreamSocketLifetime", "randomizeCase", "maxFails", "healthCheckInterval",
             "healthCheck");
@@ -74,8 +74,7 @@ record Reload(Settings applied, List<String> limitChanges, List<String> forwardC
         LimitSettings merged = new LimitSettings(b.defaultLimit(), a.algorithm(), b.burst(), b.action(), b.dryRun(),
                 a.maxDomains(), a.janitorInterval(), a.publicSuffixList(), b.domains(), b.exemptClients(), b.origins(),
                 a.reverseIpv4Prefix(), a.reverseIpv6Prefix(), a.perClient());
-        return new Reload(running.withForwarding(next).withLimits(merged).withLogLevel(next.logLevel()), changes,
-                forwarding, restart);
+        return new Reload(running.reloaded(next, merged), changes, forwarding, restart);
     }
 
     private static void note(List<String> changes, String key, Object was, Object now) {

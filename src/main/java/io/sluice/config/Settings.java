@@ -82,29 +82,17 @@ public record Settings(
         Path configFile,
         String logLevel) {
 
-    /** These settings with {@code next}'s upstreams and the ways they are asked: a reload's. */
-    public Settings withForwarding(Settings next) {
+    /**
+     * What a reload puts in force: these settings, with {@code next}'s upstreams and the ways they
+     * are asked (a new forwarding generation takes them), {@code next}'s log level, and
+     * {@code limits}; everything else stays as running, waiting for a restart.
+     */
+    public Settings reloaded(Settings next, LimitSettings limits) {
         return new Settings(listen, allowClients, aclAction, aclIsDefault, next.upstreams, threads, next.timeout,
                 next.queryTimeout, next.maxInflight, maxTcpConnections, tcpIdleTimeout, tcpPerClient,
                 tcpQueriesPerConnection, tcpMaxDuration, next.upstreamSockets, next.upstreamSocketLifetime,
                 next.randomizeCase, udpSteering, next.maxFails, next.healthCheckInterval, next.healthCheck, limits,
-                backend, metrics, admin, adminTokenFile, configFile, logLevel);
-    }
-
-    /** These settings with another log level: a reload's. */
-    public Settings withLogLevel(String level) {
-        return new Settings(listen, allowClients, aclAction, aclIsDefault, upstreams, threads, timeout, queryTimeout,
-                maxInflight, maxTcpConnections, tcpIdleTimeout, tcpPerClient, tcpQueriesPerConnection, tcpMaxDuration,
-                upstreamSockets, upstreamSocketLifetime, randomizeCase, udpSteering, maxFails, healthCheckInterval,
-                healthCheck, limits, backend, metrics, admin, adminTokenFile, configFile, level);
-    }
-
-    /** These settings with other limits: a reload's. */
-    public Settings withLimits(LimitSettings l) {
-        return new Settings(listen, allowClients, aclAction, aclIsDefault, upstreams, threads, timeout, queryTimeout,
-                maxInflight, maxTcpConnections, tcpIdleTimeout, tcpPerClient, tcpQueriesPerConnection, tcpMaxDuration,
-                upstreamSockets, upstreamSocketLifetime, randomizeCase, udpSteering, maxFails, healthCheckInterval,
-                healthCheck, l, backend, metrics, admin, adminTokenFile, configFile, logLevel);
+                backend, metrics, admin, adminTokenFile, configFile, next.logLevel);
     }
 
     public Settings {
