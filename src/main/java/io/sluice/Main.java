@@ -129,9 +129,9 @@ public final class Main implements Callable<Integer> {
         }
         Signals.on("TERM", s -> stop.countDown());
         Signals.on("INT", s -> stop.countDown());
-        sluice.reloadFrom(config == null ? () -> {
-            throw new ConfigException("nothing to reload: sluice was started without --config");
-        } : this::settings);
+        if (config != null) {
+            sluice.reloadFrom(this::settings);
+        }
         // SIGHUP reloads, as for Unbound, nsd and BIND. SIGUSR1 is sent out of habit (reopen logs);
         // the JVM's default would be to exit, dropping every query in flight: it is logged instead.
         try {

@@ -16,7 +16,6 @@ import io.sluice.domain.DomainKey;
 import io.sluice.forward.ForwardStage;
 import io.sluice.admin.AdminServer;
 import io.sluice.admin.Operations;
-import io.sluice.config.ConfigFile;
 import io.sluice.forward.Forwarders;
 import io.sluice.forward.Upstream;
 import io.sluice.forward.Forwarder;
@@ -42,7 +41,6 @@ import io.sluice.transport.Transport;
 import java.io.IOException;
 import java.net.BindException;
 import java.net.InetSocketAddress;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -96,8 +94,13 @@ public final class Sluice implements AutoCloseable {
     private AdminServer admin;
     private final LongAdder reloads;
     private final LongAdder reloadFailures;
-    /** Reads the settings again for a reload: the file, then the same flags. */
-    private SettingsSource reloadSource;
+    /**
+     * Reads the settings again for a reload: the file, then the same flags. Set after start, read
+     * by the admin and signal threads: volatile.
+     */
+    private volatile SettingsSource reloadSource = () -> {
+        throw new ConfigException("nothing to reload: sluice was started without --config");
+    };
 
     /** Where a reload reads its settings. */
     @FunctionalInterface
@@ -358,7 +361,7 @@ public final class Sluice implements AutoCloseable {
         return forwarding.upstreams().stream().allMatch(Upstream::isDown) ? "every upstream is down" : null;
     }
 
-    /** Where {@link #reload} reads from: by default the configuration file alone. */
+    /** Where {@link #reload} reads from; until set, a reload says there is nothing to reload. */
     public void reloadFrom(SettingsSource source) {
         this.reloadSource = source;
     }
@@ -372,21 +375,9 @@ public final class Sluice implements AutoCloseable {
      * @throws ConfigException when the file is invalid (naming file, line and key); nothing changes then
      */
     public synchronized List<String> reload() throws ConfigException {
-        SettingsSource source = reloadSource;
-        if (source == null) {
-            Path file = settings.configFile();
-            if (file == null) {
-                throw new ConfigException("nothing to reload: sluice was started without --config");
-            }
-            source = () -> {
-                Settings.Builder b = new Settings.Builder().configFile(file);
-                ConfigFile.apply(file, b);
-                return b.build();
-            };
-        }
         Settings next;
         try {
-            next = source.read();
+            next = reloadSource.read();
         } catch (ConfigException e) {
             reloadFailures.increment();
             throw e;
