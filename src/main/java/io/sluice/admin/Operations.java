@@ -8,6 +8,7 @@ import io.sluice.Sluice;
 import io.sluice.config.ConfigException;
 import io.sluice.config.Durations;
 import io.sluice.config.LimitSettings.DomainLimit;
+import io.sluice.config.SettingTable;
 import io.sluice.config.Values;
 import io.sluice.forward.Upstream;
 import io.sluice.limit.Budgets;
@@ -100,8 +101,10 @@ public final class Operations {
             limit = DomainLimit.UNLIMITED;
         } else {
             JsonNode q = body.get("queries");
-            if (q == null || !q.canConvertToLong() || !q.isIntegralNumber() || q.asLong() < 1) {
-                throw new ApiException(400, "queries: a whole number of at least 1 is needed (or \"unlimited\": true)");
+            if (q == null || !q.canConvertToLong() || !q.isIntegralNumber() || q.asLong() < 1
+                    || q.asLong() > SettingTable.MAX_QUERIES) {
+                throw new ApiException(400, "queries: a whole number from 1 to " + SettingTable.MAX_QUERIES
+                        + " is needed (or \"unlimited\": true)");
             }
             Duration window = duration(body, "window", budgets().view().defaultLimit().window());
             if (window.isZero()) {
@@ -114,8 +117,9 @@ public final class Operations {
             throw new ApiException(400, "ttl: must be longer than 0 (leave it out for no expiry)");
         }
         JsonNode b = body.get("burst");
-        if (b != null && (!b.isIntegralNumber() || b.asLong() < 0)) {
-            throw new ApiException(400, "burst: a whole number of at least 0 is needed");
+        if (b != null && (!b.isIntegralNumber() || !b.canConvertToLong() || b.asLong() < 0
+                || b.asLong() > SettingTable.MAX_QUERIES)) {
+            throw new ApiException(400, "burst: a whole number from 0 to " + SettingTable.MAX_QUERIES + " is needed");
         }
         String reason = body.hasNonNull("reason") ? body.get("reason").asText() : null;
         String domain = registrableOf(name, true);

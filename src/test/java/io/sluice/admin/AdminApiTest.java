@@ -103,6 +103,8 @@ class AdminApiTest {
             assertEquals(200, unicode.status(), unicode.toString());
             assertEquals("xn--bcher-kva.de", unicode.body().get("domain").asText());
             assertEquals(400, call(s, "PUT", "/api/v1/limits/example.com", "{\"queries\": 0}").status());
+            assertEquals(400, call(s, "PUT", "/api/v1/limits/example.com", "{\"queries\": 3000000000}").status(),
+                    "the file's bound, 2^31-1, holds here too");
             assertEquals(400, call(s, "PUT", "/api/v1/limits/example.com", "{\"queries\": 5, \"window\": \"soon\"}").status());
             Reply unknown = call(s, "PUT", "/api/v1/limits/example.com", "{\"querys\": 5}");
             assertTrue(unknown.body().get("error").asText().contains("querys"), unknown.toString());
