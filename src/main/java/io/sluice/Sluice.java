@@ -8,11 +8,14 @@ import io.sluice.acl.ClientNetworks;
 import io.sluice.acl.DeniedLog;
 import io.sluice.backend.chronicle.ChronicleCounters;
 import io.sluice.backend.redis.RedisBackend;
+import io.sluice.cache.AnswerCache;
+import io.sluice.cache.CacheStage;
 import io.sluice.config.BackendSettings;
 import io.sluice.config.ConfigException;
 import io.sluice.config.SettingTable;
 import io.sluice.config.Settings;
 import io.sluice.domain.DomainKey;
+import io.sluice.forward.AnswerStore;
 import io.sluice.forward.ForwardStage;
 import io.sluice.admin.AdminServer;
 import io.sluice.admin.Operations;
@@ -79,6 +82,10 @@ public final class Sluice implements AutoCloseable {
             new ThreadFactoryBuilder().setNameFormat("sluice-retire").setDaemon(true).build());
     /** Each loop's last stage, which a new generation is handed to. */
     private final List<ForwardStage> forwardStages;
+    /** Each loop's answer store, in the group's order: every forwarding generation hands its answers there. */
+    private final List<AnswerStore> answerStores;
+    /** The answer cache, or null when it is off. */
+    private final AnswerCache cache;
     private final List<Pipeline> pipelines;
     private final Frontend frontend;
     private final Registry meters;
@@ -109,9 +116,12 @@ public final class Sluice implements AutoCloseable {
     }
 
     private Sluice(Settings settings, Transport transport, EventLoopGroup group, Forwarders forwarding,
-                   List<ForwardStage> forwardStages, List<Pipeline> pipelines, Frontend frontend, Registry meters,
-                   Limits limits, MetricsEndpoint metrics, RedisBackend redis, DeniedLog deniedLog, TopDomains top) {
+                   List<ForwardStage> forwardStages, AnswerCache cache, List<AnswerStore> answerStores,
+                   List<Pipeline> pipelines, Frontend frontend, Registry meters, Limits limits, MetricsEndpoint metrics,
+                   RedisBackend redis, DeniedLog deniedLog, TopDomains top) {
         this.settings = settings;
+        this.cache = cache;
+        this.answerStores = answerStores;
         this.transport = transport;
         this.group = group;
         this.forwarding = forwarding;
@@ -155,7 +165,12 @@ public final class Sluice implements AutoCloseable {
         TopDomains top = null;
         Sluice started = null;
         try {
-            forwarding = Forwarders.start(group, transport, settings, meters);
+            AnswerCache cache = settings.cache().on() ? new AnswerCache(settings.cache(), clock::epochNanos, meters) : null;
+            List<AnswerStore> answerStores = new ArrayList<>();
+            for (int i = 0; i < settings.threads(); i++) {
+                answerStores.add(cache == null ? AnswerStore.NONE : cache.stage());
+            }
+            forwarding = Forwarders.start(group, transport, settings, meters, answerStores);
             Decisions.Maker decisions = null;
             if (limits.active()) {
                 if (settings.backend().kind() == BackendSettings.Kind.REDIS) {
@@ -176,11 +191,12 @@ public final class Sluice implements AutoCloseable {
             }
             List<Pipeline> pipelines = new ArrayList<>();
             List<ForwardStage> forwardStages = new ArrayList<>();
-            for (Forwarder f : forwarding.perLoop()) {
+            for (int i = 0; i < forwarding.perLoop().size(); i++) {
+                Forwarder f = forwarding.perLoop().get(i);
                 ForwardStage last = new ForwardStage(f);
                 forwardStages.add(last);
                 pipelines.add(pipeline(settings, f.loop(), last, limits, decisions, limitMeters, meters, allowed,
-                        aclDenied, deniedLog, top));
+                        aclDenied, deniedLog, top, answerStores.get(i) instanceof CacheStage c ? c : null));
             }
             metrics = startMetrics(settings, meters, limits, forwarding, redis, top);
             Frontend frontend = Frontend.bind(settings, transport, group, pipelines, meters, allowed);
@@ -189,7 +205,8 @@ public final class Sluice implements AutoCloseable {
             if (top != null) {
                 top.start();
             }
-            started = new Sluice(settings, transport, group, forwarding, forwardStages, pipelines, frontend, meters,
+            started = new Sluice(settings, transport, group, forwarding, forwardStages, cache, answerStores, pipelines,
+                    frontend, meters,
                     limits, metrics, redis, deniedLog, top);
             if (settings.admin() != null) {
                 started.admin = startAdmin(settings, started);
@@ -225,17 +242,21 @@ public final class Sluice implements AutoCloseable {
      * The query path of one event loop, in order. A new stage is one class and one line here.
      *
      * @param decisions how the limit stage decides, or null when nothing is limited
+     * @param cache     the loop's side of the answer cache, or null without one
      */
     private static Pipeline pipeline(Settings settings, EventLoop loop, ForwardStage last, Limits limits,
                                      Decisions.Maker decisions, LimitMeters limitMeters, Registry meters,
                                      ClientNetworks allowed, LongAdder aclDenied, DeniedLog deniedLog,
-                                     TopDomains top) {
+                                     TopDomains top, CacheStage cache) {
         List<Stage> stages = new ArrayList<>();
         stages.add(new AccessControl(allowed, settings.aclAction() == SettingTable.AclAction.DROP, aclDenied,
                 deniedLog));
         stages.add(new MessageCheck(meters));
+        if (cache != null) {
+            stages.add(cache);
+        }
         if (decisions != null) {
-            stages.add(new LimitStage(limits, limitMeters, decisions, loop, top));
+            stages.add(new LimitStage(limits, limitMeters, decisions, loop, top, cache == null ? null : cache.staleAnswers()));
         }
         stages.add(last);
         return new Pipeline(loop, last, stages);
@@ -330,6 +351,11 @@ public final class Sluice implements AutoCloseable {
         return meters;
     }
 
+    /** The answer cache, or null when it is off. */
+    public AnswerCache cache() {
+        return cache;
+    }
+
     public Limits limits() {
         return limits;
     }
@@ -415,7 +441,7 @@ public final class Sluice implements AutoCloseable {
      * the queries it has in flight, which query-timeout bounds, and is closed after that.
      */
     private void switchForwarding(Settings applied) throws InterruptedException {
-        Forwarders next = Forwarders.start(group, transport, applied, meters);
+        Forwarders next = Forwarders.start(group, transport, applied, meters, answerStores);
         Forwarders old = forwarding;
         for (int i = 0; i < forwardStages.size(); i++) {
             ForwardStage stage = forwardStages.get(i);
@@ -450,6 +476,7 @@ public final class Sluice implements AutoCloseable {
                 + "; threads " + settings.threads() + "; transport " + transport
                 + "; clients " + (settings.aclIsDefault() ? "private networks" : settings.allowClients().size()
                         + " networks") + " (else " + settings.aclAction() + ")"
+                + "; " + (cache == null ? "cache off" : "cache " + settings.cache().size() + " answers")
                 + "; " + limits.describe()
                 + (redis == null ? "" : ", " + redis.describe())
                 + (!limits.active() && settings.backend().kind() != BackendSettings.Kind.MEMORY

@@ -133,6 +133,23 @@ public final class SettingTable {
             "Reverse names under ip6.arpa count per network of this many bits (a multiple of 4).");
     public static final Setting<List<Network>> EXEMPT_CLIENTS = list("limits.exempt-clients", null, null, "none",
             List.of(), SettingTable::networks, true, "Client networks never limited.");
+    public static final Setting<Integer> CACHE_SIZE = one("cache.size", "--cache-size", "N", "100000", 100_000,
+            v -> Values.integer(v, 0, 100_000_000), false, "Answers the cache keeps at most; 0 turns it off.");
+    public static final Setting<Long> CACHE_MAX_BYTES = one("cache.max-bytes", null, null, "67108864", 64L << 20,
+            v -> Values.count(v, 1 << 16, 1L << 40), false,
+            "Heap the cached answers may take, keys and bookkeeping included.");
+    public static final Setting<Duration> CACHE_MAX_TTL = one("cache.max-ttl", null, null, "24h", Duration.ofDays(1),
+            SettingTable::positiveDuration, false, "The longest an answer is served from the cache, whatever its TTLs.");
+    public static final Setting<Duration> CACHE_MAX_NEGATIVE_TTL = one("cache.max-negative-ttl", null, null, "1h",
+            Duration.ofHours(1), SettingTable::positiveDuration, false,
+            "The longest an NXDOMAIN or NODATA is served from the cache (else its SOA's minimum, RFC 2308).");
+    public static final Setting<Duration> CACHE_SERVFAIL_TTL = one("cache.servfail-ttl", null, null, "5s",
+            Duration.ofSeconds(5), Durations::parse, false, "How long an upstream's SERVFAIL is served from the cache; 0 = not cached.");
+    public static final Setting<Duration> CACHE_STALE_TTL = one("cache.stale-ttl", null, null, "24h", Duration.ofDays(1),
+            Durations::parse, false,
+            "How long past its expiry an answer is served stale (TTL 30, EDE 3) when no upstream answers; 0 = never.");
+    public static final Setting<Boolean> CACHE_STALE_WHEN_LIMITED = one("cache.stale-when-limited", null, null, "true",
+            true, Values::bool, false, "A query over its domain's budget gets a stale cached answer, if any, before the action.");
     public static final Setting<Path> PUBLIC_SUFFIX_LIST = one("public-suffix-list", "--public-suffix-list", "FILE",
             "Guava's", null, SettingTable::readable, false,
             "A public_suffix_list.dat to use instead of the one in Guava.");

@@ -45,6 +45,7 @@ import org.xbill.DNS.Type;
  * @param healthCheckInterval how often a down upstream is probed
  * @param healthCheck         what a probe asks, and what counts as alive
  * @param limits              the per-domain limits
+ * @param cache               the answer cache
  * @param backend             where the limits' counters live
  * @param metrics             where to serve /metrics, or null for nowhere
  * @param admin               where to serve the admin API, or null for nowhere
@@ -75,6 +76,7 @@ public record Settings(
         Duration healthCheckInterval,
         HealthCheck healthCheck,
         LimitSettings limits,
+        CacheSettings cache,
         BackendSettings backend,
         InetSocketAddress metrics,
         InetSocketAddress admin,
@@ -92,7 +94,7 @@ public record Settings(
                 next.queryTimeout, next.maxInflight, maxTcpConnections, tcpIdleTimeout, tcpPerClient,
                 tcpQueriesPerConnection, tcpMaxDuration, next.upstreamSockets, next.upstreamSocketLifetime,
                 next.randomizeCase, udpSteering, next.maxFails, next.healthCheckInterval, next.healthCheck, limits,
-                backend, metrics, admin, adminTokenFile, configFile, next.logLevel);
+                cache, backend, metrics, admin, adminTokenFile, configFile, next.logLevel);
     }
 
     public Settings {
@@ -285,6 +287,10 @@ public record Settings(
                     get(SettingTable.REDIS_MODE), get(SettingTable.REDIS_TIMEOUT), get(SettingTable.REDIS_FAILURE),
                     get(SettingTable.SYNC_INTERVAL), get(SettingTable.STATE_FILE),
                     get(SettingTable.RESET_CORRUPT_STATE_FILE));
+            CacheSettings cache = new CacheSettings(get(SettingTable.CACHE_SIZE), get(SettingTable.CACHE_MAX_BYTES),
+                    get(SettingTable.CACHE_MAX_TTL), get(SettingTable.CACHE_MAX_NEGATIVE_TTL),
+                    get(SettingTable.CACHE_SERVFAIL_TTL), get(SettingTable.CACHE_STALE_TTL),
+                    get(SettingTable.CACHE_STALE_WHEN_LIMITED));
             Integer threads = get(SettingTable.THREADS);
             return new Settings(l, get(SettingTable.ALLOW_CLIENTS), get(SettingTable.ACL_ACTION),
                     get(SettingTable.ALLOW_CLIENTS).equals(SettingTable.PRIVATE_NETWORKS), u, threads == null ? Runtime.getRuntime().availableProcessors() : threads,
@@ -297,7 +303,7 @@ public record Settings(
                     get(SettingTable.HEALTH_CHECK_INTERVAL),
                     new HealthCheck(get(SettingTable.HEALTH_CHECK_NAME), get(SettingTable.HEALTH_CHECK_TYPE),
                             get(SettingTable.HEALTH_CHECK_MUST_RESOLVE)),
-                    limits, b, get(SettingTable.METRICS), admin, get(SettingTable.ADMIN_TOKEN_FILE), configFile,
+                    limits, cache, b, get(SettingTable.METRICS), admin, get(SettingTable.ADMIN_TOKEN_FILE), configFile,
                     get(SettingTable.LOG_LEVEL));
         }
 

@@ -32,6 +32,11 @@ public final class ForwardStage implements Stage, Responder {
         forwarder.answer(client, clientAddress, message);
     }
 
+    @Override
+    public void send(Channel client, InetSocketAddress clientAddress, ByteBuf message) {
+        forwarder.send(client, clientAddress, message);
+    }
+
     /** From now on queries go to {@code next}, which must be of this stage's loop; call on that loop. */
     public void switchTo(Forwarder next) {
         if (!next.loop().inEventLoop()) {

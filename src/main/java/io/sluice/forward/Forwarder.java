@@ -65,6 +65,7 @@ public final class Forwarder implements Responder {
     private final long[] answersFrom;
 
     private final boolean randomizeCase;
+    private final AnswerStore answers;
     /**
      * Per upstream, this loop's attempts in a row that timed out after a reply right but for the
      * name's case. An upstream that does not keep case produces them; a forger cannot while the
@@ -86,10 +87,12 @@ public final class Forwarder implements Responder {
 
     /**
      * @param maxInflight this loop's share of {@code max-inflight}
+     * @param answers     where the upstreams' answers go, and stale ones come from
      */
     public Forwarder(EventLoop loop, UpstreamPool pool, ForwardMeters meters, Transport transport, Settings settings,
-                     int maxInflight) {
+                     int maxInflight, AnswerStore answers) {
         this.loop = loop;
+        this.answers = answers;
         this.pool = pool;
         this.meters = meters;
         this.attemptNanos = Math.min(settings.timeout().toNanos(), settings.queryTimeout().toNanos());
@@ -296,6 +299,9 @@ public final class Forwarder implements Responder {
         // A copy: on epoll a UDP reply lives in the loop's ReusedReadBuffer, which the next read overwrites.
         ByteBuf copy = q.replyCopy.copyOf(q.client.alloc(), reply);
         if (last) {
+            if (!q.isTransfer) {
+                answers.answered(q.query, copy);
+            }
             meters.upstreamAnswers[Wire.rcode(copy)].increment();
             writes.answer(q.client, q.clientAddress, copy);
             meters.answered.increment();
@@ -399,10 +405,16 @@ public final class Forwarder implements Responder {
     }
 
     private void fail(PendingQuery q) {
-        meters.servfail.increment();
         ByteBuf query = q.query;
         clientCase(q);
         query.setShort(query.readerIndex() + Wire.ID_OFFSET, q.clientId);
+        ByteBuf instead = q.isTransfer ? null : answers.unanswered(q.client.alloc(), query, !q.overTcp());
+        if (instead != null) {
+            send(q.client, q.clientAddress, instead);
+            releaseSlot(q);
+            return;
+        }
+        meters.servfail.increment();
         scratch.read(query);
         answer(q.client, q.clientAddress, Answers.withQuestion(q.client.alloc(), query, scratch, Wire.FLAG_RA,
                 Wire.RCODE_SERVFAIL, Answers.EDE_NO_REACHABLE_AUTHORITY, SERVFAIL_TEXT));
@@ -420,6 +432,12 @@ public final class Forwarder implements Responder {
     @Override
     public void answer(Channel client, InetSocketAddress clientAddress, ByteBuf message) {
         meters.sluiceAnswers[Wire.rcode(message)].increment();
+        writes.answer(client, clientAddress, message);
+    }
+
+    /** As {@link #answer}, for an answer counted where it was made. */
+    @Override
+    public void send(Channel client, InetSocketAddress clientAddress, ByteBuf message) {
         writes.answer(client, clientAddress, message);
     }
 

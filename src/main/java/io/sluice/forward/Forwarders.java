@@ -28,9 +28,13 @@ public final class Forwarders {
         this.perLoop = perLoop;
     }
 
-    /** Makes a generation on every loop of {@code group} and connects its sockets; from outside the loops. */
-    public static Forwarders start(EventLoopGroup group, Transport transport, Settings settings, Registry registry)
-            throws InterruptedException {
+    /**
+     * Makes a generation on every loop of {@code group} and connects its sockets; from outside the loops.
+     *
+     * @param answers each loop's answer store, in the group's order
+     */
+    public static Forwarders start(EventLoopGroup group, Transport transport, Settings settings, Registry registry,
+                                   List<? extends AnswerStore> answers) throws InterruptedException {
         ForwardMeters meters = new ForwardMeters(registry, settings.upstreams());
         UpstreamPool pool = new UpstreamPool(settings.upstreams(), settings.maxFails(), settings.timeout(),
                 settings.healthCheckInterval(), settings.healthCheck());
@@ -38,8 +42,10 @@ public final class Forwarders {
         Forwarders made = new Forwarders(pool, meters, perLoop);
         int inflightPerLoop = Math.max(1, settings.maxInflight() / settings.threads());
         try {
+            int i = 0;
             for (EventExecutor e : group) {
-                Forwarder f = new Forwarder((EventLoop) e, pool, meters, transport, settings, inflightPerLoop);
+                Forwarder f = new Forwarder((EventLoop) e, pool, meters, transport, settings, inflightPerLoop,
+                        answers.get(i++));
                 perLoop.add(f);
                 f.start();
             }

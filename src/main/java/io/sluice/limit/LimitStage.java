@@ -34,11 +34,18 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
     private final int ipv4Prefix;
     private final int ipv6Prefix;
     private final LongAdder limitedPerClient;
+    /** Asked first to answer a query over its budget (a stale cached answer); null for nothing. */
+    private final Stage whenOver;
     private Continuation next;
 
-    /** @param top where the busiest domains are worked out, or null for nowhere */
-    public LimitStage(Limits limits, LimitMeters meters, Decisions.Maker maker, Executor loop, TopDomains top) {
+    /**
+     * @param top      where the busiest domains are worked out, or null for nowhere
+     * @param whenOver a stage that may answer a query over its budget before the action does, or null
+     */
+    public LimitStage(Limits limits, LimitMeters meters, Decisions.Maker maker, Executor loop, TopDomains top,
+                      Stage whenOver) {
         this.limits = limits;
+        this.whenOver = whenOver;
         this.recent = top == null ? null : top.ring();
         this.perClient = limits.perClient();
         this.ipv4Prefix = limits.perClientSettings().ipv4Prefix();
@@ -163,13 +170,19 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
     }
 
     /**
-     * Acts on a query over {@code over}'s budget: answered or dropped by the action, or (dry run)
-     * counted and passed on.
+     * Acts on a query over {@code over}'s budget: answered by {@link #whenOver} if it can, else
+     * answered or dropped by the action, or (dry run) counted and passed on.
      */
     private Outcome refuse(Counter over, Query q) {
         if (limits.dryRun()) {
             limitedDryRun.increment();
             return Outcome.CONTINUE;
+        }
+        if (whenOver != null) {
+            Outcome o = whenOver.handle(q);
+            if (o != Outcome.CONTINUE) {
+                return o;
+            }
         }
         LimitSettings.Action action = limits.action();
         limited[action.ordinal()].increment();

@@ -63,6 +63,11 @@ public final class Query {
         responder.answer(client, address, answer);
     }
 
+    /** Sends {@code answer} (whose reference this takes), which the caller has counted, to the client. */
+    public void send(ByteBuf answer) {
+        responder.send(client, address, answer);
+    }
+
     /**
      * Answers with the question echoed, {@code rcode}, header flags {@code flags} (RA, TC) and no
      * records; with an OPT (and an Extended DNS Error when {@code text} is set) if the query had one.

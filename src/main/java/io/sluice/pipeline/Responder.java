@@ -11,4 +11,12 @@ public interface Responder {
      * framed on the TCP connection {@code client} when {@code address} is null.
      */
     void answer(Channel client, InetSocketAddress address, ByteBuf message);
+
+    /**
+     * As {@link #answer}, for an answer its maker counts itself (an answer cache's); the same as
+     * {@code answer} for a responder that counts nothing.
+     */
+    default void send(Channel client, InetSocketAddress address, ByteBuf message) {
+        answer(client, address, message);
+    }
 }

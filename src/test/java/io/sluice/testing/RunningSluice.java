@@ -58,11 +58,16 @@ public final class RunningSluice implements AutoCloseable {
         return new RunningSluice(sluice);
     }
 
-    /** The configuration file the customizer names, if any, then this fixture's settings over it. */
+    /**
+     * The configuration file the customizer names, if any, then this fixture's settings over it.
+     * The answer cache is off unless the file or the test turns it on: most tests are about what
+     * reaches the upstream, and ask for the same name again and again.
+     */
     private static Settings settings(List<String> upstreams, Customizer more, String... keyValues) throws Exception {
         Settings.Builder probe = new Settings.Builder();
         more.apply(probe);
         Settings.Builder b = new Settings.Builder();
+        b.set("cache.size", List.of("0"));
         if (probe.configFile() != null) {
             ConfigFile.apply(probe.configFile(), b);
         }

@@ -77,6 +77,10 @@ public final class TestUpstream implements AutoCloseable {
     private volatile String ignoredPrefix;
     private volatile Name refused;
     private volatile boolean closed;
+    private final java.util.Map<Name, Long> ttls = new java.util.concurrent.ConcurrentHashMap<>();
+    private final java.util.Set<Name> servfails = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private volatile Name zone;
+    private volatile java.util.Set<Name> zoneNames = java.util.Set.of();
 
     public TestUpstream() throws IOException {
         DatagramSocket u = null;
@@ -98,6 +102,79 @@ public final class TestUpstream implements AutoCloseable {
         forger = new DatagramSocket(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
         start("udp", this::serveUdp);
         start("tcp", this::acceptTcp);
+    }
+
+    /** Answers for {@code name} carry this TTL instead of 300. */
+    public void ttl(String name, long seconds) throws IOException {
+        ttls.put(Name.fromString(name), seconds);
+    }
+
+    /** Queries for {@code name} get SERVFAIL. */
+    public void servfail(String name) throws IOException {
+        servfails.add(Name.fromString(name));
+    }
+
+    /** Stops answering {@code name} with SERVFAIL. */
+    public void noServfail(String name) throws IOException {
+        servfails.remove(Name.fromString(name));
+    }
+
+    /**
+     * Names under {@code origin} other than {@code names} (and the origin) do not exist: NXDOMAIN
+     * with the zone's SOA, TTL 300 and MINIMUM 60, as an authoritative server answers.
+     */
+    public void zone(String origin, String... names) throws IOException {
+        java.util.Set<Name> set = new java.util.HashSet<>();
+        Name o = Name.fromString(origin);
+        set.add(o);
+        for (String n : names) {
+            set.add(Name.fromString(n));
+        }
+        zoneNames = set;
+        zone = o;
+    }
+
+    /** {@link #answer}, with what this upstream was told of names: TTLs, SERVFAILs, a zone; a server cookie when asked. */
+    private Message reply(Message q) throws IOException {
+        Message r = answer(q);
+        Record question = q.getQuestion();
+        if (question == null) {
+            return r;
+        }
+        Name n = question.getName();
+        if (servfails.contains(n)) {
+            r.getHeader().setRcode(Rcode.SERVFAIL);
+            r.removeAllRecords(Section.ANSWER);
+            return r;
+        }
+        Name z = zone;
+        if (z != null && n.subdomain(z) && !zoneNames.contains(n)) {
+            r.getHeader().setRcode(Rcode.NXDOMAIN);
+            r.removeAllRecords(Section.ANSWER);
+            r.addRecord(new org.xbill.DNS.SOARecord(z, DClass.IN, 300, Name.fromString("ns", z),
+                    Name.fromString("admin", z), 1, 3600, 600, 86400, 60), Section.AUTHORITY);
+            return r;
+        }
+        Long ttl = ttls.get(n);
+        if (ttl != null) {
+            List<Record> answers = r.getSection(Section.ANSWER);
+            r.removeAllRecords(Section.ANSWER);
+            for (Record a : answers) {
+                r.addRecord(Record.newRecord(a.getName(), a.getType(), a.getDClass(), ttl, a.rdataToWireCanonical()),
+                        Section.ANSWER);
+            }
+        }
+        OPTRecord opt = q.getOPT();
+        if (opt != null) {
+            for (EDNSOption o : opt.getOptions()) {
+                if (o instanceof CookieOption c) {
+                    r.removeAllRecords(Section.ADDITIONAL);
+                    r.addRecord(new OPTRecord(1232, 0, 0, 0, List.of(new CookieOption(c.getClientCookie(),
+                            new byte[] {1, 2, 3, 4, 5, 6, 7, 8}))), Section.ADDITIONAL);
+                }
+            }
+        }
+        return r;
     }
 
     public InetSocketAddress address() {
@@ -301,10 +378,10 @@ public final class TestUpstream implements AutoCloseable {
             for (byte[] forged : forgeries(q)) {
                 udp.send(new DatagramPacket(forged, forged.length, to));
             }
-            byte[] genuine = answer(q).toWire(max);
+            byte[] genuine = reply(q).toWire(max);
             forger.send(new DatagramPacket(genuine, genuine.length, to)); // right bytes, wrong source
         }
-        Message a = answer(q);
+        Message a = reply(q);
         Record question = a.getQuestion();
         if (lowercaseQuestions && question != null) {
             a.removeAllRecords(Section.QUESTION);
@@ -348,7 +425,7 @@ public final class TestUpstream implements AutoCloseable {
                 if (mode.get() == Mode.FORGE_FIRST) {
                     replies.addAll(forgeries(q));
                 }
-                replies.add(answer(q).toWire());
+                replies.add(reply(q).toWire());
                 synchronized (out) {
                     for (byte[] r : replies) {
                         out.writeShort(r.length);

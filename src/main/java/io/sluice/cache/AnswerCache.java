@@ -1,0 +1,161 @@
+package io.sluice.cache;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Expiry;
+import com.github.benmanes.caffeine.cache.RemovalCause;
+import com.github.benmanes.caffeine.cache.Ticker;
+import io.sluice.config.CacheSettings;
+import io.sluice.metrics.Registry;
+import io.sluice.wire.ReplyRecords;
+import io.sluice.wire.Wire;
+import java.util.concurrent.atomic.LongAdder;
+import org.xbill.DNS.Rcode;
+
+/**
+ * The answers every loop shares, bounded in entries and in bytes, in a Caffeine cache: W-TinyLFU
+ * keeps the names asked again over a flood of names asked once, and its reads take no lock. Each
+ * entry weighs its heap bytes, but never less than {@code max-bytes / size}, so that the weight
+ * bound holds both: at most {@code size} entries and at most {@code max-bytes} bytes. An entry
+ * leaves when the last moment it may be served stale has passed, or earlier when evicted.
+ *
+ * <p>What is kept, and for how long, is decided here ({@link #toKeep}); what is served, by each
+ * loop's {@link CacheStage}.
+ */
+public final class AnswerCache {
+    private final Cache<CacheKey, CachedAnswer> entries;
+    private final CacheSettings settings;
+    private final Ticker clock;
+    final LongAdder hits;
+    final LongAdder misses;
+    final LongAdder staleServed;
+    final LongAdder bypassed;
+    final LongAdder truncated;
+    final LongAdder[] answers = new LongAdder[16];
+    private final LongAdder evictions;
+
+    /** @param clock nanoseconds, from any origin: injected, so that tests move time by hand */
+    public AnswerCache(CacheSettings settings, Ticker clock, Registry metrics) {
+        this.settings = settings;
+        this.clock = clock;
+        hits = metrics.counter("cache_hits", "Queries answered from the cache with a fresh answer.");
+        misses = metrics.counter("cache_misses", "Queries the cache had no fresh answer for.");
+        staleServed = metrics.counter("cache_stale_answers",
+                "Stale answers served (RFC 8767): no upstream answered, or the domain was over its budget.");
+        bypassed = metrics.counter("cache_bypassed",
+                "Queries never answered from the cache: Client Subnet, signed, or a zone transfer.");
+        truncated = metrics.counter("cache_truncated",
+                "Cached answers too large for the client's UDP payload size, sent truncated (TC) instead.");
+        evictions = metrics.counter("cache_evictions", "Answers evicted to keep the cache within its bounds.");
+        for (int rcode = 0; rcode < 16; rcode++) {
+            answers[rcode] = metrics.counter("answers", "Answers sent to clients, by RCODE and by who made them.",
+                    "rcode", Rcode.string(rcode), "source", "cache");
+        }
+        long minWeight = Math.max(1, settings.maxBytes() / Math.max(1, settings.size()));
+        this.entries = Caffeine.newBuilder()
+                .maximumWeight(settings.maxBytes())
+                .weigher((CacheKey k, CachedAnswer a) -> (int) Math.min(Integer.MAX_VALUE,
+                        Math.max(minWeight, k.heapBytes() + a.heapBytes())))
+                .expireAfter(new Expiry<CacheKey, CachedAnswer>() {
+                    @Override
+                    public long expireAfterCreate(CacheKey k, CachedAnswer a, long now) {
+                        return Math.max(0, a.keepUntil() - now);
+                    }
+
+                    @Override
+                    public long expireAfterUpdate(CacheKey k, CachedAnswer a, long now, long current) {
+                        return Math.max(0, a.keepUntil() - now);
+                    }
+
+                    @Override
+                    public long expireAfterRead(CacheKey k, CachedAnswer a, long now, long current) {
+                        return current;
+                    }
+                })
+                .evictionListener((CacheKey k, CachedAnswer a, RemovalCause cause) -> {
+                    if (cause == RemovalCause.SIZE) {
+                        evictions.increment();
+                    }
+                })
+                .ticker(clock)
+                .build();
+        metrics.gauge("cache_entries", "Answers in the cache now.", entries::estimatedSize);
+        metrics.gauge("cache_bytes", "Heap the cache's entries weigh now (each at least max-bytes / size).",
+                () -> entries.policy().eviction().orElseThrow().weightedSize().orElse(0));
+    }
+
+    CachedAnswer get(CacheKey probe) {
+        return entries.getIfPresent(probe);
+    }
+
+    void put(CacheKey key, CachedAnswer answer) {
+        entries.put(key, answer);
+    }
+
+    long now() {
+        return clock.read();
+    }
+
+    /** A stage for one event loop. */
+    public CacheStage stage() {
+        return new CacheStage(this);
+    }
+
+    /** Answers in the cache now (an estimate while they change). */
+    public long size() {
+        return entries.estimatedSize();
+    }
+
+    /** Runs what the cache defers (evictions, expiries) now: for tests and stops. */
+    public void cleanUp() {
+        entries.cleanUp();
+    }
+
+    /**
+     * The entry to keep for the reply {@code records} has just read, or null when it is not one to
+     * keep: TC set, a TTL of 0, an RCODE other than NOERROR, NXDOMAIN or SERVFAIL, a negative
+     * answer without an SOA (RFC 2308 section 5), or one the reader could not take.
+     *
+     * @param previous the entry kept for the same question, or null: a SERVFAIL does not replace
+     *                 an answer that may still be served stale
+     */
+    CachedAnswer toKeep(io.netty.buffer.ByteBuf reply, ReplyRecords records, CachedAnswer previous) {
+        int flags = reply.getUnsignedShort(reply.readerIndex() + Wire.FLAGS_OFFSET);
+        if ((flags & Wire.FLAG_TC) != 0 || !records.read(reply)) {
+            return null;
+        }
+        long now = now();
+        long ttlNanos;
+        boolean staleAllowed = true;
+        int rcode = flags & Wire.RCODE_MASK;
+        int answerCount = reply.getUnsignedShort(reply.readerIndex() + Wire.ANCOUNT_OFFSET);
+        if (rcode == Wire.RCODE_SERVFAIL) {
+            if (previous != null && previous.rcode() != Wire.RCODE_SERVFAIL && now - previous.keepUntil() < 0) {
+                return null;
+            }
+            ttlNanos = settings.servfailTtl().toNanos();
+            staleAllowed = false;
+        } else if (rcode == Wire.RCODE_NXDOMAIN || rcode == Wire.RCODE_NOERROR && answerCount == 0) {
+            if (records.negativeTtl() < 0) {
+                return null;
+            }
+            ttlNanos = Math.min(records.negativeTtl() * 1_000_000_000L, settings.maxNegativeTtl().toNanos());
+        } else if (rcode == Wire.RCODE_NOERROR) {
+            ttlNanos = Math.min(records.minTtl() * 1_000_000_000L, settings.maxTtl().toNanos());
+        } else {
+            return null;
+        }
+        if (ttlNanos <= 0) {
+            return null;
+        }
+        long freshUntil = now + ttlNanos;
+        long keepUntil = staleAllowed ? freshUntil + settings.staleTtl().toNanos() : freshUntil;
+        int[] offsets = java.util.Arrays.copyOf(records.ttlOffsets(), records.ttlCount());
+        int optAt = records.optAt() < 0 ? -1 : records.optAt() - reply.readerIndex();
+        return new CachedAnswer(records.copyToKeep(reply), offsets, optAt, now, freshUntil, keepUntil);
+    }
+
+    boolean staleWhenLimited() {
+        return settings.staleWhenLimited();
+    }
+}

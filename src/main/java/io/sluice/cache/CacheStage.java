@@ -1,0 +1,138 @@
+package io.sluice.cache;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.sluice.forward.AnswerStore;
+import io.sluice.pipeline.Outcome;
+import io.sluice.pipeline.Query;
+import io.sluice.pipeline.Stage;
+import io.sluice.wire.Answers;
+import io.sluice.wire.QueryEdns;
+import io.sluice.wire.QueryView;
+import io.sluice.wire.ReplyRecords;
+import io.sluice.wire.Wire;
+import io.sluice.wire.ZoneTransfer;
+
+/**
+ * One loop's side of the {@link AnswerCache}: as a stage, it answers a query from a fresh entry
+ * and passes every other on, so that the limits after it count only what reaches an upstream; as
+ * the loop's forwarder's {@link AnswerStore}, it keeps the upstreams' answers and serves a stale
+ * one when none came. Its scratch key and readers are the loop's own, so nothing is allocated to
+ * look an answer up.
+ */
+public final class CacheStage implements Stage, AnswerStore {
+    private final AnswerCache cache;
+    private final CacheKey probe = new CacheKey();
+    private final QueryView scratch = new QueryView();
+    private final QueryEdns edns = new QueryEdns();
+    private final ReplyRecords records = new ReplyRecords();
+    private final boolean serveStale;
+
+    CacheStage(AnswerCache cache) {
+        this.cache = cache;
+        this.serveStale = cache.staleWhenLimited();
+    }
+
+    @Override
+    public Outcome handle(Query q) {
+        if (!probe(q.message(), q.view())) {
+            if (q.view().hasQuestion()) {
+                cache.bypassed.increment();
+            }
+            return Outcome.CONTINUE;
+        }
+        CachedAnswer a = cache.get(probe);
+        long now = cache.now();
+        if (a == null || !a.freshAt(now)) {
+            cache.misses.increment();
+            return Outcome.CONTINUE;
+        }
+        cache.hits.increment();
+        q.send(write(q.client().alloc(), q.message(), q.view(), q.overUdp(), a, now, false));
+        return Outcome.ANSWERED;
+    }
+
+    /**
+     * A stage for the limits to ask before acting on a query over its budget: it answers with a
+     * stale entry when there is one ({@code cache.stale-when-limited}), else passes the query on.
+     * The query must be the one this stage has just looked up and missed.
+     */
+    public Stage staleAnswers() {
+        return q -> {
+            if (!serveStale || !probe(q.message(), q.view())) {
+                return Outcome.CONTINUE;
+            }
+            CachedAnswer a = cache.get(probe);
+            long now = cache.now();
+            if (a == null || !a.staleAt(now)) {
+                return Outcome.CONTINUE;
+            }
+            cache.staleServed.increment();
+            q.send(write(q.client().alloc(), q.message(), q.view(), q.overUdp(), a, now, true));
+            return Outcome.ANSWERED;
+        };
+    }
+
+    @Override
+    public void answered(ByteBuf query, ByteBuf reply) {
+        if (scratch.read(query) != QueryView.Check.QUERY || !probe(query, scratch)) {
+            return;
+        }
+        if (records.read(reply)
+                && records.questionNameEnd() - reply.readerIndex() != scratch.nameEnd() - scratch.base()) {
+            return; // the reply's question is written otherwise than the query's: its name cannot be swapped in
+        }
+        CachedAnswer previous = Wire.rcode(reply) == Wire.RCODE_SERVFAIL ? cache.get(probe) : null;
+        CachedAnswer keep = cache.toKeep(reply, records, previous);
+        if (keep != null) {
+            cache.put(probe.copy(), keep);
+        }
+    }
+
+    @Override
+    public ByteBuf unanswered(ByteBufAllocator alloc, ByteBuf query, boolean overUdp) {
+        if (scratch.read(query) != QueryView.Check.QUERY || !probe(query, scratch)) {
+            return null;
+        }
+        CachedAnswer a = cache.get(probe);
+        long now = cache.now();
+        if (a == null || !a.staleAt(now)) {
+            return null;
+        }
+        cache.staleServed.increment();
+        return write(alloc, query, scratch, overUdp, a, now, true);
+    }
+
+    /**
+     * Fills {@link #probe} from the query {@code view} has read, when it is one a cached answer may
+     * be given to: a question, no Client Subnet option (the answer may be the client's network's
+     * own), no record but an OPT (a signed query), and not a zone transfer.
+     */
+    private boolean probe(ByteBuf query, QueryView view) {
+        if (!view.hasQuestion()) {
+            return false;
+        }
+        if (ZoneTransfer.isTransfer(view.qtype()) || !edns.read(query, view) || edns.clientSubnet()
+                || edns.otherRecords()) {
+            return false;
+        }
+        probe.fill(query, view, edns);
+        return true;
+    }
+
+    /**
+     * {@code a} for the query {@code view} has read, as {@link CachedAnswer#write} makes it; over
+     * UDP, when larger than the query's payload size (512 without EDNS), the question alone with
+     * TC set instead, so that the client asks again over TCP.
+     */
+    private ByteBuf write(ByteBufAllocator alloc, ByteBuf query, QueryView view, boolean overUdp, CachedAnswer a,
+                          long now, boolean stale) {
+        cache.answers[a.rcode()].increment();
+        if (overUdp && a.length(stale) > edns.udpPayload()) {
+            cache.truncated.increment();
+            return Answers.withQuestion(alloc, query, view, Wire.FLAG_RA | Wire.FLAG_TC, a.rcode(), Answers.EDE_OTHER,
+                    null);
+        }
+        return a.write(alloc, query, view, now, stale);
+    }
+}

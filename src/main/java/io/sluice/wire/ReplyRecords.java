@@ -1,0 +1,165 @@
+package io.sluice.wire;
+
+import io.netty.buffer.ByteBuf;
+
+/**
+ * What an answer cache needs to know of a reply's records, read in one walk: where each TTL is
+ * (to count it down), the smallest of them, the negative-caching TTL of its SOA (RFC 2308 section
+ * 5: the smaller of the SOA record's TTL and its MINIMUM field), and where its OPT record is.
+ *
+ * <p>One instance per event loop, reused: {@link #read} overwrites every field.
+ */
+public final class ReplyRecords {
+    /** Records a reply may have and still be read; a larger one is not cached. */
+    public static final int MAX_RECORDS = 256;
+    /** TYPE of a SIG or TSIG record: a signed reply is for one client only. */
+    private static final int TYPE_SIG = 24;
+    private static final int TYPE_TSIG = 250;
+    private static final int EDNS_OPTION_PADDING = 12;
+
+    private final int[] ttlAt = new int[MAX_RECORDS];
+    private int ttls;
+    private long minTtl;
+    private long negativeTtl;
+    private int optAt;
+    private int questionNameEnd;
+
+    /**
+     * Reads the reply between {@code buf}'s reader and writer index. False when it is not one a
+     * cache can keep: malformed, not exactly one question, more than {@link #MAX_RECORDS} records,
+     * signed, or an OPT record that is not its last record (options are rewritten in place there).
+     */
+    public boolean read(ByteBuf buf) {
+        int base = buf.readerIndex();
+        int end = buf.writerIndex();
+        ttls = 0;
+        minTtl = Long.MAX_VALUE;
+        negativeTtl = -1;
+        optAt = -1;
+        if (end - base < Wire.HEADER_BYTES || buf.getUnsignedShort(base + Wire.QDCOUNT_OFFSET) != 1) {
+            return false;
+        }
+        questionNameEnd = Names.skip(buf, base, base + Wire.HEADER_BYTES, end);
+        if (questionNameEnd == Names.MALFORMED || questionNameEnd + 4 > end) {
+            return false;
+        }
+        int answers = buf.getUnsignedShort(base + Wire.ANCOUNT_OFFSET);
+        int authority = buf.getUnsignedShort(base + Wire.NSCOUNT_OFFSET);
+        int records = answers + authority + buf.getUnsignedShort(base + Wire.ARCOUNT_OFFSET);
+        if (records > MAX_RECORDS) {
+            return false;
+        }
+        int pos = questionNameEnd + 4;
+        for (int i = 0; i < records; i++) {
+            int nameEnd = Names.skip(buf, base, pos, end);
+            if (nameEnd == Names.MALFORMED || nameEnd + 10 > end) {
+                return false;
+            }
+            int type = buf.getUnsignedShort(nameEnd);
+            int rdata = nameEnd + 10;
+            int next = rdata + buf.getUnsignedShort(nameEnd + 8);
+            if (next > end || type == TYPE_SIG || type == TYPE_TSIG) {
+                return false;
+            }
+            if (type == Wire.TYPE_OPT) {
+                if (i < answers + authority || i != records - 1 || nameEnd != pos + 1 || !optionsFit(buf, rdata, next)) {
+                    return false;
+                }
+                optAt = pos;
+            } else {
+                long ttl = buf.getUnsignedInt(nameEnd + 4);
+                ttlAt[ttls++] = nameEnd + 4 - base;
+                minTtl = Math.min(minTtl, ttl);
+                if (type == Wire.TYPE_SOA && i >= answers && i < answers + authority && next - rdata >= 20) {
+                    long minimum = buf.getUnsignedInt(next - 4);
+                    negativeTtl = Math.min(ttl, minimum);
+                }
+            }
+            pos = next;
+        }
+        if (pos != end) {
+            return false; // trailing bytes: not a message this reader understands
+        }
+        if (minTtl == Long.MAX_VALUE) {
+            minTtl = 0;
+        }
+        return true;
+    }
+
+    /**
+     * The reply {@link #read} has just read, as bytes to keep: its OPT record without the options
+     * that belong to the one client it was for, a COOKIE (RFC 7873) and PADDING (RFC 7830).
+     * Everything else, offsets included, stays as it was.
+     */
+    public byte[] copyToKeep(ByteBuf buf) {
+        int base = buf.readerIndex();
+        int end = buf.writerIndex();
+        if (optAt < 0) {
+            byte[] out = new byte[end - base];
+            buf.getBytes(base, out);
+            return out;
+        }
+        int options = optAt + Opt.FIXED_BYTES;
+        int kept = 0;
+        for (int pos = options; pos < end; pos += 4 + buf.getUnsignedShort(pos + 2)) {
+            if (!privateOption(buf.getUnsignedShort(pos))) {
+                kept += 4 + buf.getUnsignedShort(pos + 2);
+            }
+        }
+        byte[] out = new byte[options - base + kept];
+        buf.getBytes(base, out, 0, options - base);
+        int at = options - base;
+        for (int pos = options; pos < end; pos += 4 + buf.getUnsignedShort(pos + 2)) {
+            if (!privateOption(buf.getUnsignedShort(pos))) {
+                int n = 4 + buf.getUnsignedShort(pos + 2);
+                buf.getBytes(pos, out, at, n);
+                at += n;
+            }
+        }
+        out[optAt - base + 9] = (byte) (kept >>> 8);
+        out[optAt - base + 10] = (byte) kept;
+        return out;
+    }
+
+    /** The options between {@code pos} and {@code end} end exactly at {@code end}. */
+    private static boolean optionsFit(ByteBuf buf, int pos, int end) {
+        while (pos + 4 <= end) {
+            pos += 4 + buf.getUnsignedShort(pos + 2);
+        }
+        return pos == end;
+    }
+
+    private static boolean privateOption(int code) {
+        return code == Wire.EDNS_OPTION_COOKIE || code == EDNS_OPTION_PADDING;
+    }
+
+    /** How many TTLs {@link #ttlOffsets} holds. */
+    public int ttlCount() {
+        return ttls;
+    }
+
+    /** Offsets from the message's first byte of the TTL field of every record but the OPT. */
+    public int[] ttlOffsets() {
+        return ttlAt;
+    }
+
+    /** The smallest TTL of the records but the OPT, in seconds; 0 when there are none. */
+    public long minTtl() {
+        return minTtl;
+    }
+
+    /** The negative-caching TTL of the authority section's SOA, in seconds, or -1 without one. */
+    public long negativeTtl() {
+        return negativeTtl;
+    }
+
+    /** Index of the OPT record (the last record), or -1. */
+    public int optAt() {
+        return optAt;
+    }
+
+    /** Index just past the question's name. */
+    public int questionNameEnd() {
+        return questionNameEnd;
+    }
+}

@@ -1,0 +1,273 @@
+package io.sluice.cache;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.limit.ManualClock;
+import io.sluice.testing.Dns;
+import io.sluice.testing.RunningSluice;
+import io.sluice.testing.TestUpstream;
+import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.xbill.DNS.ClientSubnetOption;
+import org.xbill.DNS.CookieOption;
+import org.xbill.DNS.EDNSOption;
+import org.xbill.DNS.ExtendedErrorCodeOption;
+import org.xbill.DNS.Flags;
+import org.xbill.DNS.Message;
+import org.xbill.DNS.OPTRecord;
+import org.xbill.DNS.Rcode;
+import org.xbill.DNS.Record;
+import org.xbill.DNS.Section;
+import org.xbill.DNS.Type;
+
+/** The answer cache end to end: real queries over UDP and TCP to a real upstream, time moved by hand. */
+class AnswerCacheTest {
+    private final ManualClock clock = new ManualClock();
+    private TestUpstream upstream;
+
+    @BeforeEach
+    void upstream() throws Exception {
+        upstream = new TestUpstream();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        upstream.close();
+    }
+
+    private RunningSluice sluice(String... keyValues) throws Exception {
+        List<String> kv = new ArrayList<>(List.of("cache.size", "1000", "timeout", "200ms", "query-timeout", "400ms"));
+        kv.addAll(List.of(keyValues));
+        return RunningSluice.start(List.of(upstream), clock, b -> { }, kv.toArray(new String[0]));
+    }
+
+    private int asked() {
+        return upstream.udpQueries() + upstream.tcpQueries();
+    }
+
+    private static long count(RunningSluice s, String name) {
+        return s.sluice().metrics().count(name);
+    }
+
+    private static byte[] withOpt(Message m, boolean dnssecOk, int payload, List<EDNSOption> options) {
+        m.addRecord(new OPTRecord(payload, 0, 0, dnssecOk ? Flags.DO : 0, options), Section.ADDITIONAL);
+        return m.toWire();
+    }
+
+    @Test
+    void aRepeatedQueryIsAnsweredWithTheClientsIdAndCaseAndItsTtlCountedDown() throws Exception {
+        try (RunningSluice s = sluice()) {
+            Message first = Dns.parse(Dns.udp(s.address(), Dns.query(1, "WwW.Example.COM.", Type.A)));
+            assertEquals(300, first.getSection(Section.ANSWER).get(0).getTTL());
+            assertEquals(1, asked());
+            clock.advanceMillis(100_500);
+            byte[] q = Dns.query(2, "www.EXAMPLE.com.", Type.A);
+            byte[] wire = Dns.udp(s.address(), q);
+            assertEquals(1, asked(), "the second query never reached the upstream");
+            assertEquals(2, Dns.id(wire));
+            // the question's name, byte for byte as the client wrote it
+            assertArrayEquals(Arrays.copyOfRange(q, 12, 12 + 17), Arrays.copyOfRange(wire, 12, 12 + 17));
+            Message second = Dns.parse(wire);
+            assertEquals(200, second.getSection(Section.ANSWER).get(0).getTTL(), "300 s less the 100 s it was kept");
+            assertEquals("192.0.2.1", second.getSection(Section.ANSWER).get(0).rdataToString());
+            assertEquals(1, count(s, "cache_hits"));
+            assertEquals(1, count(s, "cache_misses"));
+            assertEquals(1, s.sluice().metrics().count("answers", "rcode", "NOERROR", "source", "cache"));
+            Dns.tcp(s.address(), Dns.query(3, "www.example.com.", Type.A));
+            assertEquals(1, asked(), "over TCP too");
+            clock.advanceMillis(200_000);
+            Dns.udp(s.address(), Dns.query(4, "www.example.com.", Type.A));
+            assertEquals(2, asked(), "expired after its TTL: asked again");
+        }
+    }
+
+    @Test
+    void anAnswerGoesOnlyToQueriesTheUpstreamWouldAnswerTheSame() throws Exception {
+        try (RunningSluice s = sluice()) {
+            Dns.udp(s.address(), withOpt(Dns.message(1, "a.example.", Type.A), false, 1232, List.of()));
+            assertEquals(1, asked());
+            byte[] plain = Dns.udp(s.address(), Dns.query(2, "a.example.", Type.A));
+            assertEquals(2, asked(), "no EDNS: another answer");
+            assertNull(Dns.parse(plain).getOPT(), "an answer cached for EDNS never reaches a client without it");
+            Dns.udp(s.address(), withOpt(Dns.message(3, "a.example.", Type.A), true, 1232, List.of()));
+            assertEquals(3, asked(), "DO set: another answer");
+            Message noRd = Dns.message(4, "a.example.", Type.A);
+            noRd.getHeader().unsetFlag(Flags.RD);
+            Dns.udp(s.address(), noRd.toWire());
+            assertEquals(4, asked(), "RD clear: another answer");
+            Message cd = Dns.message(5, "a.example.", Type.A);
+            cd.getHeader().setFlag(Flags.CD);
+            Dns.udp(s.address(), cd.toWire());
+            assertEquals(5, asked(), "CD set: another answer");
+            Dns.udp(s.address(), Dns.query(6, "a.example.", Type.AAAA));
+            assertEquals(6, asked(), "another type");
+            Dns.udp(s.address(), Dns.query(7, "A.EXAMPLE.", Type.A));
+            Dns.udp(s.address(), withOpt(Dns.message(8, "a.example.", Type.A), false, 4096, List.of()));
+            Dns.udp(s.address(), withOpt(Dns.message(9, "a.example.", Type.A), true, 1232, List.of()));
+            assertEquals(6, asked(), "each of those again, in any case and payload size, from the cache");
+        }
+    }
+
+    @Test
+    void nxdomainIsKeptForTheSoaMinimumCappedByMaxNegativeTtl() throws Exception {
+        upstream.zone("victim.example.", "www.victim.example.");
+        try (RunningSluice s = sluice()) {
+            Message nx = Dns.parse(Dns.udp(s.address(), Dns.query(1, "nope.victim.example.", Type.A)));
+            assertEquals(Rcode.NXDOMAIN, nx.getRcode());
+            clock.advanceMillis(59_000);
+            Message again = Dns.parse(Dns.udp(s.address(), Dns.query(2, "nope.victim.example.", Type.A)));
+            assertEquals(Rcode.NXDOMAIN, again.getRcode());
+            assertEquals(1, asked(), "within the SOA's minimum, 60 s");
+            assertEquals(241, again.getSection(Section.AUTHORITY).get(0).getTTL(), "the SOA's TTL counts down too");
+            clock.advanceMillis(2_000);
+            Dns.udp(s.address(), Dns.query(3, "nope.victim.example.", Type.A));
+            assertEquals(2, asked(), "past it: asked again");
+        }
+        try (RunningSluice s = sluice("cache.max-negative-ttl", "10s")) {
+            int before = asked();
+            Dns.udp(s.address(), Dns.query(1, "nope.victim.example.", Type.A));
+            clock.advanceMillis(9_000);
+            Dns.udp(s.address(), Dns.query(2, "nope.victim.example.", Type.A));
+            assertEquals(before + 1, asked());
+            clock.advanceMillis(2_000);
+            Dns.udp(s.address(), Dns.query(3, "nope.victim.example.", Type.A));
+            assertEquals(before + 2, asked(), "capped at 10 s");
+        }
+    }
+
+    @Test
+    void nxdomainWithoutSoaZeroTtlAndTruncatedAnswersAreNotKept() throws Exception {
+        upstream.ttl("zero.example.", 0);
+        try (RunningSluice s = sluice()) {
+            for (String name : new String[] {TestUpstream.NX, "zero.example."}) {
+                int before = asked();
+                Dns.udp(s.address(), Dns.query(1, name, Type.A));
+                Dns.udp(s.address(), Dns.query(2, name, Type.A));
+                assertEquals(before + 2, asked(), name);
+            }
+            int before = upstream.udpQueries();
+            assertTrue((Dns.udp(s.address(), Dns.query(3, TestUpstream.BIG, Type.TXT))[2] & 0x02) != 0, "TC from upstream");
+            Dns.udp(s.address(), Dns.query(4, TestUpstream.BIG, Type.TXT));
+            assertEquals(before + 2, upstream.udpQueries(), "a TC answer is not kept");
+        }
+    }
+
+    @Test
+    void anAnswerTooLargeForTheClientsUdpSizeGoesOutTruncated() throws Exception {
+        try (RunningSluice s = sluice()) {
+            Message full = Dns.parse(Dns.tcp(s.address(), Dns.query(1, TestUpstream.BIG, Type.TXT)));
+            assertEquals(1, full.getSection(Section.ANSWER).size());
+            assertEquals(1, upstream.tcpQueries());
+            byte[] small = Dns.udp(s.address(), withOpt(Dns.message(2, TestUpstream.BIG, Type.TXT), false, 1232, List.of()));
+            assertEquals(2, asked(), "the TCP answer was kept for a query without EDNS; this one has it");
+            small = Dns.udp(s.address(), Dns.query(3, TestUpstream.BIG, Type.TXT));
+            Message tc = Dns.parse(small);
+            assertTrue(tc.getHeader().getFlag(Flags.TC), "over 512 bytes: TC");
+            assertEquals(0, tc.getSection(Section.ANSWER).size());
+            assertEquals(TestUpstream.BIG, tc.getQuestion().getName().toString());
+            assertEquals(2, asked(), "from the cache");
+            assertEquals(1, count(s, "cache_truncated"));
+            Message again = Dns.parse(Dns.tcp(s.address(), Dns.query(4, TestUpstream.BIG, Type.TXT)));
+            assertEquals(full.getSection(Section.ANSWER), again.getSection(Section.ANSWER));
+            assertEquals(2, asked(), "over TCP, whole, from the cache");
+        }
+    }
+
+    @Test
+    void aServfailIsKeptAFewSeconds() throws Exception {
+        upstream.servfail("sf.example.");
+        try (RunningSluice s = sluice()) {
+            assertEquals(Rcode.SERVFAIL, Dns.rcode(Dns.udp(s.address(), Dns.query(1, "sf.example.", Type.A))));
+            clock.advanceMillis(4_000);
+            assertEquals(Rcode.SERVFAIL, Dns.rcode(Dns.udp(s.address(), Dns.query(2, "sf.example.", Type.A))));
+            assertEquals(1, asked(), "within servfail-ttl, 5 s");
+            upstream.noServfail("sf.example.");
+            clock.advanceMillis(2_000);
+            assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(3, "sf.example.", Type.A))));
+            assertEquals(2, asked());
+        }
+    }
+
+    @Test
+    void whenNoUpstreamAnswersAnExpiredAnswerIsServedStale() throws Exception {
+        try (RunningSluice s = sluice()) {
+            Dns.udp(s.address(), withOpt(Dns.message(1, "www.example.org.", Type.A), false, 1232, List.of()));
+            upstream.mode(TestUpstream.Mode.SILENT);
+            clock.advanceMillis(3_600_000);
+            Message stale = Dns.parse(Dns.udp(s.address(),
+                    withOpt(Dns.message(2, "www.example.org.", Type.A), false, 1232, List.of()), 3000));
+            assertEquals(Rcode.NOERROR, stale.getRcode());
+            Record a = stale.getSection(Section.ANSWER).get(0);
+            assertEquals("192.0.2.1", a.rdataToString());
+            assertEquals(30, a.getTTL());
+            EDNSOption ede = stale.getOPT().getOptions(EDNSOption.Code.EDNS_EXTENDED_ERROR).get(0);
+            assertEquals(ExtendedErrorCodeOption.STALE_ANSWER, ((ExtendedErrorCodeOption) ede).getErrorCode());
+            assertEquals(1, count(s, "cache_stale_answers"));
+            assertEquals(Rcode.SERVFAIL, Dns.rcode(Dns.udp(s.address(), Dns.query(3, "never.example.org.", Type.A), 3000)),
+                    "nothing kept: SERVFAIL");
+        }
+        upstream.mode(TestUpstream.Mode.ANSWER);
+        try (RunningSluice s = sluice("cache.stale-ttl", "0s")) {
+            Dns.udp(s.address(), Dns.query(1, "www.example.org.", Type.A));
+            upstream.mode(TestUpstream.Mode.SILENT);
+            clock.advanceMillis(301_000);
+            assertEquals(Rcode.SERVFAIL, Dns.rcode(Dns.udp(s.address(), Dns.query(2, "www.example.org.", Type.A), 3000)),
+                    "stale-ttl 0: never stale");
+        }
+    }
+
+    @Test
+    void clientSubnetQueriesBypassTheCacheAndCookiesAreNotReplayed() throws Exception {
+        try (RunningSluice s = sluice()) {
+            List<EDNSOption> ecs = List.of(new ClientSubnetOption(24, InetAddress.getByName("198.51.100.0")));
+            Dns.udp(s.address(), withOpt(Dns.message(1, "ecs.example.", Type.A), false, 1232, ecs));
+            Dns.udp(s.address(), withOpt(Dns.message(2, "ecs.example.", Type.A), false, 1232, ecs));
+            assertEquals(2, asked(), "Client Subnet: every query goes upstream");
+            assertEquals(2, count(s, "cache_bypassed"));
+
+            byte[] clientA = "cookieA1".getBytes(StandardCharsets.US_ASCII);
+            byte[] clientB = "cookieB2".getBytes(StandardCharsets.US_ASCII);
+            Message first = Dns.parse(Dns.udp(s.address(), withOpt(Dns.message(3, "c.example.", Type.A), false, 1232,
+                    List.of(new CookieOption(clientA)))));
+            assertFalse(first.getOPT().getOptions(EDNSOption.Code.COOKIE).isEmpty(), "the upstream's server cookie");
+            Message second = Dns.parse(Dns.udp(s.address(), withOpt(Dns.message(4, "c.example.", Type.A), false, 1232,
+                    List.of(new CookieOption(clientB)))));
+            assertEquals(3, asked(), "a cookie does not change the answer: from the cache");
+            assertNotNull(second.getOPT());
+            assertTrue(second.getOPT().getOptions(EDNSOption.Code.COOKIE).isEmpty(),
+                    "another client's server cookie is never replayed");
+        }
+    }
+
+    @Test
+    void theCacheStaysWithinItsBoundAndKeepsANameAskedAgain() throws Exception {
+        try (RunningSluice s = sluice("cache.size", "100")) {
+            for (int i = 0; i < 100; i++) { // a full cache: W-TinyLFU counts how often names come from half full on
+                Dns.udp(s.address(), Dns.query(i, "before" + i + ".example.", Type.A));
+            }
+            for (int round = 0; round < 5; round++) {
+                Dns.udp(s.address(), Dns.query(round, "hot.example.", Type.A));
+            }
+            for (int i = 0; i < 600; i++) {
+                Dns.udp(s.address(), Dns.query(i, "once" + i + ".example.", Type.A));
+            }
+            s.sluice().cache().cleanUp();
+            assertTrue(s.sluice().cache().size() <= 100, "entries " + s.sluice().cache().size());
+            assertTrue(count(s, "cache_evictions") >= 600, "evictions " + count(s, "cache_evictions"));
+            int before = asked();
+            Dns.udp(s.address(), Dns.query(9, "hot.example.", Type.A));
+            assertEquals(before, asked(), "the name asked five times outlived 700 asked once");
+        }
+    }
+}
