@@ -60,6 +60,7 @@ record Reload(Settings applied, List<String> limitChanges, List<String> forwardC
         restartIf(restart, "limits.janitor-interval", a.janitorInterval(), b.janitorInterval());
         restartIf(restart, "public-suffix-list", a.publicSuffixList(), b.publicSuffixList());
         restartIf(restart, "limits.per-client", a.perClient(), b.perClient());
+        restartIf(restart, "limits.flood", a.flood(), b.flood());
         restartIf(restart, "limits.reverse-ipv4-prefix", a.reverseIpv4Prefix(), b.reverseIpv4Prefix());
         restartIf(restart, "limits.reverse-ipv6-prefix", a.reverseIpv6Prefix(), b.reverseIpv6Prefix());
         note(changes, "log-level", running.logLevel(), next.logLevel());
@@ -73,7 +74,7 @@ record Reload(Settings applied, List<String> limitChanges, List<String> forwardC
         }
         LimitSettings merged = new LimitSettings(b.defaultLimit(), a.algorithm(), b.burst(), b.action(), b.dryRun(),
                 a.maxDomains(), a.janitorInterval(), a.publicSuffixList(), b.domains(), b.exemptClients(), b.origins(),
-                a.reverseIpv4Prefix(), a.reverseIpv6Prefix(), a.perClient());
+                a.reverseIpv4Prefix(), a.reverseIpv6Prefix(), a.perClient(), a.flood());
         return new Reload(running.reloaded(next, merged), changes, forwarding, restart);
     }
 

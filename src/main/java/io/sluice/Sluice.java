@@ -15,7 +15,7 @@ import io.sluice.config.ConfigException;
 import io.sluice.config.SettingTable;
 import io.sluice.config.Settings;
 import io.sluice.domain.DomainKey;
-import io.sluice.forward.AnswerStore;
+import io.sluice.pipeline.UpstreamReplies;
 import io.sluice.forward.ForwardStage;
 import io.sluice.admin.AdminServer;
 import io.sluice.admin.Operations;
@@ -26,6 +26,7 @@ import io.sluice.frontend.Frontend;
 import io.sluice.limit.Clock;
 import io.sluice.limit.CounterStore;
 import io.sluice.limit.Decisions;
+import io.sluice.limit.FloodWatch;
 import io.sluice.limit.HeapCounters;
 import io.sluice.limit.LimitMeters;
 import io.sluice.limit.LimitStage;
@@ -82,8 +83,8 @@ public final class Sluice implements AutoCloseable {
             new ThreadFactoryBuilder().setNameFormat("sluice-retire").setDaemon(true).build());
     /** Each loop's last stage, which a new generation is handed to. */
     private final List<ForwardStage> forwardStages;
-    /** Each loop's answer store, in the group's order: every forwarding generation hands its answers there. */
-    private final List<AnswerStore> answerStores;
+    /** What sees each loop's upstream answers, in the group's order: every forwarding generation hands them there. */
+    private final List<UpstreamReplies> upstreamReplies;
     /** The answer cache, or null when it is off. */
     private final AnswerCache cache;
     private final List<Pipeline> pipelines;
@@ -116,12 +117,12 @@ public final class Sluice implements AutoCloseable {
     }
 
     private Sluice(Settings settings, Transport transport, EventLoopGroup group, Forwarders forwarding,
-                   List<ForwardStage> forwardStages, AnswerCache cache, List<AnswerStore> answerStores,
+                   List<ForwardStage> forwardStages, AnswerCache cache, List<UpstreamReplies> upstreamReplies,
                    List<Pipeline> pipelines, Frontend frontend, Registry meters, Limits limits, MetricsEndpoint metrics,
                    RedisBackend redis, DeniedLog deniedLog, TopDomains top) {
         this.settings = settings;
         this.cache = cache;
-        this.answerStores = answerStores;
+        this.upstreamReplies = upstreamReplies;
         this.transport = transport;
         this.group = group;
         this.forwarding = forwarding;
@@ -166,11 +167,22 @@ public final class Sluice implements AutoCloseable {
         Sluice started = null;
         try {
             AnswerCache cache = settings.cache().on() ? new AnswerCache(settings.cache(), clock::epochNanos, meters) : null;
-            List<AnswerStore> answerStores = new ArrayList<>();
+            LimitMeters limitMeters = new LimitMeters(meters);
+            List<CacheStage> cacheStages = new ArrayList<>();
+            List<UpstreamReplies> upstreamReplies = new ArrayList<>();
             for (int i = 0; i < settings.threads(); i++) {
-                answerStores.add(cache == null ? AnswerStore.NONE : cache.stage());
+                CacheStage stage = cache == null ? null : cache.stage();
+                List<UpstreamReplies> each = new ArrayList<>();
+                if (stage != null) {
+                    each.add(stage);
+                }
+                if (limits.active() && limits.limiter().floods() != null) {
+                    each.add(new FloodWatch(limits, limitMeters));
+                }
+                cacheStages.add(stage);
+                upstreamReplies.add(UpstreamReplies.of(each));
             }
-            forwarding = Forwarders.start(group, transport, settings, meters, answerStores);
+            forwarding = Forwarders.start(group, transport, settings, meters, upstreamReplies);
             Decisions.Maker decisions = null;
             if (limits.active()) {
                 if (settings.backend().kind() == BackendSettings.Kind.REDIS) {
@@ -184,7 +196,6 @@ public final class Sluice implements AutoCloseable {
                     "Queries (and TCP connections) from clients outside allow-clients.");
             ClientNetworks allowed = new ClientNetworks(settings.allowClients());
             deniedLog = new DeniedLog(aclDenied);
-            LimitMeters limitMeters = new LimitMeters(meters);
             if (settings.admin() != null && limits.active()) {
                 top = new TopDomains();
                 limits.limiter().trackUnlimited(); // so that the busiest domains include unlimited ones
@@ -196,7 +207,7 @@ public final class Sluice implements AutoCloseable {
                 ForwardStage last = new ForwardStage(f);
                 forwardStages.add(last);
                 pipelines.add(pipeline(settings, f.loop(), last, limits, decisions, limitMeters, meters, allowed,
-                        aclDenied, deniedLog, top, answerStores.get(i) instanceof CacheStage c ? c : null));
+                        aclDenied, deniedLog, top, cacheStages.get(i)));
             }
             metrics = startMetrics(settings, meters, limits, forwarding, redis, top);
             Frontend frontend = Frontend.bind(settings, transport, group, pipelines, meters, allowed);
@@ -205,7 +216,7 @@ public final class Sluice implements AutoCloseable {
             if (top != null) {
                 top.start();
             }
-            started = new Sluice(settings, transport, group, forwarding, forwardStages, cache, answerStores, pipelines,
+            started = new Sluice(settings, transport, group, forwarding, forwardStages, cache, upstreamReplies, pipelines,
                     frontend, meters,
                     limits, metrics, redis, deniedLog, top);
             if (settings.admin() != null) {
@@ -288,6 +299,10 @@ public final class Sluice implements AutoCloseable {
     private static MetricsEndpoint startMetrics(Settings settings, Registry meters, Limits limits, Forwarders forwarding,
                                                 RedisBackend redis, TopDomains top) throws BindException {
         meters.gauge("tracked_domains", "Registrable domains with a counter now.", limits::tracked);
+        if (limits.active() && limits.limiter().floods() != null) {
+            meters.gauge("flooded_domains", "Domains whose budget is cut now: their upstream answers are mostly NXDOMAIN.",
+                    () -> limits.limiter().floods().flooded());
+        }
         upstreamGauges(meters, forwarding);
         if (top != null) {
             meters.gauges("top_domain_queries", "Queries of the " + TOP_GAUGES + " busiest domains over about the last "
@@ -441,7 +456,7 @@ public final class Sluice implements AutoCloseable {
      * the queries it has in flight, which query-timeout bounds, and is closed after that.
      */
     private void switchForwarding(Settings applied) throws InterruptedException {
-        Forwarders next = Forwarders.start(group, transport, applied, meters, answerStores);
+        Forwarders next = Forwarders.start(group, transport, applied, meters, upstreamReplies);
         Forwarders old = forwarding;
         for (int i = 0; i < forwardStages.size(); i++) {
             ForwardStage stage = forwardStages.get(i);

@@ -177,6 +177,7 @@ public final class Operations {
                 d.put("limit", l.queries()).put("window", Durations.text(l.window()));
             }
             d.put("limited", e.refused() > 0);
+            d.put("flood", sluice.limits().limiter().flooded(e.domain()));
         }
         out.put("seconds", top.seconds());
         return out;

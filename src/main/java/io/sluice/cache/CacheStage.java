@@ -2,7 +2,7 @@ package io.sluice.cache;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
-import io.sluice.forward.AnswerStore;
+import io.sluice.pipeline.UpstreamReplies;
 import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.Query;
 import io.sluice.pipeline.Stage;
@@ -16,11 +16,11 @@ import io.sluice.wire.ZoneTransfer;
 /**
  * One loop's side of the {@link AnswerCache}: as a stage, it answers a query from a fresh entry
  * and passes every other on, so that the limits after it count only what reaches an upstream; as
- * the loop's forwarder's {@link AnswerStore}, it keeps the upstreams' answers and serves a stale
+ * the loop's forwarder's {@link UpstreamReplies}, it keeps the upstreams' answers and serves a stale
  * one when none came. Its scratch key and readers are the loop's own, so nothing is allocated to
  * look an answer up.
  */
-public final class CacheStage implements Stage, AnswerStore {
+public final class CacheStage implements Stage, UpstreamReplies {
     private final AnswerCache cache;
     private final CacheKey probe = new CacheKey();
     private final QueryView scratch = new QueryView();

@@ -74,7 +74,7 @@ public final class ConfigFile {
     }
 
     /** Mappings nest keys with dots ({@code limits.default.window}); these are the ones that may. */
-    private static final Set<String> SECTIONS = Set.of("limits", "limits.default", "limits.per-client", "admin", "cache");
+    private static final Set<String> SECTIONS = Set.of("limits", "limits.default", "limits.per-client", "limits.flood", "admin", "cache");
     private static final String DOMAINS = "limits.domains";
 
     private static void applyMapping(String file, String prefix, MappingNode mapping, Settings.Builder builder)

@@ -23,6 +23,7 @@ import java.util.Map;
  * @param reverseIpv4Prefix reverse names under in-addr.arpa count per network of this many bits
  * @param reverseIpv6Prefix reverse names under ip6.arpa count per network of this many bits
  * @param perClient        each client network's budget per registrable domain, on top of the domain's
+ * @param flood            when a domain's upstream answers are mostly NXDOMAIN, and what its budget becomes
  */
 public record LimitSettings(
         DomainLimit defaultLimit,
@@ -38,7 +39,8 @@ public record LimitSettings(
         Map<String, String> origins,
         int reverseIpv4Prefix,
         int reverseIpv6Prefix,
-        PerClient perClient) {
+        PerClient perClient,
+        Flood flood) {
 
     public LimitSettings {
         domains = Map.copyOf(domains);
@@ -68,6 +70,20 @@ public record LimitSettings(
         @Override
         public String toString() {
             return off() ? "off" : limit + " per /" + ipv4Prefix + " and /" + ipv6Prefix;
+        }
+    }
+
+    /**
+     * Random-subdomain flood detection: a domain whose upstream answers in a window were at least
+     * {@code minAnswers} (or its whole budget, if smaller) and at least {@code nxdomainRatio} of
+     * them NXDOMAIN has its budget cut to {@code fraction} of its limit until a window's ratio falls
+     * below that again.
+     */
+    public record Flood(boolean detect, double nxdomainRatio, int minAnswers, double fraction) {
+        @Override
+        public String toString() {
+            return !detect ? "off" : "budget x" + fraction + " at " + Math.round(nxdomainRatio * 100)
+                    + "% NXDOMAIN of " + minAnswers + "+ answers";
         }
     }
 

@@ -123,6 +123,16 @@ public final class SettingTable {
             24, v -> Values.integer(v, 1, 32), false, "IPv4 clients share a per-client budget per network of this many bits.");
     public static final Setting<Integer> PER_CLIENT_IPV6_PREFIX = one("limits.per-client.ipv6-prefix", null, null, "56",
             56, v -> Values.integer(v, 1, 128), false, "IPv6 clients share a per-client budget per network of this many bits.");
+    public static final Setting<Boolean> FLOOD_DETECT = one("limits.flood.detect", null, null, "true", true,
+            Values::bool, false, "Cut the budget of a domain whose upstream answers are mostly NXDOMAIN (a random-subdomain flood).");
+    public static final Setting<Double> FLOOD_NXDOMAIN_RATIO = one("limits.flood.nxdomain-ratio", null, null, "0.5",
+            0.5, v -> Values.fraction(v, 0.01, 1), false,
+            "The share of a window's upstream answers for a domain that must be NXDOMAIN to call it flooded.");
+    public static final Setting<Integer> FLOOD_MIN_ANSWERS = one("limits.flood.min-answers", null, null, "20", 20,
+            v -> Values.integer(v, 1, 1_000_000), false,
+            "Upstream answers a window must have (or the whole budget, if smaller) for a domain to be judged.");
+    public static final Setting<Double> FLOOD_BUDGET = one("limits.flood.budget", null, null, "0.1", 0.1,
+            v -> Values.fraction(v, 0.001, 1), false, "The share of its budget a flooded domain keeps for cache misses.");
     public static final Setting<Integer> REVERSE_IPV4_PREFIX = one("limits.reverse-ipv4-prefix", null, null,
             String.valueOf(RegistrableDomains.DEFAULT_IPV4_PREFIX), RegistrableDomains.DEFAULT_IPV4_PREFIX,
             v -> multiple(Values.integer(v, 8, 32), 8), false,

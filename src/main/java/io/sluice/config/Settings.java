@@ -273,7 +273,9 @@ public record Settings(
                     get(SettingTable.REVERSE_IPV4_PREFIX), get(SettingTable.REVERSE_IPV6_PREFIX),
                     new LimitSettings.PerClient(new LimitSettings.DomainLimit(get(SettingTable.PER_CLIENT_QUERIES),
                             get(SettingTable.PER_CLIENT_WINDOW)), get(SettingTable.PER_CLIENT_IPV4_PREFIX),
-                            get(SettingTable.PER_CLIENT_IPV6_PREFIX)));
+                            get(SettingTable.PER_CLIENT_IPV6_PREFIX)),
+                    new LimitSettings.Flood(get(SettingTable.FLOOD_DETECT), get(SettingTable.FLOOD_NXDOMAIN_RATIO),
+                            get(SettingTable.FLOOD_MIN_ANSWERS), get(SettingTable.FLOOD_BUDGET)));
             BackendSettings.Kind backend = get(SettingTable.BACKEND);
             if (backend == BackendSettings.Kind.REDIS && algorithm == LimitSettings.Algorithm.TOKEN_BUCKET) {
                 throw new ConfigException(where("limits.algorithm") + ": token-bucket is not offered with backend redis;"

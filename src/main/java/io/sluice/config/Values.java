@@ -48,6 +48,20 @@ public final class Values {
         return n;
     }
 
+    /** A decimal number from {@code min} to {@code max}, such as 0.5. */
+    static double fraction(String text, double min, double max) throws ConfigException {
+        double d;
+        try {
+            d = Double.parseDouble(text.trim());
+        } catch (NumberFormatException e) {
+            throw new ConfigException("invalid number '" + text + "'");
+        }
+        if (!(d >= min && d <= max)) {
+            throw new ConfigException(text.trim() + " is out of range (" + min + " to " + max + ")");
+        }
+        return d;
+    }
+
     static int integer(String text, int min, int max) throws ConfigException {
         return (int) count(text, min, max);
     }

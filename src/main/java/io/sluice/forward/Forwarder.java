@@ -6,6 +6,7 @@ import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.sluice.config.Settings;
 import io.sluice.pipeline.Responder;
+import io.sluice.pipeline.UpstreamReplies;
 import io.sluice.transport.Transport;
 import io.sluice.wire.Answers;
 import io.sluice.wire.QueryView;
@@ -65,7 +66,7 @@ public final class Forwarder implements Responder {
     private final long[] answersFrom;
 
     private final boolean randomizeCase;
-    private final AnswerStore answers;
+    private final UpstreamReplies answers;
     /**
      * Per upstream, this loop's attempts in a row that timed out after a reply right but for the
      * name's case. An upstream that does not keep case produces them; a forger cannot while the
@@ -90,7 +91,7 @@ public final class Forwarder implements Responder {
      * @param answers     where the upstreams' answers go, and stale ones come from
      */
     public Forwarder(EventLoop loop, UpstreamPool pool, ForwardMeters meters, Transport transport, Settings settings,
-                     int maxInflight, AnswerStore answers) {
+                     int maxInflight, UpstreamReplies answers) {
         this.loop = loop;
         this.answers = answers;
         this.pool = pool;

@@ -6,6 +6,7 @@ import io.netty.util.concurrent.EventExecutor;
 import io.sluice.config.Settings;
 import io.sluice.metrics.LatencyHistogram;
 import io.sluice.metrics.Registry;
+import io.sluice.pipeline.UpstreamReplies;
 import io.sluice.transport.Transport;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,10 +32,10 @@ public final class Forwarders {
     /**
      * Makes a generation on every loop of {@code group} and connects its sockets; from outside the loops.
      *
-     * @param answers each loop's answer store, in the group's order
+     * @param answers what sees each loop's upstream answers, in the group's order
      */
     public static Forwarders start(EventLoopGroup group, Transport transport, Settings settings, Registry registry,
-                                   List<? extends AnswerStore> answers) throws InterruptedException {
+                                   List<? extends UpstreamReplies> answers) throws InterruptedException {
         ForwardMeters meters = new ForwardMeters(registry, settings.upstreams());
         UpstreamPool pool = new UpstreamPool(settings.upstreams(), settings.maxFails(), settings.timeout(),
                 settings.healthCheckInterval(), settings.healthCheck());

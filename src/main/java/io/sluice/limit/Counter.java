@@ -18,10 +18,14 @@ public sealed class Counter extends DomainKey permits SharedCounter {
     static final long DEAD = Long.MIN_VALUE;
 
     private static final VarHandle STATE;
+    private static final VarHandle FLOOD_WATCH;
+    private static final VarHandle FLOOD_BUDGET;
 
     static {
         try {
             STATE = MethodHandles.lookup().findVarHandle(Counter.class, "state", long.class);
+            FLOOD_WATCH = MethodHandles.lookup().findVarHandle(Counter.class, "floodWatch", long.class);
+            FLOOD_BUDGET = MethodHandles.lookup().findVarHandle(Counter.class, "floodBudget", Policy.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -31,6 +35,15 @@ public sealed class Counter extends DomainKey permits SharedCounter {
     volatile Policy policy;
     @SuppressWarnings("unused") // through STATE
     private volatile long state;
+    /** What {@link Floods} counts of the upstream's answers in the domain's current window. */
+    @SuppressWarnings("unused") // through FLOOD_WATCH
+    private volatile long floodWatch;
+    /**
+     * The cut budget while the domain is flooded ({@link Floods}), else null. Moved only by
+     * compare-and-set ({@link #swapFloodBudget}), so that each change into or out of a flood is
+     * made, and counted, once.
+     */
+    private volatile Policy floodBudget;
     /** The window of the last refusal logged for this domain; at most one line per window. */
     volatile long loggedWindow = -1;
     /** Made from the name when first needed, so a flood of refusals or Redis calls formats nothing. */
@@ -48,6 +61,33 @@ public sealed class Counter extends DomainKey permits SharedCounter {
 
     public Policy policy() {
         return policy;
+    }
+
+    /** The budget decisions count against: the policy, or its cut while flooded. */
+    public Policy budget() {
+        Policy f = floodBudget;
+        return f != null ? f : policy;
+    }
+
+    /** Whether the domain's upstream answers have made it flooded ({@link Floods}). */
+    public boolean flooded() {
+        return floodBudget != null;
+    }
+
+    Policy floodBudget() {
+        return floodBudget;
+    }
+
+    boolean swapFloodBudget(Policy expected, Policy next) {
+        return FLOOD_BUDGET.compareAndSet(this, expected, next);
+    }
+
+    long floodWatch() {
+        return (long) FLOOD_WATCH.getVolatile(this);
+    }
+
+    boolean compareAndSetFloodWatch(long expected, long next) {
+        return FLOOD_WATCH.compareAndSet(this, expected, next);
     }
 
     long get() {

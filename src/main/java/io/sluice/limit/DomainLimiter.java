@@ -44,6 +44,8 @@ public final class DomainLimiter {
     private volatile boolean trackUnlimited;
     /** Whether any query is counted: some domain has a budget, or unlimited ones are tracked. */
     private volatile boolean counting;
+    /** Flood detection, or null when off; set before traffic. */
+    private volatile Floods floods;
 
     /**
      * @param defaultPolicy the budget of a domain without an override; may be {@link Policy#UNLIMITED}
@@ -102,11 +104,39 @@ public final class DomainLimiter {
         overflow.policy = next.defaultPolicy();
     }
 
-    private static void repolicy(Counter c, PolicyTable table) {
+    /** Gives {@code c} its budget from {@code table}, and a flooded counter its cut of it. */
+    private void repolicy(Counter c, PolicyTable table) {
         Policy p = table.of(c);
         if (!p.equals(c.policy)) {
             c.policy = p;
+            Floods f = floods;
+            if (f != null) {
+                f.repolicy(c, p);
+            }
         }
+    }
+
+    /** From now on the upstream's answers to each domain are watched for floods; before traffic. */
+    public Floods watchFloods(LimitSettings.Flood settings) {
+        Floods f = new Floods(settings, clock);
+        floods = f;
+        return f;
+    }
+
+    /** Flood detection, or null when off. */
+    public Floods floods() {
+        return floods;
+    }
+
+    /** The counter of {@code domain} if it has one; never makes one. */
+    public Counter existing(DomainProbe domain) {
+        return counters.get(domain);
+    }
+
+    /** Whether {@code domain} (a registrable domain's name) is flooded now. */
+    public boolean flooded(String domain) {
+        Counter c = counters.get(DomainKey.of(domain));
+        return c != null && c.flooded();
     }
 
     /** The counter of {@code domain}, made if it is new; null when the domain is never counted. */
@@ -238,6 +268,10 @@ public final class DomainLimiter {
             if (store.release(c, algorithm, now) && counters.remove(c, c)) {
                 tracked.decrementAndGet();
                 removed++;
+                Floods f = floods;
+                if (f != null) {
+                    f.forgotten(c);
+                }
             }
         }
         store.prune(algorithm, now);

@@ -13,7 +13,7 @@ public final class HeapCounters implements CounterStore {
             if (s == Counter.DEAD) {
                 return RETIRED;
             }
-            long next = algorithm.acquire(s, c.policy, now);
+            long next = algorithm.acquire(s, c.budget(), now);
             if (next == Algorithm.REFUSE) {
                 return REFUSED;
             }

@@ -37,9 +37,13 @@ public final class Janitor implements AutoCloseable {
 
     public void start(Duration interval) {
         thread.scheduleWithFixedDelay(this::sweep, interval.toMillis(), interval.toMillis(), TimeUnit.MILLISECONDS);
-        thread.scheduleWithFixedDelay(
-                () -> limiter.refusals().drain(dryRun.getAsBoolean() ? "dry run, would refuse" : "limiting"),
-                LOG_INTERVAL_MILLIS, LOG_INTERVAL_MILLIS, TimeUnit.MILLISECONDS);
+        thread.scheduleWithFixedDelay(() -> {
+            limiter.refusals().drain(dryRun.getAsBoolean() ? "dry run, would refuse" : "limiting");
+            Floods floods = limiter.floods();
+            if (floods != null) {
+                floods.drain();
+            }
+        }, LOG_INTERVAL_MILLIS, LOG_INTERVAL_MILLIS, TimeUnit.MILLISECONDS);
     }
 
     /** One pass: expire runtime budgets, evict, then report overflow changes. */

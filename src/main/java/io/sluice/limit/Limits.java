@@ -81,6 +81,9 @@ public final class Limits implements AutoCloseable {
         DomainLimiter limiter = new DomainLimiter(Algorithm.of(s.algorithm()), store,
                 new PolicyTable(Budgets.policy(s.defaultLimit(), s.burst()), overrides), s.maxDomains(), clock, shared);
         made[0] = limiter;
+        if (s.flood().detect()) {
+            limiter.watchFloods(s.flood());
+        }
         DomainLimiter perClient = s.perClient().off() ? null : new DomainLimiter(Algorithm.of(s.algorithm()),
                 new HeapCounters(), new PolicyTable(Budgets.policy(s.perClient().limit(), 0), Map.of()), s.maxDomains(),
                 clock, false);

@@ -15,6 +15,14 @@ public record Policy(long queries, long windowNanos, long burst) {
         return queries == 0 ? UNLIMITED : new Policy(queries, window.toNanos(), burst == 0 ? queries : burst);
     }
 
+    /** {@code share} of this budget, at least one query (and one token) per window. */
+    public Policy scaled(double share) {
+        if (this == UNLIMITED) {
+            return this;
+        }
+        return new Policy(Math.max(1, (long) (queries * share)), windowNanos, Math.max(1, (long) (burst * share)));
+    }
+
     @Override
     public String toString() {
         if (this == UNLIMITED) {

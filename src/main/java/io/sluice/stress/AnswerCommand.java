@@ -17,6 +17,7 @@ import io.sluice.transport.TcpFraming;
 import io.sluice.transport.Transport;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
@@ -28,7 +29,8 @@ import picocli.CommandLine.Option;
  * an empty NOERROR for any other type. It reads the header and question only.
  */
 @Command(name = "answer", mixinStandardHelpOptions = true,
-        description = "Answer every DNS query (A 192.0.2.1), for benchmarks without nsd.")
+        description = "Answer every DNS query (A 192.0.2.1), for benchmarks without nsd; names under an"
+                + " --nx-zone that no --exists names get NXDOMAIN, as a victim of a random-subdomain flood answers.")
 public final class AnswerCommand implements Callable<Integer> {
     /** The answer record: a pointer to the question name, A, IN, TTL 60, 192.0.2.1. */
     private static final byte[] A_RECORD = {
@@ -37,8 +39,45 @@ public final class AnswerCommand implements Callable<Integer> {
     @Option(names = "--listen", paramLabel = "HOST:PORT", description = "Default 127.0.0.1:5300.")
     String listen = "127.0.0.1:5300";
 
+    @Option(names = "--nx-zone", paramLabel = "ZONE",
+            description = "Names under ZONE get NXDOMAIN with its SOA (TTL and MINIMUM 60), but those --exists gives; repeatable.")
+    List<String> nxZones = List.of();
+
+    @Option(names = "--exists", paramLabel = "NAME", description = "A name under an --nx-zone that exists; repeatable.")
+    List<String> existing = List.of();
+
+    /** Set by {@link #call} from the options; read by the handlers on the one loop. */
+    private static Zones zones = new Zones(List.of(), List.of());
+
+    /** The --nx-zone and --exists names, lower case, without the final dot. */
+    record Zones(List<String> nx, List<String> exist) {
+        Zones {
+            nx = nx.stream().map(Zones::plain).toList();
+            exist = exist.stream().map(Zones::plain).toList();
+        }
+
+        private static String plain(String name) {
+            String n = name.toLowerCase(java.util.Locale.ROOT);
+            return n.endsWith(".") ? n.substring(0, n.length() - 1) : n;
+        }
+
+        /** Where in {@code name} (dotted, lower case) its NXDOMAIN zone starts, or -1 when it exists. */
+        int nxZoneAt(String name) {
+            if (exist.contains(name)) {
+                return -1;
+            }
+            for (String z : nx) {
+                if (name.endsWith("." + z)) {
+                    return name.length() - z.length();
+                }
+            }
+            return -1;
+        }
+    }
+
     @Override
     public Integer call() throws Exception {
+        zones = new Zones(nxZones, existing);
         HostAndPort hp = HostAndPort.fromString(listen).withDefaultPort(53);
         InetSocketAddress at = new InetSocketAddress(InetAddress.getByName(hp.getHost()), hp.getPort());
         Transport transport = Transport.best();
@@ -91,6 +130,10 @@ public final class AnswerCommand implements Callable<Integer> {
             return null;
         }
         int questionEnd = pos + 5;
+        int zoneAt = zones.nx().isEmpty() ? -1 : zones.nxZoneAt(dotted(q, base + 12));
+        if (zoneAt >= 0) {
+            return nxdomain(q, base, questionEnd, zoneAt, out);
+        }
         boolean a = q.getUnsignedShort(pos + 1) == 1;
         out.writeShort(q.getUnsignedShort(base));
         out.writeShort(0x8400 | (q.getUnsignedShort(base + 2) & 0x7900)); // QR, AA; opcode, RD kept
@@ -101,6 +144,49 @@ public final class AnswerCommand implements Callable<Integer> {
         if (a) {
             out.writeBytes(A_RECORD);
         }
+        return out;
+    }
+
+    /** The name at {@code at}, uncompressed, dotted and in lower case. */
+    private static String dotted(ByteBuf q, int at) {
+        StringBuilder b = new StringBuilder();
+        for (int len = q.getUnsignedByte(at); len != 0; len = q.getUnsignedByte(at)) {
+            if (b.length() > 0) {
+                b.append('.');
+            }
+            for (int i = 1; i <= len; i++) {
+                b.append((char) Character.toLowerCase(q.getByte(at + i)));
+            }
+            at += len + 1;
+        }
+        return b.toString();
+    }
+
+    /**
+     * NXDOMAIN with the zone's SOA in the authority section, its owner a pointer into the question
+     * at the zone's labels ({@code zoneAt} characters into the dotted name, which is that many
+     * octets into the wire name).
+     */
+    private static ByteBuf nxdomain(ByteBuf q, int base, int questionEnd, int zoneAt, ByteBuf out) {
+        out.writeShort(q.getUnsignedShort(base));
+        out.writeShort(0x8403 | (q.getUnsignedShort(base + 2) & 0x7900)); // QR, AA, NXDOMAIN
+        out.writeShort(1);
+        out.writeShort(0);
+        out.writeShort(1);
+        out.writeShort(0);
+        out.writeBytes(q, base + 12, questionEnd - base - 12);
+        out.writeShort(0xC000 | (12 + zoneAt));
+        out.writeShort(6); // SOA
+        out.writeShort(1);
+        out.writeInt(60);
+        out.writeShort(22);
+        out.writeByte(0); // MNAME and RNAME: the root, to keep it short
+        out.writeByte(0);
+        out.writeInt(1);
+        out.writeInt(3600);
+        out.writeInt(600);
+        out.writeInt(86400);
+        out.writeInt(60); // MINIMUM
         return out;
     }
 

@@ -139,7 +139,7 @@ public final class ChronicleCounters implements CounterStore {
             q.updateLock().lock();
             MapEntry<CharSequence, LongValue> entry = q.entry();
             long word = entry == null ? 0 : entry.value().getUsing(s.value).getValue();
-            long next = algorithm.acquire(word, c.policy(), now);
+            long next = algorithm.acquire(word, c.budget(), now);
             if (next == Algorithm.REFUSE) {
                 return REFUSED;
             }

@@ -148,7 +148,7 @@ final class ExactDecisions implements Decisions {
                 share = 1.0 - (double) (now - b.window * w) / w;
             }
             args[a++] = Integer.toString(b.queries.size());
-            args[a++] = Long.toString(b.counter.policy().queries());
+            args[a++] = Long.toString(b.counter.budget().queries());
             args[a++] = RedisKeys.ttlMillis(b.counter, sliding);
             args[a++] = Double.toString(share);
         }

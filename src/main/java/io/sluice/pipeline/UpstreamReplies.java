@@ -1,0 +1,64 @@
+package io.sluice.pipeline;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import java.util.List;
+
+/**
+ * What sees the upstreams' answers after the last stage: a loop's forwarder hands each answer it
+ * relays to this, and asks it for an answer when no upstream answered. The answer cache keeps the
+ * answers and has stale ones; the flood watch counts the NXDOMAINs. The forwarder knows them only
+ * as this. Called on the loop; both buffers are valid only during the call.
+ */
+public interface UpstreamReplies {
+    /** Sees nothing and has nothing. */
+    UpstreamReplies NONE = new UpstreamReplies() {
+        @Override
+        public void answered(ByteBuf query, ByteBuf reply) {
+        }
+    };
+
+    /**
+     * An upstream answered {@code query}; {@code reply}, in the client's letter case and with its
+     * ID, is about to be relayed. The query's ID and case are the attempt's.
+     */
+    void answered(ByteBuf query, ByteBuf reply);
+
+    /**
+     * No upstream answered {@code query} (its ID and case the client's): an answer to send instead
+     * of SERVFAIL, whose reference the caller takes, or null.
+     */
+    default ByteBuf unanswered(ByteBufAllocator alloc, ByteBuf query, boolean overUdp) {
+        return null;
+    }
+
+    /** Each of {@code all} in order sees every answer; the first with an answer for an unanswered query gives it. */
+    static UpstreamReplies of(List<UpstreamReplies> all) {
+        if (all.isEmpty()) {
+            return NONE;
+        }
+        if (all.size() == 1) {
+            return all.get(0);
+        }
+        UpstreamReplies[] each = all.toArray(new UpstreamReplies[0]);
+        return new UpstreamReplies() {
+            @Override
+            public void answered(ByteBuf query, ByteBuf reply) {
+                for (UpstreamReplies r : each) {
+                    r.answered(query, reply);
+                }
+            }
+
+            @Override
+            public ByteBuf unanswered(ByteBufAllocator alloc, ByteBuf query, boolean overUdp) {
+                for (UpstreamReplies r : each) {
+                    ByteBuf a = r.unanswered(alloc, query, overUdp);
+                    if (a != null) {
+                        return a;
+                    }
+                }
+                return null;
+            }
+        };
+    }
+}
