@@ -301,7 +301,7 @@ public final class Sluice implements AutoCloseable {
         meters.gauge("tracked_domains", "Registrable domains with a counter now.", limits::tracked);
         if (limits.active() && limits.limiter().floods() != null) {
             meters.gauge("flooded_domains", "Domains whose budget is cut now: their upstream answers are mostly NXDOMAIN.",
-                    () -> limits.limiter().floods().flooded());
+                    () -> limits.limiter().floodedDomains());
         }
         upstreamGauges(meters, forwarding);
         if (top != null) {

@@ -2,7 +2,6 @@ package io.sluice.cache;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import com.github.benmanes.caffeine.cache.Expiry;
 import com.github.benmanes.caffeine.cache.RemovalCause;
 import com.github.benmanes.caffeine.cache.Ticker;
 import io.sluice.config.CacheSettings;
@@ -14,10 +13,14 @@ import org.xbill.DNS.Rcode;
 
 /**
  * The answers every loop shares, bounded in entries and in bytes, in a Caffeine cache: W-TinyLFU
- * keeps the names asked again over a flood of names asked once, and its reads take no lock. Each
+ * keeps the names asked again over a flood of names asked once, and its reads take no lock. Its
+ * maintenance runs on the loop that triggers it, under a lock only ever tried, never waited for,
+ * except by a put that finds the write buffer full (back-pressure in a burst of new answers). Each
  * entry weighs its heap bytes, but never less than {@code max-bytes / size}, so that the weight
  * bound holds both: at most {@code size} entries and at most {@code max-bytes} bytes. An entry
- * leaves when the last moment it may be served stale has passed, or earlier when evicted.
+ * leaves only when evicted: one past the last moment it may be served (stale included) is never
+ * served and goes with the next evictions, as Caffeine's time-based expiry cost 2.5% of a miss's
+ * CPU at 20,000 qps (docs/benchmarks.md, "Answer cache").
  *
  * <p>What is kept, and for how long, is decided here ({@link #toKeep}); what is served, by each
  * loop's {@link CacheStage}.
@@ -56,28 +59,15 @@ public final class AnswerCache {
                 .maximumWeight(settings.maxBytes())
                 .weigher((CacheKey k, CachedAnswer a) -> (int) Math.min(Integer.MAX_VALUE,
                         Math.max(minWeight, k.heapBytes() + a.heapBytes())))
-                .expireAfter(new Expiry<CacheKey, CachedAnswer>() {
-                    @Override
-                    public long expireAfterCreate(CacheKey k, CachedAnswer a, long now) {
-                        return Math.max(0, a.keepUntil() - now);
-                    }
-
-                    @Override
-                    public long expireAfterUpdate(CacheKey k, CachedAnswer a, long now, long current) {
-                        return Math.max(0, a.keepUntil() - now);
-                    }
-
-                    @Override
-                    public long expireAfterRead(CacheKey k, CachedAnswer a, long now, long current) {
-                        return current;
-                    }
-                })
                 .evictionListener((CacheKey k, CachedAnswer a, RemovalCause cause) -> {
                     if (cause == RemovalCause.SIZE) {
                         evictions.increment();
                     }
                 })
-                .ticker(clock)
+                // Maintenance (applying writes, evicting) on the thread whose read or write calls
+                // for it, amortized: on the common pool it cost a futex wake-up every few queries,
+                // 50,904 against 1,109 in 10 s at 20,000 qps (docs/benchmarks.md, "Answer cache").
+                .executor(Runnable::run)
                 .build();
         metrics.gauge("cache_entries", "Answers in the cache now.", entries::estimatedSize);
         metrics.gauge("cache_bytes", "Heap the cache's entries weigh now (each at least max-bytes / size).",
@@ -106,22 +96,24 @@ public final class AnswerCache {
         return entries.estimatedSize();
     }
 
-    /** Runs what the cache defers (evictions, expiries) now: for tests and stops. */
+    /** Runs what the cache defers (evictions) now: for tests. */
     public void cleanUp() {
         entries.cleanUp();
     }
 
     /**
-     * The entry to keep for the reply {@code records} has just read, or null when it is not one to
-     * keep: TC set, a TTL of 0, an RCODE other than NOERROR, NXDOMAIN or SERVFAIL, a negative
-     * answer without an SOA (RFC 2308 section 5), or one the reader could not take.
+     * The entry to keep for the reply {@code records} has just read (successfully), or null when
+     * it is not one to keep: TC set, an extended RCODE, a TTL of 0, an RCODE other than NOERROR,
+     * NXDOMAIN or SERVFAIL, or a negative answer without an SOA (RFC 2308 section 5). A negative
+     * answer lives no longer than its SOA's negative TTL nor than any of its records (a CNAME
+     * before the NXDOMAIN).
      *
      * @param previous the entry kept for the same question, or null: a SERVFAIL does not replace
      *                 an answer that may still be served stale
      */
     CachedAnswer toKeep(io.netty.buffer.ByteBuf reply, ReplyRecords records, CachedAnswer previous) {
         int flags = reply.getUnsignedShort(reply.readerIndex() + Wire.FLAGS_OFFSET);
-        if ((flags & Wire.FLAG_TC) != 0 || !records.read(reply)) {
+        if ((flags & Wire.FLAG_TC) != 0 || records.extendedRcode() != 0) {
             return null;
         }
         long now = now();
@@ -135,11 +127,13 @@ public final class AnswerCache {
             }
             ttlNanos = settings.servfailTtl().toNanos();
             staleAllowed = false;
-        } else if (rcode == Wire.RCODE_NXDOMAIN || rcode == Wire.RCODE_NOERROR && answerCount == 0) {
+        } else if (rcode == Wire.RCODE_NXDOMAIN || rcode == Wire.RCODE_NOERROR && answerCount == 0
+                || rcode == Wire.RCODE_NOERROR && records.negativeTtl() >= 0) { // a CNAME chain to NODATA too
             if (records.negativeTtl() < 0) {
                 return null;
             }
-            ttlNanos = Math.min(records.negativeTtl() * 1_000_000_000L, settings.maxNegativeTtl().toNanos());
+            ttlNanos = Math.min(Math.min(records.negativeTtl(), records.minTtl()) * 1_000_000_000L,
+                    settings.maxNegativeTtl().toNanos());
         } else if (rcode == Wire.RCODE_NOERROR) {
             ttlNanos = Math.min(records.minTtl() * 1_000_000_000L, settings.maxTtl().toNanos());
         } else {

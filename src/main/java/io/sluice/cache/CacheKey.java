@@ -49,7 +49,10 @@ final class CacheKey {
         int n = 0;
         int h = 1;
         for (int i = view.nameStart(); i < view.nameEnd() + 4; i++) {
-            byte b = Names.lower(query.getByte(i));
+            byte b = query.getByte(i);
+            if (i < view.nameEnd()) {
+                b = Names.lower(b); // the name only: type and class octets are numbers, not letters
+            }
             bytes[n++] = b;
             h = 31 * h + b;
         }

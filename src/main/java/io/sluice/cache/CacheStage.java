@@ -78,9 +78,9 @@ public final class CacheStage implements Stage, UpstreamReplies {
         if (scratch.read(query) != QueryView.Check.QUERY || !probe(query, scratch)) {
             return;
         }
-        if (records.read(reply)
-                && records.questionNameEnd() - reply.readerIndex() != scratch.nameEnd() - scratch.base()) {
-            return; // the reply's question is written otherwise than the query's: its name cannot be swapped in
+        if (!records.read(reply)
+                || records.questionNameEnd() - reply.readerIndex() != scratch.nameEnd() - scratch.base()) {
+            return; // not readable, or its question written otherwise than the query's: no name to swap in
         }
         CachedAnswer previous = Wire.rcode(reply) == Wire.RCODE_SERVFAIL ? cache.get(probe) : null;
         CachedAnswer keep = cache.toKeep(reply, records, previous);
@@ -96,6 +96,10 @@ public final class CacheStage implements Stage, UpstreamReplies {
         }
         CachedAnswer a = cache.get(probe);
         long now = cache.now();
+        if (a != null && a.freshAt(now)) {
+            cache.hits.increment(); // kept while this query waited
+            return write(alloc, query, scratch, overUdp, a, now, false);
+        }
         if (a == null || !a.staleAt(now)) {
             return null;
         }
@@ -106,14 +110,15 @@ public final class CacheStage implements Stage, UpstreamReplies {
     /**
      * Fills {@link #probe} from the query {@code view} has read, when it is one a cached answer may
      * be given to: a question, no Client Subnet option (the answer may be the client's network's
-     * own), no record but an OPT (a signed query), and not a zone transfer.
+     * own), no record but an OPT (a signed query), EDNS version 0 (another gets BADVERS), and not
+     * a zone transfer.
      */
     private boolean probe(ByteBuf query, QueryView view) {
         if (!view.hasQuestion()) {
             return false;
         }
         if (ZoneTransfer.isTransfer(view.qtype()) || !edns.read(query, view) || edns.clientSubnet()
-                || edns.otherRecords()) {
+                || edns.otherRecords() || edns.version() != 0) {
             return false;
         }
         probe.fill(query, view, edns);

@@ -133,6 +133,17 @@ public final class DomainLimiter {
         return counters.get(domain);
     }
 
+    /** Domains flooded now: a walk of the table, for scrapes and the admin API, off the loops. */
+    public int floodedDomains() {
+        int n = 0;
+        for (Counter c : counters.values()) {
+            if (c.flooded()) {
+                n++;
+            }
+        }
+        return n;
+    }
+
     /** Whether {@code domain} (a registrable domain's name) is flooded now. */
     public boolean flooded(String domain) {
         Counter c = counters.get(DomainKey.of(domain));

@@ -17,8 +17,9 @@ import org.slf4j.LoggerFactory;
  * <p>The count is one word per counter, moved by compare-and-set: bits 40-63 the window's number
  * (modulo 2^24), bits 20-39 the answers, bits 0-19 the NXDOMAINs (each stops at 2^20 - 1). The
  * loop whose CAS moves the word into a new window judges the window it ends, so each window is
- * judged exactly once, without a lock, whichever loops its answers came on. What is logged is
- * queued and written by the {@link Janitor}, never on a loop.
+ * judged exactly once, without a lock, whichever loops its answers came on; the cut itself moves
+ * by compare-and-set, so each change into or out of a flood is made and logged once. What is
+ * logged is queued and written by the {@link Janitor}, never on a loop.
  */
 public final class Floods {
     private static final Logger log = LoggerFactory.getLogger(Floods.class);
@@ -33,7 +34,6 @@ public final class Floods {
 
     private final LimitSettings.Flood settings;
     private final Clock clock;
-    private final AtomicInteger flooded = new AtomicInteger();
     private final ConcurrentLinkedQueue<String> lines = new ConcurrentLinkedQueue<>();
     private final AtomicInteger queued = new AtomicInteger();
 
@@ -42,10 +42,17 @@ public final class Floods {
         this.clock = clock;
     }
 
-    /** Counts one upstream answer for {@code c}'s domain; judges the window it ends, if any. */
+    /**
+     * Counts one upstream answer for {@code c}'s domain; judges the window it ends, if any. A
+     * window followed by quiet ones is not judged: the flood, if there was one, paused.
+     */
     Change answered(Counter c, boolean nxdomain) {
         Policy p = c.policy;
         if (p == Policy.UNLIMITED) {
+            Policy was = c.floodBudget();
+            if (was != null) {
+                c.swapFloodBudget(was, null); // made unlimited as it entered a flood: nothing to cut
+            }
             return Change.NONE;
         }
         long window = (clock.epochNanos() / p.windowNanos()) & WINDOW_MASK;
@@ -63,20 +70,24 @@ public final class Floods {
                 next = w + (1L << COUNT_BITS) + (nxdomain ? 1 : 0);
             }
             if (c.compareAndSetFloodWatch(w, next)) {
-                return ends && answers > 0 ? judge(c, p, answers, nx) : Change.NONE;
+                if (!ends || answers == 0) {
+                    return Change.NONE;
+                }
+                boolean consecutive = (((w >>> WINDOW_SHIFT) + 1) & WINDOW_MASK) == window;
+                return consecutive ? judge(c, p, answers, nx) : judge(c, p, 0, 0);
             }
         }
     }
 
+    /** Judges a window of {@code answers}, {@code nx} of them NXDOMAIN (none: quiet windows passed). */
     private Change judge(Counter c, Policy p, long answers, long nx) {
-        boolean mostlyNx = nx >= settings.nxdomainRatio() * answers;
+        boolean mostlyNx = answers > 0 && nx >= settings.nxdomainRatio() * answers;
         Policy was = c.floodBudget();
         if (was == null && mostlyNx && answers >= Math.min(settings.minAnswers(), p.queries())) {
             Policy cut = cut(p);
             if (!c.swapFloodBudget(null, cut)) {
                 return Change.NONE;
             }
-            flooded.incrementAndGet();
             note(c.cachedName() + ": random-subdomain flood: " + nx + " of " + answers + " upstream answers in a"
                     + " window were NXDOMAIN; its budget for cache misses is " + cut + " (was " + p
                     + ") until they fall below " + Math.round(settings.nxdomainRatio() * 100) + "%");
@@ -86,9 +97,9 @@ public final class Floods {
             if (!c.swapFloodBudget(was, null)) {
                 return Change.NONE;
             }
-            flooded.decrementAndGet();
-            note(c.cachedName() + ": flood over: " + nx + " of " + answers + " upstream answers in a window were"
-                    + " NXDOMAIN; its budget is " + p + " again");
+            note(c.cachedName() + ": flood over: " + (answers == 0 ? "quiet for a window or more"
+                    : nx + " of " + answers + " upstream answers in a window were NXDOMAIN")
+                    + "; its budget is " + p + " again");
             return Change.LEFT;
         }
         return Change.NONE;
@@ -102,8 +113,8 @@ public final class Floods {
     /** A flooded {@code c} gets the cut of its new policy {@code p}; off the loops. */
     void repolicy(Counter c, Policy p) {
         Policy was = c.floodBudget();
-        if (was != null && c.swapFloodBudget(was, p == Policy.UNLIMITED ? null : cut(p)) && p == Policy.UNLIMITED) {
-            flooded.decrementAndGet();
+        if (was != null) {
+            c.swapFloodBudget(was, p == Policy.UNLIMITED ? null : cut(p));
         }
     }
 
@@ -111,14 +122,8 @@ public final class Floods {
     void forgotten(Counter c) {
         Policy was = c.floodBudget();
         if (was != null && c.swapFloodBudget(was, null)) {
-            flooded.decrementAndGet();
             note(c.cachedName() + ": flood over: no queries for a window; its counter is gone");
         }
-    }
-
-    /** Domains flooded now. */
-    public int flooded() {
-        return flooded.get();
     }
 
     private void note(String line) {

@@ -178,13 +178,14 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
             limitedDryRun.increment();
             return Outcome.CONTINUE;
         }
-        if (whenOver != null) {
+        LimitSettings.Action action = limits.action();
+        // truncate over UDP exists to make a spoofed source prove itself over TCP: no answer for it here
+        if (whenOver != null && !(action == LimitSettings.Action.TRUNCATE && q.overUdp())) {
             Outcome o = whenOver.handle(q);
             if (o != Outcome.CONTINUE) {
                 return o;
             }
         }
-        LimitSettings.Action action = limits.action();
         limited[action.ordinal()].increment();
         int rcode;
         int flags = Wire.FLAG_RA;

@@ -16,6 +16,7 @@ public final class QueryEdns {
     public static final int CLASSIC_UDP_PAYLOAD = 512;
 
     private boolean present;
+    private int version;
     private boolean dnssecOk;
     private boolean clientSubnet;
     private boolean otherRecords;
@@ -45,6 +46,7 @@ public final class QueryEdns {
             return true;
         }
         present = true;
+        version = buf.getUnsignedByte(optAt + 6);
         payload = Math.max(CLASSIC_UDP_PAYLOAD, buf.getUnsignedShort(optAt + 3));
         dnssecOk = (buf.getUnsignedInt(optAt + 5) & Wire.OPT_TTL_DO) != 0;
         clientSubnet = Opt.hasOption(buf, optAt, end, OPTION_CLIENT_SUBNET);
@@ -53,6 +55,11 @@ public final class QueryEdns {
 
     public boolean present() {
         return present;
+    }
+
+    /** The EDNS version; 0 without an OPT. A server that knows only 0 answers others BADVERS. */
+    public int version() {
+        return present ? version : 0;
     }
 
     public boolean dnssecOk() {

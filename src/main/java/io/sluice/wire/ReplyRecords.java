@@ -22,6 +22,7 @@ public final class ReplyRecords {
     private long minTtl;
     private long negativeTtl;
     private int optAt;
+    private int extendedRcode;
     private int questionNameEnd;
 
     /**
@@ -36,6 +37,7 @@ public final class ReplyRecords {
         minTtl = Long.MAX_VALUE;
         negativeTtl = -1;
         optAt = -1;
+        extendedRcode = 0;
         if (end - base < Wire.HEADER_BYTES || buf.getUnsignedShort(base + Wire.QDCOUNT_OFFSET) != 1) {
             return false;
         }
@@ -66,8 +68,12 @@ public final class ReplyRecords {
                     return false;
                 }
                 optAt = pos;
+                extendedRcode = buf.getUnsignedByte(nameEnd + 4);
             } else {
                 long ttl = buf.getUnsignedInt(nameEnd + 4);
+                if (ttl > Integer.MAX_VALUE) {
+                    ttl = 0; // RFC 2181 section 8: a TTL with the top bit set is taken as zero
+                }
                 ttlAt[ttls++] = nameEnd + 4 - base;
                 minTtl = Math.min(minTtl, ttl);
                 if (type == Wire.TYPE_SOA && i >= answers && i < answers + authority && next - rdata >= 20) {
@@ -156,6 +162,11 @@ public final class ReplyRecords {
     /** Index of the OPT record (the last record), or -1. */
     public int optAt() {
         return optAt;
+    }
+
+    /** The upper eight bits of the RCODE from the OPT record (RFC 6891): BADVERS and beyond; 0 without one. */
+    public int extendedRcode() {
+        return extendedRcode;
     }
 
     /** Index just past the question's name. */

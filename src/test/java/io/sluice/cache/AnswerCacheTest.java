@@ -120,6 +120,32 @@ class AnswerCacheTest {
     }
 
     @Test
+    void typesWhoseOctetsLookLikeLettersAreNotConfused() throws Exception {
+        upstream.zone("victim.example.", "www.victim.example.");
+        try (RunningSluice s = sluice()) {
+            Message https = Dns.parse(Dns.udp(s.address(), Dns.query(1, "www.victim.example.", 65)));
+            assertEquals(Rcode.NOERROR, https.getRcode());
+            assertEquals(1, https.getSection(Section.AUTHORITY).size(), "NODATA with its SOA: kept");
+            Dns.udp(s.address(), Dns.query(2, "www.victim.example.", 65));
+            assertEquals(1, asked(), "HTTPS again: from the cache");
+            Message other = Dns.parse(Dns.udp(s.address(), Dns.query(3, "www.victim.example.", 97)));
+            assertEquals(2, asked(), "type 97 (0x61, a lower-case 0x41) is another question");
+            assertEquals(97, other.getQuestion().getType());
+        }
+    }
+
+    @Test
+    void anEdnsVersionOtherThanZeroIsNeverAnsweredFromTheCache() throws Exception {
+        try (RunningSluice s = sluice()) {
+            Message v1 = Dns.message(1, "v.example.", Type.A);
+            v1.addRecord(new OPTRecord(1232, 0, 1), Section.ADDITIONAL);
+            Dns.udp(s.address(), withOpt(Dns.message(2, "v.example.", Type.A), false, 1232, List.of()));
+            Dns.udp(s.address(), v1.toWire());
+            assertEquals(2, asked(), "version 1 goes to the upstream, which may answer BADVERS");
+        }
+    }
+
+    @Test
     void nxdomainIsKeptForTheSoaMinimumCappedByMaxNegativeTtl() throws Exception {
         upstream.zone("victim.example.", "www.victim.example.");
         try (RunningSluice s = sluice()) {

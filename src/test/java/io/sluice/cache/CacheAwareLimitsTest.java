@@ -115,13 +115,13 @@ class CacheAwareLimitsTest {
             }
             assertEquals(1, s.sluice().metrics().count("floods_detected"));
             assertTrue(s.sluice().limits().limiter().flooded("victim.example"), "flooded now");
-            assertEquals(1, s.sluice().limits().limiter().floods().flooded());
+            assertEquals(1, s.sluice().limits().limiter().floodedDomains());
 
             // The flood stops; a real name the cache does not hold is slowed, never stopped.
             assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(1, "mail.victim.example.", Type.A))));
             clock.advanceMillis(1000);
             assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(2, "mail.victim.example.", Type.AAAA))));
-            assertEquals(0, s.sluice().limits().limiter().floods().flooded(), "a window of real answers ends it");
+            assertEquals(0, s.sluice().limits().limiter().floodedDomains(), "a window of real answers ends it");
         }
     }
 }

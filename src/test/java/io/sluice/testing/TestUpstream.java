@@ -121,7 +121,8 @@ public final class TestUpstream implements AutoCloseable {
 
     /**
      * Names under {@code origin} other than {@code names} (and the origin) do not exist: NXDOMAIN
-     * with the zone's SOA, TTL 300 and MINIMUM 60, as an authoritative server answers.
+     * with the zone's SOA, TTL 300 and MINIMUM 60, as an authoritative server answers; a type a
+     * name lacks gets NODATA with the same SOA.
      */
     public void zone(String origin, String... names) throws IOException {
         java.util.Set<Name> set = new java.util.HashSet<>();
@@ -148,9 +149,11 @@ public final class TestUpstream implements AutoCloseable {
             return r;
         }
         Name z = zone;
-        if (z != null && n.subdomain(z) && !zoneNames.contains(n)) {
-            r.getHeader().setRcode(Rcode.NXDOMAIN);
-            r.removeAllRecords(Section.ANSWER);
+        if (z != null && n.subdomain(z) && (!zoneNames.contains(n) || r.getSection(Section.ANSWER).isEmpty())) {
+            if (!zoneNames.contains(n)) {
+                r.getHeader().setRcode(Rcode.NXDOMAIN);
+                r.removeAllRecords(Section.ANSWER);
+            } // else NODATA: the name exists, not with this type
             r.addRecord(new org.xbill.DNS.SOARecord(z, DClass.IN, 300, Name.fromString("ns", z),
                     Name.fromString("admin", z), 1, 3600, 600, 86400, 60), Section.AUTHORITY);
             return r;
