@@ -15,7 +15,6 @@ import io.sluice.config.ConfigException;
 import io.sluice.config.SettingTable;
 import io.sluice.config.Settings;
 import io.sluice.domain.DomainKey;
-import io.sluice.pipeline.UpstreamReplies;
 import io.sluice.forward.ForwardStage;
 import io.sluice.admin.AdminServer;
 import io.sluice.admin.Operations;
@@ -40,6 +39,7 @@ import io.sluice.metrics.MetricsEndpoint;
 import io.sluice.pipeline.MessageCheck;
 import io.sluice.pipeline.Pipeline;
 import io.sluice.pipeline.Stage;
+import io.sluice.pipeline.UpstreamReplies;
 import io.sluice.transport.Addresses;
 import io.sluice.transport.Transport;
 import java.io.IOException;
@@ -217,8 +217,7 @@ public final class Sluice implements AutoCloseable {
                 top.start();
             }
             started = new Sluice(settings, transport, group, forwarding, forwardStages, cache, upstreamReplies, pipelines,
-                    frontend, meters,
-                    limits, metrics, redis, deniedLog, top);
+                    frontend, meters, limits, metrics, redis, deniedLog, top);
             if (settings.admin() != null) {
                 started.admin = startAdmin(settings, started);
             }
@@ -267,7 +266,8 @@ public final class Sluice implements AutoCloseable {
             stages.add(cache);
         }
         if (decisions != null) {
-            stages.add(new LimitStage(limits, limitMeters, decisions, loop, top, cache == null ? null : cache.staleAnswers()));
+            stages.add(new LimitStage(limits, limitMeters, decisions, loop, top,
+                    cache == null ? null : cache.staleAnswers()));
         }
         stages.add(last);
         return new Pipeline(loop, last, stages);

@@ -117,10 +117,8 @@ public final class DomainLimiter {
     }
 
     /** From now on the upstream's answers to each domain are watched for floods; before traffic. */
-    public Floods watchFloods(LimitSettings.Flood settings) {
-        Floods f = new Floods(settings, clock);
-        floods = f;
-        return f;
+    public void watchFloods(LimitSettings.Flood settings) {
+        floods = new Floods(settings, clock);
     }
 
     /** Flood detection, or null when off. */
