@@ -19,7 +19,8 @@ import java.util.concurrent.atomic.LongAdder;
  * made only for a domain seen for the first time. The table holds at most {@code maxDomains}
  * counters: past that, new domains share one overflow counter with the default limit until the
  * {@link Janitor} frees room, so a flood of random domains is limited as one and memory stays
- * bounded.
+ * bounded. Its last tenth admits only domains asked for before ({@link Doorkeeper}), so that a
+ * flood of domains asked once cannot keep a domain with repeated traffic out.
  */
 public final class DomainLimiter {
     static final String OVERFLOW_NAME = "overflow.sluice.invalid";
@@ -30,6 +31,12 @@ public final class DomainLimiter {
     /** Replaced whole by {@link #policies(PolicyTable)}, off the loops. */
     private volatile PolicyTable policies;
     private final int maxDomains;
+    /**
+     * The last tenth of the table, kept for domains the {@link #doorkeeper} has seen before: a
+     * flood of domains asked once fills the rest, and a domain asked again still gets a counter.
+     */
+    private final int reserve;
+    private final Doorkeeper doorkeeper;
     /** Each counter is its own key. */
     private final ConcurrentHashMap<DomainKey, Counter> counters;
     /** Counters in the table, kept apart from the map's own count to bound it without a scan. */
@@ -66,6 +73,8 @@ public final class DomainLimiter {
         this.clock = clock;
         this.policies = policies;
         this.maxDomains = maxDomains;
+        this.reserve = maxDomains / 10;
+        this.doorkeeper = new Doorkeeper(maxDomains);
         this.counters = new ConcurrentHashMap<>(Math.min(maxDomains, 1 << 16));
         this.overflow = newCounter(DomainProbe.of(OVERFLOW_NAME), policies.defaultPolicy());
         this.counting = !policies.unlimited();
@@ -202,14 +211,19 @@ public final class DomainLimiter {
 
     /**
      * Puts a new counter for the domain of {@code probe} (or else {@code key}) in the table, made
-     * only once there is room: a flood of new domains past the bound allocates nothing.
+     * only once there is room: a flood of new domains past the bound allocates nothing. In the
+     * table's last tenth only a domain seen before gets one (TinyLFU's admission, as a doorkeeper).
      */
     private Counter track(DomainProbe probe, DomainKey key, Policy p) {
         boolean override = p != policies.defaultPolicy();
-        if (!override && tracked.incrementAndGet() > maxDomains) {
-            tracked.decrementAndGet();
-            overflowHits.increment();
-            return overflow;
+        if (!override) {
+            int n = tracked.incrementAndGet();
+            if (n > maxDomains - reserve && (!doorkeeper.seenBefore(probe != null ? probe.hashCode() : key.hashCode())
+                    || n > maxDomains)) {
+                tracked.decrementAndGet();
+                overflowHits.increment();
+                return overflow;
+            }
         }
         Counter fresh = probe != null ? newCounter(probe, p)
                 : shared ? new SharedCounter(key, p) : new Counter(key, p);

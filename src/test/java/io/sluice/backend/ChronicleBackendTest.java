@@ -113,9 +113,10 @@ class ChronicleBackendTest {
             for (int i = 0; i < 200; i++) {
                 assertEquals(Rcode.NOERROR, rcode(s.address(), i, "d" + i + ".com."));
             }
-            // 50 domains and the overflow counter that the other 150 share
+            // at most 50 domains (nine tenths asked once, then only the doorkeeper's false positives:
+            // each is asked once) and the overflow counter that the others share
             CounterStore store = s.sluice().limits().limiter().store();
-            assertEquals(51, store.size());
+            assertTrue(store.size() >= 46 && store.size() <= 51, "entries " + store.size());
             clock.advanceMillis(2_000);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (store.size() > 0 && System.nanoTime() < deadline) {

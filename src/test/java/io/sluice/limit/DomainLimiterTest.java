@@ -210,4 +210,26 @@ class DomainLimiterTest {
         assertEquals(max, l.evictIdle());
         assertEquals(0, l.tracked());
     }
+
+    @Test
+    void aDomainAskedAgainEarnsACounterInATableFullOfDomainsAskedOnce() {
+        int max = 1000;
+        DomainLimiter l = limiter(Algorithm.FIXED_WINDOW, 100, Map.of(), max);
+        java.util.Random r = new java.util.Random(18); // seeded: the doorkeeper's false positives are the same every run
+        DomainProbe p = new DomainProbe();
+        for (int i = 0; i < 2_000; i++) { // twice the table
+            PSL.reduce("www.r" + Long.toHexString(r.nextLong()) + ".com", p);
+            Decide.refusedBy(l, p);
+        }
+        // the first nine tenths, and the doorkeeper's false positives (a few percent) of the rest
+        assertTrue(l.tracked() >= 900 && l.tracked() < max, "tracked " + l.tracked());
+        PSL.reduce("www.regular.example", p);
+        int asked = 0;
+        while (l.existing(p) == null && asked < 3) {
+            Decide.refusedBy(l, p);
+            asked++;
+        }
+        assertTrue(l.existing(p) != null, "a counter of its own within three queries");
+        assertEquals(2, asked, "its second query earns it");
+    }
 }
