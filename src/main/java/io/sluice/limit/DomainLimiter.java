@@ -3,6 +3,7 @@ package io.sluice.limit;
 import io.sluice.config.LimitSettings;
 import io.sluice.domain.DomainKey;
 import io.sluice.domain.DomainProbe;
+import io.sluice.sketch.RecentHashes;
 import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
@@ -19,7 +20,7 @@ import java.util.concurrent.atomic.LongAdder;
  * made only for a domain seen for the first time. The table holds at most {@code maxDomains}
  * counters: past that, new domains share one overflow counter with the default limit until the
  * {@link Janitor} frees room, so a flood of random domains is limited as one and memory stays
- * bounded. Its last tenth admits only domains asked for before ({@link Doorkeeper}), so that a
+ * bounded. Its last tenth admits only domains asked for before (a {@link RecentHashes} doorkeeper), so that a
  * flood of domains asked once cannot keep a domain with repeated traffic out.
  */
 public final class DomainLimiter {
@@ -32,11 +33,12 @@ public final class DomainLimiter {
     private volatile PolicyTable policies;
     private final int maxDomains;
     /**
-     * The last tenth of the table, kept for domains the {@link #doorkeeper} has seen before: a
+     * The last tenth of the table, kept for domains the {@code doorkeeper} has seen before: a
      * flood of domains asked once fills the rest, and a domain asked again still gets a counter.
      */
     private final int reserve;
-    private final Doorkeeper doorkeeper;
+    /** The domains asked for lately, of those the table could not take at once: TinyLFU's doorkeeper. */
+    private final RecentHashes doorkeeper;
     /** Each counter is its own key. */
     private final ConcurrentHashMap<DomainKey, Counter> counters;
     /** Counters in the table, kept apart from the map's own count to bound it without a scan. */
@@ -74,7 +76,7 @@ public final class DomainLimiter {
         this.policies = policies;
         this.maxDomains = maxDomains;
         this.reserve = maxDomains / 10;
-        this.doorkeeper = new Doorkeeper(maxDomains);
+        this.doorkeeper = new RecentHashes(maxDomains, 16);
         this.counters = new ConcurrentHashMap<>(Math.min(maxDomains, 1 << 16));
         this.overflow = newCounter(DomainProbe.of(OVERFLOW_NAME), policies.defaultPolicy());
         this.counting = !policies.unlimited();

@@ -60,7 +60,9 @@ class JanitorTest {
                 PSL.reduce("www.flood" + i + ".example", p);
                 Decide.refusedBy(limiter, p);
             }
-            assertEquals(10, limiter.tracked());
+            // nine tenths by the first nine domains, the last tenth only by a domain seen before
+            // (each is asked once here: a false positive of the doorkeeper, or nothing)
+            assertTrue(limiter.tracked() >= 9 && limiter.tracked() <= 10, "tracked " + limiter.tracked());
             awaitLines("counter table full", 1);
             clock.advanceMillis(1000); // every window ends: the next sweep empties the table
             awaitLines("overflow ended", 1);
