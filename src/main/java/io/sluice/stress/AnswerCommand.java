@@ -47,7 +47,7 @@ public final class AnswerCommand implements Callable<Integer> {
     List<String> existing = List.of();
 
     /** Set by {@link #call} from the options; read by the handlers on the one loop. */
-    private static Zones zones = new Zones(List.of(), List.of());
+    static Zones zones = new Zones(List.of(), List.of());
 
     /** The --nx-zone and --exists names, lower case, without the final dot. */
     record Zones(List<String> nx, List<String> exist) {
