@@ -96,8 +96,7 @@ public final class CacheStage implements Stage, UpstreamReplies {
         }
         CachedAnswer a = cache.get(probe);
         long now = cache.now();
-        if (a != null && a.freshAt(now)) {
-            cache.hits.increment(); // kept while this query waited
+        if (a != null && a.freshAt(now)) { // kept while this query waited (it counted as a miss)
             return write(alloc, query, scratch, overUdp, a, now, false);
         }
         if (a == null || !a.staleAt(now)) {

@@ -28,6 +28,12 @@ public final class Floods {
     private static final int WINDOW_SHIFT = 2 * COUNT_BITS;
     private static final long WINDOW_MASK = (1L << (64 - WINDOW_SHIFT)) - 1;
     private static final int MAX_QUEUED = 1_000;
+    /**
+     * How many windows may pass between a window's answers and the next answer for the window to
+     * be judged still: a flood that pauses every other window is judged on its answers; past
+     * this, the domain was quiet, and a flood of it is over.
+     */
+    private static final long MAX_GAP_WINDOWS = 8;
 
     /** What an answer changed. */
     enum Change { NONE, ENTERED, LEFT }
@@ -44,7 +50,8 @@ public final class Floods {
 
     /**
      * Counts one upstream answer for {@code c}'s domain; judges the window it ends, if any. A
-     * window followed by quiet ones is not judged: the flood, if there was one, paused.
+     * window followed by more than {@link #MAX_GAP_WINDOWS} quiet ones is not: the domain was
+     * quiet, and a flood of it is over.
      */
     Change answered(Counter c, boolean nxdomain) {
         Policy p = c.policy;
@@ -73,8 +80,8 @@ public final class Floods {
                 if (!ends || answers == 0) {
                     return Change.NONE;
                 }
-                boolean consecutive = (((w >>> WINDOW_SHIFT) + 1) & WINDOW_MASK) == window;
-                return consecutive ? judge(c, p, answers, nx) : judge(c, p, 0, 0);
+                long gap = (window - (w >>> WINDOW_SHIFT)) & WINDOW_MASK;
+                return gap <= MAX_GAP_WINDOWS ? judge(c, p, answers, nx) : judge(c, p, 0, 0);
             }
         }
     }
@@ -87,6 +94,10 @@ public final class Floods {
             Policy cut = cut(p);
             if (!c.swapFloodBudget(null, cut)) {
                 return Change.NONE;
+            }
+            Policy now = c.policy;
+            if (now != p) { // changed while this was judged: the cut is of the new budget
+                c.swapFloodBudget(cut, now == Policy.UNLIMITED ? null : cut(now));
             }
             note(c.cachedName() + ": random-subdomain flood: " + nx + " of " + answers + " upstream answers in a"
                     + " window were NXDOMAIN; its budget for cache misses is " + cut + " (was " + p

@@ -17,7 +17,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Written by every loop with plain reads and writes, on purpose: a bit lost to a concurrent
  * write, or to the rotation clearing an array another loop is setting, only costs one more miss
- * (a query asked again, a lookup made). Only the addition that ends a generation rotates.
+ * (a query asked again). Only the addition that ends a generation rotates.
  */
 public final class RecentHashes {
     private static final int MAX_WORDS_LOG2 = 21; // 16 MiB per generation, whatever the bound
@@ -54,11 +54,20 @@ public final class RecentHashes {
         long[] cur = current;
         cur[(int) (h >>> shift)] |= mask(h);
         if (additions.incrementAndGet() % period == 0) {
-            long[] prev = previous;
-            Arrays.fill(prev, 0);
-            previous = cur;
-            current = prev;
+            rotate();
         }
+    }
+
+    /**
+     * The current generation becomes the previous, the older one, cleared, the current. Locked so
+     * that two rotations never interleave (a stalled one would leave both fields on one array);
+     * it runs once per generation, so no loop ever waits on it in practice.
+     */
+    private synchronized void rotate() {
+        long[] old = previous;
+        Arrays.fill(old, 0);
+        previous = current;
+        current = old;
     }
 
     /** {@link #mightContain}, then {@link #add}: whether {@code hash} had been added lately. */

@@ -232,4 +232,22 @@ class DomainLimiterTest {
         assertTrue(l.existing(p) != null, "a counter of its own within three queries");
         assertEquals(2, asked, "its second query earns it");
     }
+
+    @Test
+    void aFloodThatPausesEveryOtherWindowIsStillCut() {
+        DomainLimiter l = limiter(Algorithm.FIXED_WINDOW, 100, Map.of(), 1000);
+        l.watchFloods(new io.sluice.config.LimitSettings.Flood(true, 0.5, 20, 0.1));
+        DomainProbe p = new DomainProbe();
+        PSL.reduce("x1.victim.example", p);
+        Counter c = l.counterFor(p);
+        for (int i = 0; i < 50; i++) {
+            assertEquals(Floods.Change.NONE, l.floods().answered(c, true));
+        }
+        clock.advanceMillis(2000); // a window of quiet, then the next burst's first answer
+        assertEquals(Floods.Change.ENTERED, l.floods().answered(c, true), "judged on the window it ran");
+        assertEquals(10, c.budget().queries());
+        clock.advanceMillis(9000); // nine windows of quiet: over
+        assertEquals(Floods.Change.LEFT, l.floods().answered(c, true));
+        assertEquals(100, c.budget().queries());
+    }
 }
