@@ -120,15 +120,14 @@ public final class AnswerCache {
         long ttlNanos;
         boolean staleAllowed = true;
         int rcode = flags & Wire.RCODE_MASK;
-        int answerCount = reply.getUnsignedShort(reply.readerIndex() + Wire.ANCOUNT_OFFSET);
         if (rcode == Wire.RCODE_SERVFAIL) {
             if (previous != null && previous.rcode() != Wire.RCODE_SERVFAIL && now - previous.keepUntil() < 0) {
                 return null;
             }
             ttlNanos = settings.servfailTtl().toNanos();
             staleAllowed = false;
-        } else if (rcode == Wire.RCODE_NXDOMAIN || rcode == Wire.RCODE_NOERROR && answerCount == 0
-                || rcode == Wire.RCODE_NOERROR && records.negativeTtl() >= 0) { // a CNAME chain to NODATA too
+        } else if (rcode == Wire.RCODE_NXDOMAIN || rcode == Wire.RCODE_NOERROR && records.answersOfType() == 0) {
+            // NODATA, after a CNAME chain too
             if (records.negativeTtl() < 0) {
                 return null;
             }

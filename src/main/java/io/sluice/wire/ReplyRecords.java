@@ -15,6 +15,7 @@ public final class ReplyRecords {
     /** TYPE of a SIG or TSIG record: a signed reply is for one client only. */
     private static final int TYPE_SIG = 24;
     private static final int TYPE_TSIG = 250;
+    private static final int TYPE_ANY = 255;
     private static final int EDNS_OPTION_PADDING = 12;
 
     private final int[] ttlAt = new int[MAX_RECORDS];
@@ -24,6 +25,7 @@ public final class ReplyRecords {
     private int optAt;
     private int extendedRcode;
     private int questionNameEnd;
+    private int answersOfType;
 
     /**
      * Reads the reply between {@code buf}'s reader and writer index. False when it is not one a
@@ -38,6 +40,7 @@ public final class ReplyRecords {
         negativeTtl = -1;
         optAt = -1;
         extendedRcode = 0;
+        answersOfType = 0;
         if (end - base < Wire.HEADER_BYTES || buf.getUnsignedShort(base + Wire.QDCOUNT_OFFSET) != 1) {
             return false;
         }
@@ -51,6 +54,7 @@ public final class ReplyRecords {
         if (records > MAX_RECORDS) {
             return false;
         }
+        int qtype = buf.getUnsignedShort(questionNameEnd);
         int pos = questionNameEnd + 4;
         for (int i = 0; i < records; i++) {
             int nameEnd = Names.skip(buf, base, pos, end);
@@ -62,6 +66,9 @@ public final class ReplyRecords {
             int next = rdata + buf.getUnsignedShort(nameEnd + 8);
             if (next > end || type == TYPE_SIG || type == TYPE_TSIG) {
                 return false;
+            }
+            if (i < answers && (type == qtype || qtype == TYPE_ANY)) {
+                answersOfType++;
             }
             if (type == Wire.TYPE_OPT) {
                 if (i < answers + authority || i != records - 1 || nameEnd != pos + 1 || !optionsFit(buf, rdata, next)) {
@@ -147,6 +154,14 @@ public final class ReplyRecords {
     /** Offsets from the message's first byte of the TTL field of every record but the OPT. */
     public int[] ttlOffsets() {
         return ttlAt;
+    }
+
+    /**
+     * Answer records of the question's type (any, for ANY): none in a NOERROR reply is NODATA,
+     * though a CNAME chain may lead to it.
+     */
+    public int answersOfType() {
+        return answersOfType;
     }
 
     /** The smallest TTL of the records but the OPT, in seconds; 0 when there are none. */

@@ -8,6 +8,9 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.buffer.UnpooledByteBufAllocator;
+import io.sluice.cache.AnswerCache;
+import io.sluice.cache.CacheStage;
+import io.sluice.config.CacheSettings;
 import io.sluice.config.ConfigException;
 import io.sluice.config.ConfigFile;
 import io.sluice.config.Settings;
@@ -15,7 +18,9 @@ import io.sluice.domain.DomainProbe;
 import io.sluice.domain.RegistrableDomains;
 import io.sluice.wire.Answers;
 import io.sluice.wire.QueryView;
+import io.sluice.metrics.Registry;
 import io.sluice.wire.Names;
+import io.sluice.wire.QueryEdns;
 import io.sluice.wire.QuestionCase;
 import io.sluice.wire.Replies;
 import io.sluice.wire.Wire;
@@ -89,6 +94,43 @@ class ParsersFuzzTest {
             t.isLast(reply);
         }
         assertTrue(reply.readerIndex() == 0 && reply.writerIndex() == r.length, "the reply is read in place, untouched");
+    }
+
+    /** What the answer cache keeps and serves: never another question, another ID, or past the UDP size. */
+    private static final AnswerCache CACHE = new AnswerCache(new CacheSettings(1000, 1 << 20,
+            java.time.Duration.ofDays(1), java.time.Duration.ofHours(1), java.time.Duration.ofSeconds(5),
+            java.time.Duration.ofDays(1), true), () -> 0L, new Registry());
+
+    /** The answer cache's reading of a fuzzed reply to a fuzzed query, and the answer it serves from it. */
+    @FuzzTest(maxExecutions = 10_000_000, maxDuration = "15m")
+    void cacheEntries(FuzzedDataProvider data) {
+        byte[] q = data.consumeBytes(300);
+        byte[] r = data.consumeRemainingAsBytes();
+        ByteBuf query = Unpooled.wrappedBuffer(q);
+        QueryView view = new QueryView();
+        if (view.read(query) != QueryView.Check.QUERY || !view.hasQuestion()) {
+            return;
+        }
+        ByteBuf reply = Unpooled.wrappedBuffer(r);
+        if (!Replies.answers(query, view.base(), view.questionEnd(), reply)) {
+            return; // the forwarder offers the cache only replies that passed the check
+        }
+        CacheStage stage = CACHE.stage();
+        stage.answered(query, reply);
+        assertTrue(reply.readerIndex() == 0 && reply.writerIndex() == r.length, "the reply is read in place, untouched");
+        ByteBuf a = stage.unanswered(UnpooledByteBufAllocator.DEFAULT, query, true);
+        if (a == null) {
+            return;
+        }
+        byte[] out = ByteBufUtil.getBytes(a);
+        assertTrue(out.length >= view.questionEnd() && (out[0] & 0xFF) == (q[0] & 0xFF) && (out[1] & 0xFF) == (q[1] & 0xFF),
+                "the client's ID");
+        assertTrue(java.util.Arrays.equals(q, Wire.HEADER_BYTES, view.questionEnd(), out, Wire.HEADER_BYTES,
+                view.questionEnd()), "the client's question, byte for byte");
+        QueryEdns edns = new QueryEdns();
+        if (edns.read(query, view)) {
+            assertTrue(out.length <= edns.udpPayload(), "within the client's UDP payload size");
+        }
     }
 
     /**
