@@ -211,7 +211,7 @@ public final class CtlCommand implements Callable<Integer> {
                 for (JsonNode d : r.get("domains")) {
                     rows.add(new String[] {d.get("domain").asText(), d.get("queries").asText(), d.get("refused").asText(),
                         d.get("limit").isNull() ? "unlimited" : d.get("limit").asText() + " per " + d.get("window").asText(),
-                        d.get("limited").asBoolean() ? "yes" : "no"});
+                        d.path("flood").asBoolean(false) ? "flood" : d.get("limited").asBoolean() ? "yes" : "no"});
                 }
                 table(out, rows);
             });

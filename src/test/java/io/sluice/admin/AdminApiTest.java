@@ -1,6 +1,7 @@
 package io.sluice.admin;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -184,6 +185,7 @@ class AdminApiTest {
             assertEquals(30, hot.get("queries").asInt());
             assertEquals(10, hot.get("refused").asInt());
             assertTrue(hot.get("limited").asBoolean());
+            assertFalse(hot.get("flood").asBoolean(), "refused, but its answers were no flood of NXDOMAIN: " + hot);
             assertEquals(20, hot.get("limit").asInt());
             assertEquals("1h", hot.get("window").asText());
             assertTrue(top.get("domains").get(1).get("limit").isNull(), "unlimited: " + top);

@@ -48,6 +48,7 @@ class DashboardBrowserTest {
             wait.until(d -> text(d, "#top tbody").contains("example.org 12 7 5 per 1h yes"));
             wait.until(d -> text(d, "#upstreams tbody").contains(up.hostPort() + " up"));
             wait.until(d -> !text(d, "#qps").equals("-"));
+            assertEquals("none", text(browser, "#hit"), "no cache in this fixture: nothing looked up");
             assertTrue(text(browser, "#limits tbody").contains("example.org 5 per 1h file"), text(browser, "#limits tbody"));
 
             browser.findElement(By.id("domain")).sendKeys("example.com");
