@@ -98,17 +98,25 @@ public sealed class Counter extends DomainKey permits SharedCounter {
         return STATE.compareAndSet(this, expected, next);
     }
 
-    private record Texts(String name, byte[] refusal) {
+    /** The refusal's text is of the budget {@code of}: made again only when the budget changes. */
+    private record Texts(String name, Policy of, byte[] refusal) {
     }
 
     private Texts texts() {
         Texts t = texts;
-        if (t == null) {
-            String n = name();
-            t = new Texts(n, ("sluice: " + n + " over " + policy).getBytes(StandardCharsets.US_ASCII));
+        Policy b = budget();
+        if (t == null || t.of() != b) {
+            String n = t == null ? name() : t.name();
+            t = new Texts(n, b, ("sluice: " + n + " over " + budgetText()).getBytes(StandardCharsets.US_ASCII));
             texts = t; // racy but idempotent
         }
         return t;
+    }
+
+    /** The budget in force, as the refusal text and log say it. */
+    String budgetText() {
+        Policy f = floodBudget;
+        return f == null ? policy.toString() : f + " (cut: a random-subdomain flood)";
     }
 
     /** The Extended DNS Error text of a refusal. */

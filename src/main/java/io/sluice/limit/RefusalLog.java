@@ -40,7 +40,7 @@ final class RefusalLog {
         while ((c = queue.poll()) != null) {
             queued.decrementAndGet();
             if (lines++ < MAX_LINES_PER_DRAIN) {
-                log.warn("{} {}: over {}", verb, c.name(), c.policy);
+                log.warn("{} {}: over {}", verb, c.name(), c.budgetText());
             } else {
                 unlisted.increment();
             }

@@ -246,8 +246,12 @@ class DomainLimiterTest {
         clock.advanceMillis(2000); // a window of quiet, then the next burst's first answer
         assertEquals(Floods.Change.ENTERED, l.floods().answered(c, true), "judged on the window it ran");
         assertEquals(10, c.budget().queries());
+        assertEquals("sluice: victim.example over 10 queries per 1s (cut: a random-subdomain flood)",
+                new String(c.refusalText(), java.nio.charset.StandardCharsets.US_ASCII));
         clock.advanceMillis(9000); // nine windows of quiet: over
         assertEquals(Floods.Change.LEFT, l.floods().answered(c, true));
         assertEquals(100, c.budget().queries());
+        assertEquals("sluice: victim.example over 100 queries per 1s",
+                new String(c.refusalText(), java.nio.charset.StandardCharsets.US_ASCII));
     }
 }
