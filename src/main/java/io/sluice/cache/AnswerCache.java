@@ -4,10 +4,12 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.RemovalCause;
 import com.github.benmanes.caffeine.cache.Ticker;
+import io.netty.buffer.ByteBuf;
 import io.sluice.config.CacheSettings;
 import io.sluice.metrics.Registry;
 import io.sluice.wire.ReplyRecords;
 import io.sluice.wire.Wire;
+import java.util.Arrays;
 import java.util.concurrent.atomic.LongAdder;
 import org.xbill.DNS.Rcode;
 
@@ -46,7 +48,7 @@ public final class AnswerCache {
         staleServed = metrics.counter("cache_stale_answers",
                 "Stale answers served (RFC 8767): no upstream answered, or the domain was over its budget.");
         bypassed = metrics.counter("cache_bypassed",
-                "Queries never answered from the cache: Client Subnet, signed, or a zone transfer.");
+                "Queries never answered from the cache: Client Subnet, signed, EDNS version 1 and up, or a zone transfer.");
         truncated = metrics.counter("cache_truncated",
                 "Cached answers too large for the client's UDP payload size, sent truncated (TC) instead.");
         evictions = metrics.counter("cache_evictions", "Answers evicted to keep the cache within its bounds.");
@@ -111,7 +113,7 @@ public final class AnswerCache {
      * @param previous the entry kept for the same question, or null: a SERVFAIL does not replace
      *                 an answer that may still be served stale
      */
-    CachedAnswer toKeep(io.netty.buffer.ByteBuf reply, ReplyRecords records, CachedAnswer previous) {
+    CachedAnswer toKeep(ByteBuf reply, ReplyRecords records, CachedAnswer previous) {
         int flags = reply.getUnsignedShort(reply.readerIndex() + Wire.FLAGS_OFFSET);
         if ((flags & Wire.FLAG_TC) != 0 || records.extendedRcode() != 0) {
             return null;
@@ -143,7 +145,7 @@ public final class AnswerCache {
         }
         long freshUntil = now + ttlNanos;
         long keepUntil = staleAllowed ? freshUntil + settings.staleTtl().toNanos() : freshUntil;
-        int[] offsets = java.util.Arrays.copyOf(records.ttlOffsets(), records.ttlCount());
+        int[] offsets = Arrays.copyOf(records.ttlOffsets(), records.ttlCount());
         int optAt = records.optAt() < 0 ? -1 : records.optAt() - reply.readerIndex();
         return new CachedAnswer(records.copyToKeep(reply), offsets, optAt, now, freshUntil, keepUntil);
     }

@@ -2,10 +2,10 @@ package io.sluice.cache;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
-import io.sluice.pipeline.UpstreamReplies;
 import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.Query;
 import io.sluice.pipeline.Stage;
+import io.sluice.pipeline.UpstreamReplies;
 import io.sluice.wire.Answers;
 import io.sluice.wire.QueryEdns;
 import io.sluice.wire.QueryView;
@@ -55,7 +55,7 @@ public final class CacheStage implements Stage, UpstreamReplies {
     /**
      * A stage for the limits to ask before acting on a query over its budget: it answers with a
      * stale entry when there is one ({@code cache.stale-when-limited}), else passes the query on.
-     * The query must be the one this stage has just looked up and missed.
+     * It looks the query up again: a parked query comes back after others have been looked up.
      */
     public Stage staleAnswers() {
         return q -> {

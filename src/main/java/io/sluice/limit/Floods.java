@@ -11,7 +11,8 @@ import org.slf4j.LoggerFactory;
  * upstream's answers for its domain in the domain's windows, and each window, once over, is
  * judged: enough answers (min-answers, or the whole budget if smaller) of which at least
  * nxdomain-ratio were NXDOMAIN, and the domain's budget becomes its cut ({@link Counter#budget});
- * a window below the ratio, and it is whole again. NXDOMAIN is the signal because random labels
+ * a window below the ratio, or more than {@link #MAX_GAP_WINDOWS} quiet ones, and it is whole
+ * again. NXDOMAIN is the signal because random labels
  * do not exist: a victim's real names, answered by the cache or the upstream, are not.
  *
  * <p>The count is one word per counter, moved by compare-and-set: bits 40-63 the window's number
@@ -108,7 +109,7 @@ public final class Floods {
             if (!c.swapFloodBudget(was, null)) {
                 return Change.NONE;
             }
-            note(c.cachedName() + ": flood over: " + (answers == 0 ? "quiet for a window or more"
+            note(c.cachedName() + ": flood over: " + (answers == 0 ? "quiet for more than " + MAX_GAP_WINDOWS + " windows"
                     : nx + " of " + answers + " upstream answers in a window were NXDOMAIN")
                     + "; its budget is " + p + " again");
             return Change.LEFT;
