@@ -131,6 +131,11 @@ public final class Forwarder implements Responder {
         PendingQuery q = inFlight.take();
         if (q == null) {
             meters.inflightFull.increment();
+            ByteBuf instead = answers.unanswered(client.alloc(), query, clientAddress != null);
+            if (instead != null) { // no upstream can be asked: a stale answer, as when none answered
+                send(client, clientAddress, instead);
+                return;
+            }
             meters.servfail.increment();
             answer(client, clientAddress, Answers.withQuestion(client.alloc(), query, view, Wire.FLAG_RA,
                     Wire.RCODE_SERVFAIL, Answers.EDE_OTHER, INFLIGHT_TEXT));

@@ -254,6 +254,29 @@ class AnswerCacheTest {
     }
 
     @Test
+    void whenMaxInflightIsFullAnExpiredAnswerIsServedStale() throws Exception {
+        try (RunningSluice s = sluice("threads", "1", "max-inflight", "1");
+             java.net.DatagramSocket client = new java.net.DatagramSocket()) {
+            Dns.udp(s.address(), Dns.query(1, "www.example.org.", Type.A));
+            upstream.mode(TestUpstream.Mode.SILENT);
+            clock.advanceMillis(3_600_000);
+            byte[] hold = Dns.query(2, "hold.example.org.", Type.A); // takes the one slot, and waits
+            byte[] stale = Dns.query(3, "www.example.org.", Type.A);
+            client.send(new java.net.DatagramPacket(hold, hold.length, s.address()));
+            client.send(new java.net.DatagramPacket(stale, stale.length, s.address()));
+            client.setSoTimeout(3000);
+            byte[] buf = new byte[4096];
+            java.net.DatagramPacket p = new java.net.DatagramPacket(buf, buf.length);
+            client.receive(p);
+            Message first = Dns.parse(Arrays.copyOf(buf, p.getLength()));
+            assertEquals(3, first.getHeader().getID(), "the stale answer comes at once, before the held query's SERVFAIL");
+            assertEquals(Rcode.NOERROR, first.getRcode());
+            assertEquals(30, first.getSection(Section.ANSWER).get(0).getTTL());
+            assertEquals(1, count(s, "inflight_full"));
+        }
+    }
+
+    @Test
     void clientSubnetQueriesBypassTheCacheAndCookiesAreNotReplayed() throws Exception {
         try (RunningSluice s = sluice()) {
             List<EDNSOption> ecs = List.of(new ClientSubnetOption(24, InetAddress.getByName("198.51.100.0")));
