@@ -7,11 +7,11 @@ import com.github.benmanes.caffeine.cache.Ticker;
 import io.netty.buffer.ByteBuf;
 import io.sluice.config.CacheSettings;
 import io.sluice.metrics.Registry;
+import io.sluice.pipeline.Responder;
 import io.sluice.wire.ReplyRecords;
 import io.sluice.wire.Wire;
 import java.util.Arrays;
 import java.util.concurrent.atomic.LongAdder;
-import org.xbill.DNS.Rcode;
 
 /**
  * The answers every loop shares, bounded in entries and in bytes, in a Caffeine cache: W-TinyLFU
@@ -36,7 +36,7 @@ public final class AnswerCache {
     final LongAdder staleServed;
     final LongAdder bypassed;
     final LongAdder truncated;
-    final LongAdder[] answers = new LongAdder[16];
+    final LongAdder[] answers;
     private final LongAdder evictions;
 
     /** @param clock nanoseconds, from any origin: injected, so that tests move time by hand */
@@ -52,10 +52,7 @@ public final class AnswerCache {
         truncated = metrics.counter("cache_truncated",
                 "Cached answers too large for the client's UDP payload size, sent truncated (TC) instead.");
         evictions = metrics.counter("cache_evictions", "Answers evicted to keep the cache within its bounds.");
-        for (int rcode = 0; rcode < 16; rcode++) {
-            answers[rcode] = metrics.counter("answers", "Answers sent to clients, by RCODE and by who made them.",
-                    "rcode", Rcode.string(rcode), "source", "cache");
-        }
+        answers = Responder.answerCounters(metrics, "cache");
         long minWeight = Math.max(1, settings.maxBytes() / Math.max(1, settings.size()));
         this.entries = Caffeine.newBuilder()
                 .maximumWeight(settings.maxBytes())

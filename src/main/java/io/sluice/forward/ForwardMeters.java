@@ -2,11 +2,11 @@ package io.sluice.forward;
 
 import io.sluice.metrics.LatencyHistogram;
 import io.sluice.metrics.Registry;
+import io.sluice.pipeline.Responder;
 import io.sluice.transport.Addresses;
 import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
-import org.xbill.DNS.Rcode;
 
 /** What forwarding counts, shared by every loop's {@link Forwarder}. */
 public final class ForwardMeters {
@@ -27,8 +27,8 @@ public final class ForwardMeters {
     /** By upstream index: from an attempt's sending to its accepted reply. */
     final LatencyHistogram[] latency;
     /** By RCODE (the header's four bits): answers relayed from upstreams, and written by sluice. */
-    final LongAdder[] upstreamAnswers = new LongAdder[16];
-    final LongAdder[] sluiceAnswers = new LongAdder[16];
+    final LongAdder[] upstreamAnswers;
+    final LongAdder[] sluiceAnswers;
 
     /** The latency of upstream {@code index}'s replies. */
     public LatencyHistogram latency(int index) {
@@ -60,12 +60,7 @@ public final class ForwardMeters {
                     "upstream", u);
             latency[i] = r.histogram("upstream_latency", "From sending a query upstream to its reply.", "upstream", u);
         }
-        for (int rcode = 0; rcode < 16; rcode++) {
-            String name = Rcode.string(rcode);
-            upstreamAnswers[rcode] = r.counter("answers", "Answers sent to clients, by RCODE and by who made them.",
-                    "rcode", name, "source", "upstream");
-            sluiceAnswers[rcode] = r.counter("answers", "Answers sent to clients, by RCODE and by who made them.",
-                    "rcode", name, "source", "sluice");
-        }
+        upstreamAnswers = Responder.answerCounters(r, "upstream");
+        sluiceAnswers = Responder.answerCounters(r, "sluice");
     }
 }

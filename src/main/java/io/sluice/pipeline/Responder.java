@@ -2,7 +2,10 @@ package io.sluice.pipeline;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
+import io.sluice.metrics.Registry;
 import java.net.InetSocketAddress;
+import java.util.concurrent.atomic.LongAdder;
+import org.xbill.DNS.Rcode;
 
 /** Writes a message to a client, batching the flushes of one wake-up (the forwarder does). */
 public interface Responder {
@@ -18,5 +21,18 @@ public interface Responder {
      */
     default void send(Channel client, InetSocketAddress address, ByteBuf message) {
         answer(client, address, message);
+    }
+
+    /**
+     * The {@code answers} counters of the answers {@code source} makes (upstream, sluice, cache),
+     * by the header's RCODE: the one family every maker of answers counts in.
+     */
+    static LongAdder[] answerCounters(Registry r, String source) {
+        LongAdder[] byRcode = new LongAdder[16];
+        for (int rcode = 0; rcode < byRcode.length; rcode++) {
+            byRcode[rcode] = r.counter("answers", "Answers sent to clients, by RCODE and by who made them.",
+                    "rcode", Rcode.string(rcode), "source", source);
+        }
+        return byRcode;
     }
 }
