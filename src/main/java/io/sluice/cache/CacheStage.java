@@ -23,7 +23,6 @@ import io.sluice.wire.ZoneTransfer;
 public final class CacheStage implements Stage, UpstreamReplies {
     private final AnswerCache cache;
     private final CacheKey probe = new CacheKey();
-    private final QueryView scratch = new QueryView();
     private final QueryEdns edns = new QueryEdns();
     private final ReplyRecords records = new ReplyRecords();
     private final boolean serveStale;
@@ -74,12 +73,12 @@ public final class CacheStage implements Stage, UpstreamReplies {
     }
 
     @Override
-    public void answered(ByteBuf query, ByteBuf reply) {
-        if (scratch.read(query) != QueryView.Check.QUERY || !probe(query, scratch)) {
+    public void answered(ByteBuf query, QueryView view, ByteBuf reply) {
+        if (!probe(query, view)) {
             return;
         }
         if (!records.read(reply)
-                || records.questionNameEnd() - reply.readerIndex() != scratch.nameEnd() - scratch.base()) {
+                || records.questionNameEnd() - reply.readerIndex() != view.nameEnd() - view.base()) {
             return; // not readable, or its question written otherwise than the query's: no name to swap in
         }
         CachedAnswer previous = Wire.rcode(reply) == Wire.RCODE_SERVFAIL ? cache.get(probe) : null;
@@ -90,20 +89,20 @@ public final class CacheStage implements Stage, UpstreamReplies {
     }
 
     @Override
-    public ByteBuf unanswered(ByteBufAllocator alloc, ByteBuf query, boolean overUdp) {
-        if (scratch.read(query) != QueryView.Check.QUERY || !probe(query, scratch)) {
+    public ByteBuf unanswered(ByteBufAllocator alloc, ByteBuf query, QueryView view, boolean overUdp) {
+        if (!probe(query, view)) {
             return null;
         }
         CachedAnswer a = cache.get(probe);
         long now = cache.now();
         if (a != null && a.freshAt(now)) { // kept while this query waited (it counted as a miss)
-            return write(alloc, query, scratch, overUdp, a, now, false);
+            return write(alloc, query, view, overUdp, a, now, false);
         }
         if (a == null || !a.staleAt(now)) {
             return null;
         }
         cache.staleServed.increment();
-        return write(alloc, query, scratch, overUdp, a, now, true);
+        return write(alloc, query, view, overUdp, a, now, true);
     }
 
     /**

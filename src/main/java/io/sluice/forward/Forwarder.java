@@ -131,7 +131,7 @@ public final class Forwarder implements Responder {
         PendingQuery q = inFlight.take();
         if (q == null) {
             meters.inflightFull.increment();
-            ByteBuf instead = answers.unanswered(client.alloc(), query, clientAddress != null);
+            ByteBuf instead = answers.unanswered(client.alloc(), query, view, clientAddress != null);
             if (instead != null) { // no upstream can be asked: a stale answer, as when none answered
                 send(client, clientAddress, instead);
                 return;
@@ -305,8 +305,9 @@ public final class Forwarder implements Responder {
         // A copy: on epoll a UDP reply lives in the loop's ReusedReadBuffer, which the next read overwrites.
         ByteBuf copy = q.replyCopy.copyOf(q.client.alloc(), reply);
         if (last) {
-            if (!q.isTransfer) {
-                answers.answered(q.query, copy);
+            if (!q.isTransfer && answers != UpstreamReplies.NONE) {
+                scratch.read(q.query); // read once for all that sees the answer
+                answers.answered(q.query, scratch, copy);
             }
             meters.upstreamAnswers[Wire.rcode(copy)].increment();
             writes.answer(q.client, q.clientAddress, copy);
@@ -414,14 +415,14 @@ public final class Forwarder implements Responder {
         ByteBuf query = q.query;
         clientCase(q);
         query.setShort(query.readerIndex() + Wire.ID_OFFSET, q.clientId);
-        ByteBuf instead = q.isTransfer ? null : answers.unanswered(q.client.alloc(), query, !q.overTcp());
+        scratch.read(query);
+        ByteBuf instead = q.isTransfer ? null : answers.unanswered(q.client.alloc(), query, scratch, !q.overTcp());
         if (instead != null) {
             send(q.client, q.clientAddress, instead);
             releaseSlot(q);
             return;
         }
         meters.servfail.increment();
-        scratch.read(query);
         answer(q.client, q.clientAddress, Answers.withQuestion(q.client.alloc(), query, scratch, Wire.FLAG_RA,
                 Wire.RCODE_SERVFAIL, Answers.EDE_NO_REACHABLE_AUTHORITY, SERVFAIL_TEXT));
         releaseSlot(q);

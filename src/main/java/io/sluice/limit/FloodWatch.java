@@ -17,7 +17,6 @@ public final class FloodWatch implements UpstreamReplies {
     private final Limits limits;
     private final Floods floods;
     private final LongAdder detected;
-    private final QueryView scratch = new QueryView();
     private final DomainProbe domain = new DomainProbe();
 
     public FloodWatch(Limits limits, LimitMeters meters) {
@@ -27,12 +26,12 @@ public final class FloodWatch implements UpstreamReplies {
     }
 
     @Override
-    public void answered(ByteBuf query, ByteBuf reply) {
+    public void answered(ByteBuf query, QueryView view, ByteBuf reply) {
         DomainLimiter limiter = limits.limiter();
-        if (!limiter.counting() || scratch.read(query) != QueryView.Check.QUERY || !scratch.hasQuestion()) {
+        if (!limiter.counting() || !view.hasQuestion()) {
             return;
         }
-        limits.domains().reduce(query, scratch.nameStart(), scratch.nameEnd(), domain);
+        limits.domains().reduce(query, view.nameStart(), view.nameEnd(), domain);
         Counter c = limiter.existing(domain);
         if (c != null && floods.answered(c, Wire.rcode(reply) == Wire.RCODE_NXDOMAIN) == Floods.Change.ENTERED) {
             detected.increment();

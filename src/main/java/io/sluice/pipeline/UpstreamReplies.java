@@ -2,19 +2,21 @@ package io.sluice.pipeline;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.sluice.wire.QueryView;
 import java.util.List;
 
 /**
  * What sees the upstreams' answers after the last stage: a loop's forwarder hands each answer it
  * relays to this, and asks it for an answer when no upstream answered. The answer cache keeps the
  * answers and has stale ones; the flood watch counts the NXDOMAINs. The forwarder knows them only
- * as this. Called on the loop; both buffers are valid only during the call.
+ * as this. Called on the loop; the buffers, and the forwarder's one reading of the query that
+ * {@code view} holds, are valid only during the call.
  */
 public interface UpstreamReplies {
     /** Sees nothing and has nothing. */
     UpstreamReplies NONE = new UpstreamReplies() {
         @Override
-        public void answered(ByteBuf query, ByteBuf reply) {
+        public void answered(ByteBuf query, QueryView view, ByteBuf reply) {
         }
     };
 
@@ -22,13 +24,13 @@ public interface UpstreamReplies {
      * An upstream answered {@code query}; {@code reply}, in the client's letter case and with its
      * ID, is about to be relayed. The query's ID and case are the attempt's.
      */
-    void answered(ByteBuf query, ByteBuf reply);
+    void answered(ByteBuf query, QueryView view, ByteBuf reply);
 
     /**
      * No upstream answered {@code query} (its ID and case the client's): an answer to send instead
      * of SERVFAIL, whose reference the caller takes, or null.
      */
-    default ByteBuf unanswered(ByteBufAllocator alloc, ByteBuf query, boolean overUdp) {
+    default ByteBuf unanswered(ByteBufAllocator alloc, ByteBuf query, QueryView view, boolean overUdp) {
         return null;
     }
 
@@ -43,16 +45,16 @@ public interface UpstreamReplies {
         UpstreamReplies[] each = all.toArray(new UpstreamReplies[0]);
         return new UpstreamReplies() {
             @Override
-            public void answered(ByteBuf query, ByteBuf reply) {
+            public void answered(ByteBuf query, QueryView view, ByteBuf reply) {
                 for (UpstreamReplies r : each) {
-                    r.answered(query, reply);
+                    r.answered(query, view, reply);
                 }
             }
 
             @Override
-            public ByteBuf unanswered(ByteBufAllocator alloc, ByteBuf query, boolean overUdp) {
+            public ByteBuf unanswered(ByteBufAllocator alloc, ByteBuf query, QueryView view, boolean overUdp) {
                 for (UpstreamReplies r : each) {
-                    ByteBuf a = r.unanswered(alloc, query, overUdp);
+                    ByteBuf a = r.unanswered(alloc, query, view, overUdp);
                     if (a != null) {
                         return a;
                     }

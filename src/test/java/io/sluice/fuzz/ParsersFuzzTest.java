@@ -116,9 +116,9 @@ class ParsersFuzzTest {
             return; // the forwarder offers the cache only replies that passed the check
         }
         CacheStage stage = CACHE.stage();
-        stage.answered(query, reply);
+        stage.answered(query, view, reply);
         assertTrue(reply.readerIndex() == 0 && reply.writerIndex() == r.length, "the reply is read in place, untouched");
-        ByteBuf a = stage.unanswered(UnpooledByteBufAllocator.DEFAULT, query, true);
+        ByteBuf a = stage.unanswered(UnpooledByteBufAllocator.DEFAULT, query, view, true);
         if (a == null) {
             return;
         }
