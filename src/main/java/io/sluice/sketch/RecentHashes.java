@@ -9,8 +9,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@link #mightContain contained} when its bits are set in either filter; {@link #add} sets them in
  * the current one; after {@code period} additions the current becomes the previous, and the older
  * one, cleared, the current. So a hash added within about a generation is always found, one
- * added longer ago is forgotten, and one never added is found only by a false positive (about 1%
- * with 16 bits per hash).
+ * added longer ago is forgotten, and one never added is found only by a false positive (0.86%
+ * with 16 bits per hash: docs/benchmarks.md, "Doorkeeper").
  *
  * <p>For the limiter it is TinyLFU's doorkeeper (Einziger and Friedman): a domain asked again
  * earns a counter over a flood of domains asked once. Caffeine's own sketch is not public API.
@@ -29,7 +29,7 @@ public final class RecentHashes {
 
     /**
      * @param hashes     how many hashes a generation holds: its length in additions
-     * @param bitsPerHash bits of each filter per hash of a generation (16 gives about 1% false positives)
+     * @param bitsPerHash bits of each filter per hash of a generation (16 gave 0.86% false positives)
      */
     public RecentHashes(long hashes, int bitsPerHash) {
         long bits = Math.max(1024, hashes * bitsPerHash);
