@@ -154,7 +154,6 @@ public final class Sluice implements AutoCloseable {
             throws BindException, ConfigException, InterruptedException {
         LogLevel.apply(settings.logLevel());
         Limits limits = Limits.from(settings.limits(), clock, policies -> counterStore(settings, policies),
-                settings.backend().kind() == BackendSettings.Kind.REDIS,
                 settings.admin() != null || settings.configFile() != null);
         Transport transport = Transport.best();
         Registry meters = new Registry();
@@ -276,13 +275,16 @@ public final class Sluice implements AutoCloseable {
     private static CounterStore counterStore(Settings settings, Function<DomainKey, Policy> policies)
             throws ConfigException {
         BackendSettings b = settings.backend();
-        if (b.kind() != BackendSettings.Kind.CHRONICLE) {
-            return new HeapCounters();
-        }
-        // Chronicle reports usage over the network unless told not to before its first class loads.
-        System.setProperty("chronicle.analytics.disable", "true");
-        return ChronicleCounters.open(b.stateFile(), settings.limits().maxDomains(), b.resetCorruptStateFile(),
-                policies);
+        return switch (b.kind()) {
+            case MEMORY -> new HeapCounters();
+            case REDIS -> RedisBackend.counters(b);
+            case CHRONICLE -> {
+                // Chronicle reports usage over the network unless told not to before its first class loads.
+                System.setProperty("chronicle.analytics.disable", "true");
+                yield ChronicleCounters.open(b.stateFile(), settings.limits().maxDomains(), b.resetCorruptStateFile(),
+                        policies);
+            }
+        };
     }
 
     private static AdminServer startAdmin(Settings settings, Sluice sluice) throws BindException, ConfigException {

@@ -277,10 +277,6 @@ public record Settings(
                     new LimitSettings.Flood(get(SettingTable.FLOOD_DETECT), get(SettingTable.FLOOD_NXDOMAIN_RATIO),
                             get(SettingTable.FLOOD_MIN_ANSWERS), get(SettingTable.FLOOD_BUDGET)));
             BackendSettings.Kind backend = get(SettingTable.BACKEND);
-            if (backend == BackendSettings.Kind.REDIS && algorithm == LimitSettings.Algorithm.TOKEN_BUCKET) {
-                throw new ConfigException(where("limits.algorithm") + ": token-bucket is not offered with backend redis;"
-                        + " use fixed-window or sliding-window");
-            }
             if (burst != 0 && algorithm != LimitSettings.Algorithm.TOKEN_BUCKET) {
                 throw new ConfigException(where("limits.burst") + ": only token-bucket has a burst (the algorithm is "
                         + algorithm + ")");

@@ -4,8 +4,10 @@ import io.sluice.config.LimitSettings;
 
 /**
  * How a domain's 64-bit word moves with time and queries, as pure functions of the word: the
- * caller owns the word and applies the result, by compare-and-set in memory or under the entry's
- * lock in a Chronicle Map. A word of 0 is a domain never seen (or forgotten).
+ * caller owns the word and applies the result, by compare-and-set in memory, under the entry's
+ * lock in a Chronicle Map, or by a compare-and-set script in Redis. This is the only place the
+ * algorithms are written; every backend stores words. A word of 0 is a domain never seen (or
+ * forgotten).
  *
  * <p>No algorithm ever stores a word whose low 24 bits are all zero and whose sign bit is set, so
  * {@link #REFUSE} and {@link Counter#DEAD} can never be mistaken for a state.
@@ -18,15 +20,21 @@ public interface Algorithm {
     long acquire(long word, Policy p, long now);
 
     /**
-     * The word with {@code queries} more counted in the current window, whatever the budget:
-     * queries another process allowed. Not offered by the token bucket.
+     * The word with {@code queries} (at least 1) more counted at {@code now}, whatever the budget:
+     * queries allowed elsewhere, or before the word was learnt.
      */
-    default long addToCurrent(long word, Policy p, long now, long queries) {
-        throw new UnsupportedOperationException(getClass().getSimpleName() + " keeps no per-window count");
-    }
+    long addToCurrent(long word, Policy p, long now, long queries);
+
+    /**
+     * Nanoseconds from {@code now} until forgetting the word (back to 0) changes no decision; 0
+     * when that is already so. A word kept outside the process expires then.
+     */
+    long idleIn(long word, Policy p, long now);
 
     /** Whether forgetting the word (back to 0) changes no decision from {@code now} on. */
-    boolean idle(long word, Policy p, long now);
+    default boolean idle(long word, Policy p, long now) {
+        return idleIn(word, p, now) <= 0;
+    }
 
     static Algorithm of(LimitSettings.Algorithm a) {
         return switch (a) {

@@ -12,8 +12,11 @@ import java.nio.charset.StandardCharsets;
  * compare-and-set. The janitor retires a heap counter by swapping its word for {@link #DEAD};
  * whoever then reads {@code DEAD} looks the domain up again, so no update can land on a counter
  * that has left the table.
+ *
+ * <p>A store that keeps more per domain makes its own subclass ({@link CounterStore#newCounter}),
+ * so that the memory backend's counters carry nothing they do not use.
  */
-public sealed class Counter extends DomainKey permits SharedCounter {
+public class Counter extends DomainKey {
     /** The word of a counter removed from the table. No algorithm stores it in a live counter. */
     static final long DEAD = Long.MIN_VALUE;
 
@@ -49,12 +52,12 @@ public sealed class Counter extends DomainKey permits SharedCounter {
     /** Made from the name when first needed, so a flood of refusals or Redis calls formats nothing. */
     private volatile Texts texts;
 
-    Counter(DomainProbe domain, Policy policy) {
+    protected Counter(DomainProbe domain, Policy policy) {
         super(domain);
         this.policy = policy;
     }
 
-    Counter(DomainKey domain, Policy policy) {
+    protected Counter(DomainKey domain, Policy policy) {
         super(domain);
         this.policy = policy;
     }

@@ -1,5 +1,8 @@
 package io.sluice.limit;
 
+import io.sluice.domain.DomainKey;
+import io.sluice.domain.DomainProbe;
+
 /**
  * Where the limiter's words live: in the {@link Counter} objects themselves ({@link HeapCounters},
  * the default) or outside the process, where other processes and later runs see them. The
@@ -21,6 +24,16 @@ public interface CounterStore extends AutoCloseable {
      * or count correctly through it.
      */
     boolean release(Counter c, Algorithm algorithm, long now);
+
+    /** A counter for a domain seen for the first time, as the limiter's loop probe holds it. */
+    default Counter newCounter(DomainProbe domain, Policy p) {
+        return new Counter(domain, p);
+    }
+
+    /** A counter taking over from one the janitor retired. */
+    default Counter newCounter(DomainKey domain, Policy p) {
+        return new Counter(domain, p);
+    }
 
     /** Removes state of ended windows kept outside the process; returns how many entries went. */
     default int prune(Algorithm algorithm, long now) {

@@ -5,7 +5,6 @@ import io.sluice.domain.DomainKey;
 import io.sluice.domain.DomainProbe;
 import io.sluice.sketch.RecentHashes;
 import java.util.Map;
-import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
@@ -46,9 +45,6 @@ public final class DomainLimiter {
     private final Counter overflow;
     final LongAdder overflowHits = new LongAdder();
     private final RefusalLog refusals = new RefusalLog();
-    /** Set before traffic when counts are synced elsewhere; then read-only. */
-    private volatile Queue<SharedCounter> unsynced;
-    private final boolean shared;
     /** Unlimited domains get counters too (never refused), so that the busiest domains include them. */
     private volatile boolean trackUnlimited;
     /** Whether any query is counted: some domain has a budget, or unlimited ones are tracked. */
@@ -62,14 +58,10 @@ public final class DomainLimiter {
      */
     public DomainLimiter(LimitSettings.Algorithm algorithm, Policy defaultPolicy, Map<DomainKey, Policy> overrides,
                          int maxDomains, Clock clock) {
-        this(Algorithm.of(algorithm), new HeapCounters(), new PolicyTable(defaultPolicy, overrides), maxDomains, clock,
-                false);
+        this(Algorithm.of(algorithm), new HeapCounters(), new PolicyTable(defaultPolicy, overrides), maxDomains, clock);
     }
 
-    /** @param shared make {@link SharedCounter}s, for a budget shared through Redis */
-    public DomainLimiter(Algorithm algorithm, CounterStore store, PolicyTable policies, int maxDomains, Clock clock,
-                         boolean shared) {
-        this.shared = shared;
+    public DomainLimiter(Algorithm algorithm, CounterStore store, PolicyTable policies, int maxDomains, Clock clock) {
         this.algorithm = algorithm;
         this.store = store;
         this.clock = clock;
@@ -78,7 +70,7 @@ public final class DomainLimiter {
         this.reserve = maxDomains / 10;
         this.doorkeeper = new RecentHashes(maxDomains, 16);
         this.counters = new ConcurrentHashMap<>(Math.min(maxDomains, 1 << 16));
-        this.overflow = newCounter(DomainProbe.of(OVERFLOW_NAME), policies.defaultPolicy());
+        this.overflow = store.newCounter(DomainProbe.of(OVERFLOW_NAME), policies.defaultPolicy());
         this.counting = !policies.unlimited();
     }
 
@@ -185,9 +177,6 @@ public final class DomainLimiter {
         while (true) {
             switch (store.acquire(c, algorithm, now)) {
                 case CounterStore.ALLOWED:
-                    if (unsynced != null && ((SharedCounter) c).addUnsynced(1) == 0) {
-                        unsynced.offer((SharedCounter) c);
-                    }
                     return true;
                 case CounterStore.REFUSED:
                     refusals.note(c, now);
@@ -227,8 +216,7 @@ public final class DomainLimiter {
                 return overflow;
             }
         }
-        Counter fresh = probe != null ? newCounter(probe, p)
-                : shared ? new SharedCounter(key, p) : new Counter(key, p);
+        Counter fresh = probe != null ? store.newCounter(probe, p) : store.newCounter(key, p);
         Counter existing = counters.putIfAbsent(fresh, fresh);
         if (existing != null) {
             if (!override) {
@@ -241,40 +229,6 @@ public final class DomainLimiter {
         }
         repolicy(fresh, policies); // see policies(PolicyTable)
         return fresh;
-    }
-
-    /**
-     * From now on, queries allowed here are also counted apart until taken, and a counter with
-     * such counts is put in {@code queue} once: for a store that syncs counts elsewhere.
-     */
-    public void countUnsynced(Queue<SharedCounter> queue) {
-        if (!shared) {
-            throw new IllegalStateException("counters are not shared");
-        }
-        this.unsynced = queue;
-    }
-
-    private Counter newCounter(DomainProbe domain, Policy p) {
-        return shared ? new SharedCounter(domain, p) : new Counter(domain, p);
-    }
-
-    /**
-     * Adds queries counted elsewhere to {@code c}'s current window, as if they had been allowed
-     * here (but not counted apart), so that this process's decisions see them. For counters whose
-     * words are in the heap ({@link HeapCounters}), as the Redis backend's are.
-     */
-    public void addElsewhere(Counter c, long queries) {
-        long now = clock.epochNanos();
-        while (true) {
-            long s = c.get();
-            if (s == Counter.DEAD) {
-                return; // retired: its window ended, and those counts with it
-            }
-            long next = algorithm.addToCurrent(s, c.policy, now, queries);
-            if (next == s || c.compareAndSet(s, next)) {
-                return;
-            }
-        }
     }
 
     /** Queues {@code c} for the refusal log (at most once per window): for refusals decided elsewhere. */
@@ -305,6 +259,11 @@ public final class DomainLimiter {
 
     public CounterStore store() {
         return store;
+    }
+
+    /** How the words move: for a store that decides away from the limiter (Redis exact). */
+    public Algorithm algorithm() {
+        return algorithm;
     }
 
     public Clock clock() {

@@ -28,7 +28,8 @@ final class FixedWindow implements Algorithm {
     }
 
     @Override
-    public boolean idle(long word, Policy p, long now) {
-        return (int) (word >>> 32) != (int) (now / p.windowNanos());
+    public long idleIn(long word, Policy p, long now) {
+        long window = now / p.windowNanos();
+        return (int) (word >>> 32) == (int) window ? (window + 1) * p.windowNanos() - now : 0;
     }
 }

@@ -1,10 +1,32 @@
 package io.sluice.limit;
 
+import java.util.function.LongUnaryOperator;
+
 /**
  * Words kept in the counters themselves, moved by compare-and-set: a decision is one read and at
- * most a few CAS attempts, never a lock.
+ * most a few CAS attempts, never a lock. A store that keeps the words elsewhere too (Redis) mirrors
+ * them here with {@link #word} and {@link #replace}.
  */
 public final class HeapCounters implements CounterStore {
+
+    /** {@code c}'s word; 0 (a domain never seen) once the janitor has retired it. */
+    public static long word(Counter c) {
+        long s = c.get();
+        return s == Counter.DEAD ? 0 : s;
+    }
+
+    /**
+     * Sets {@code c}'s word to {@code next} of the word it holds, unless the janitor has retired it
+     * (a retired counter stays {@link Counter#DEAD}). {@code next} may run more than once.
+     */
+    public static void replace(Counter c, LongUnaryOperator next) {
+        while (true) {
+            long s = c.get();
+            if (s == Counter.DEAD || c.compareAndSet(s, next.applyAsLong(s))) {
+                return;
+            }
+        }
+    }
 
     @Override
     public int acquire(Counter c, Algorithm algorithm, long now) {

@@ -40,9 +40,9 @@ public final class Limits implements AutoCloseable {
         this.exempt = settings.exemptClients().toArray(new Network[0]);
     }
 
-    /** {@link #from(LimitSettings, Clock, StoreOpener, boolean, boolean)} with the counters in memory. */
+    /** {@link #from(LimitSettings, Clock, StoreOpener, boolean)} with the counters in memory. */
     public static Limits from(LimitSettings s, Clock clock) throws ConfigException {
-        return from(s, clock, policies -> new HeapCounters(), false, false);
+        return from(s, clock, policies -> new HeapCounters(), false);
     }
 
     /** Where the words live: opened once the policies are known, only when limits are on. */
@@ -54,13 +54,12 @@ public final class Limits implements AutoCloseable {
     /**
      * Loads the suffix list, checks the overrides against it and opens the counter store.
      *
-     * @param shared     whether the budgets are shared through Redis (the counters keep more)
      * @param changeable whether budgets may be set while running (a reload, the admin API): then the
      *                   limits run even when nothing is limited yet
      * @throws ConfigException when the list file cannot be used, an override is not a registrable
      *                         domain, or the store cannot be opened
      */
-    public static Limits from(LimitSettings s, Clock clock, StoreOpener stores, boolean shared, boolean changeable)
+    public static Limits from(LimitSettings s, Clock clock, StoreOpener stores, boolean changeable)
             throws ConfigException {
         if (s.off() && !changeable) {
             return new Limits(s, null, null, null, null);
@@ -79,14 +78,14 @@ public final class Limits implements AutoCloseable {
         Map<DomainKey, Policy> overrides = new HashMap<>();
         s.domains().forEach((d, l) -> overrides.put(DomainKey.of(d), Budgets.policy(l, s.burst())));
         DomainLimiter limiter = new DomainLimiter(Algorithm.of(s.algorithm()), store,
-                new PolicyTable(Budgets.policy(s.defaultLimit(), s.burst()), overrides), s.maxDomains(), clock, shared);
+                new PolicyTable(Budgets.policy(s.defaultLimit(), s.burst()), overrides), s.maxDomains(), clock);
         made[0] = limiter;
         if (s.flood().detect()) {
             limiter.watchFloods(s.flood());
         }
         DomainLimiter perClient = s.perClient().off() ? null : new DomainLimiter(Algorithm.of(s.algorithm()),
                 new HeapCounters(), new PolicyTable(Budgets.policy(s.perClient().limit(), 0), Map.of()), s.maxDomains(),
-                clock, false);
+                clock);
         return new Limits(s, domains, limiter,
                 new Budgets(limiter, domains, clock, s.defaultLimit(), s.domains(), s.burst()), perClient);
     }

@@ -49,10 +49,14 @@ final class SlidingWindow implements Algorithm {
         return stored == ((window - 1) & WINDOW_MASK) ? (word & COUNT_MASK) << 24 : 0;
     }
 
+    /** The stored window's count weighs on decisions until the end of the window after it. */
     @Override
-    public boolean idle(long word, Policy p, long now) {
+    public long idleIn(long word, Policy p, long now) {
         long index = now / p.windowNanos();
         int stored = (int) (word >>> 48);
-        return stored != (int) (index & WINDOW_MASK) && stored != (int) ((index - 1) & WINDOW_MASK);
+        if (stored == (int) (index & WINDOW_MASK)) {
+            return (index + 2) * p.windowNanos() - now;
+        }
+        return stored == (int) ((index - 1) & WINDOW_MASK) ? (index + 1) * p.windowNanos() - now : 0;
     }
 }

@@ -84,7 +84,7 @@ public class DecisionBenchmark {
                 counters = new HeapCounters();
             }
             limiter = new DomainLimiter(Algorithm.of(algorithm), counters, new PolicyTable(policy, Map.of()), 2_000_000,
-                    Clock.system(), false);
+                    Clock.system());
             DomainProbe p = new DomainProbe();
             for (int d = 0; d < tracked; d++) {
                 psl.reduce(Workload.domain(d), p);

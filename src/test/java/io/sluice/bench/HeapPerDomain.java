@@ -17,17 +17,15 @@ import java.util.Map;
 /**
  * Heap taken by the limiter's table per tracked domain: used heap after a full GC, before and
  * after tracking N domains of the benchmark workload. Run with {@code scripts/jmh}'s classpath:
- * {@code java -cp ... io.sluice.bench.HeapPerDomain 1000000 [shared]}; {@code shared} measures the
- * counters of the Redis backend.
+ * {@code java -cp ... io.sluice.bench.HeapPerDomain 1000000}.
  */
 public final class HeapPerDomain {
     public static void main(String[] args) {
         int n = args.length > 0 ? Integer.parseInt(args[0]) : 1_000_000;
-        boolean shared = args.length > 1 && args[1].equals("shared");
         RegistrableDomains psl = RegistrableDomains.fromGuava();
         for (LimitSettings.Algorithm a : LimitSettings.Algorithm.values()) {
             DomainLimiter limiter = new DomainLimiter(Algorithm.of(a), new HeapCounters(),
-                    new PolicyTable(Policy.of(100, Duration.ofHours(1), 0), Map.of()), n, Clock.system(), shared);
+                    new PolicyTable(Policy.of(100, Duration.ofHours(1), 0), Map.of()), n, Clock.system());
             long before = usedAfterGc();
             DomainProbe p = new DomainProbe();
             for (int d = 0; d < n; d++) {

@@ -63,10 +63,10 @@ class ConfigFileTest {
         assertEquals(Path.of("/var/lib/sluice/counters.dat"), b.stateFile());
         assertTrue(b.resetCorruptStateFile());
 
-        ConfigException e = assertThrows(ConfigException.class,
-                () -> load("backend: redis\nlimits: { algorithm: token-bucket }\n"));
-        assertTrue(e.getMessage().contains("token-bucket is not offered with backend redis"), e.getMessage());
-        e = assertThrows(ConfigException.class, () -> load("redis: http://cache.example\n"));
+        assertEquals(LimitSettings.Algorithm.TOKEN_BUCKET,
+                load("backend: redis\nlimits: { algorithm: token-bucket }\n").limits().algorithm(),
+                "every algorithm runs on every backend");
+        ConfigException e = assertThrows(ConfigException.class, () -> load("redis: http://cache.example\n"));
         assertTrue(e.getMessage().contains("line 1") && e.getMessage().contains("redis"), e.getMessage());
     }
 
@@ -133,7 +133,6 @@ class ConfigFileTest {
         "limits:\\n  exempt-clients: [10.0.0.1/8]       | line 2: limits.exempt-clients: '10.0.0.1/8' is not a network address: host bits are set (did you mean 10.0.0.0/8, or 10.0.0.1 alone?)",
         "limits:\\n  burst: 5                          | line 2: limits.burst: only token-bucket has a burst",
         "allow-clients: []                             | line 1: allow-clients: needs at least one network",
-        "backend: redis\\nlimits:\\n  algorithm: token-bucket | line 3: limits.algorithm: token-bucket is not offered with backend redis",
         "udp-steering: on                              | line 1: udp-steering: unknown name 'on' (one of auto, cpu, hash)",
         "# a\\n# b\\naction: reject                       | line 3: action: unknown name 'reject' (one of refused, nxdomain, drop, truncate)",
         "limits:\\n  algorithm: leaky                     | line 2: limits.algorithm: unknown name 'leaky'",

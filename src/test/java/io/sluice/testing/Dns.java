@@ -1,5 +1,7 @@
 package io.sluice.testing;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -8,8 +10,14 @@ import java.net.DatagramSocket;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
+import java.net.StandardProtocolFamily;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.channels.DatagramChannel;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.xbill.DNS.DClass;
 import org.xbill.DNS.EDNSOption;
 import org.xbill.DNS.Message;
@@ -17,6 +25,7 @@ import org.xbill.DNS.Name;
 import org.xbill.DNS.OPTRecord;
 import org.xbill.DNS.Record;
 import org.xbill.DNS.Section;
+import org.xbill.DNS.Type;
 
 /** A raw DNS client over real sockets: exact bytes out, exact bytes back. */
 public final class Dns {
@@ -95,5 +104,55 @@ public final class Dns {
 
     public static int rcode(byte[] wire) {
         return wire[3] & 0x0F;
+    }
+
+    /** Sends all queries at once (round robin over the targets), then counts the rcodes of the replies. */
+    public static int[] burst(List<InetSocketAddress> targets, List<String> names) throws Exception {
+        int[] rcodes = new int[24];
+        List<DatagramChannel> chans = new ArrayList<>();
+        try {
+            for (InetSocketAddress t : targets) {
+                DatagramChannel c = DatagramChannel.open(StandardProtocolFamily.INET);
+                c.setOption(StandardSocketOptions.SO_RCVBUF, 1 << 20);
+                c.configureBlocking(false);
+                c.connect(t);
+                chans.add(c);
+            }
+            for (int i = 0; i < names.size(); i++) {
+                chans.get(i % chans.size()).write(ByteBuffer.wrap(Dns.query(i, names.get(i), Type.A)));
+            }
+            int got = 0;
+            ByteBuffer buf = ByteBuffer.allocate(4096);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (got < names.size() && System.nanoTime() < deadline) {
+                boolean any = false;
+                for (DatagramChannel c : chans) {
+                    buf.clear();
+                    if (c.read(buf) > 0) {
+                        rcodes[buf.get(3) & 0x0F]++;
+                        got++;
+                        any = true;
+                    }
+                }
+                if (!any) {
+                    Thread.sleep(1);
+                }
+            }
+            assertEquals(names.size(), got, "every query answered");
+            return rcodes;
+        } finally {
+            for (DatagramChannel c : chans) {
+                c.close();
+            }
+        }
+    }
+
+    /** {@code n} names under {@code domain}: h0.domain., h1.domain., ... */
+    public static List<String> names(String domain, int n) {
+        List<String> out = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            out.add("h" + i + "." + domain + ".");
+        }
+        return out;
     }
 }

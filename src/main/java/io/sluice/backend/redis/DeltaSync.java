@@ -1,83 +1,56 @@
 package io.sluice.backend.redis;
 
-import io.sluice.limit.Counter;
+import io.sluice.limit.Algorithm;
 import io.sluice.limit.DomainLimiter;
-import io.sluice.limit.SharedCounter;
+import io.sluice.limit.HeapCounters;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.function.Function;
 import org.slf4j.LoggerFactory;
 
 /**
- * Redis async mode: the event loops decide with the in-process counters, and this thread, every
- * sync interval, adds what each domain allowed here since the last pass to its Redis key and reads
- * back the fleet's total; what the other instances allowed is then added to the local count, so
- * each instance soon decides on the fleet's count.
+ * Redis async mode: the event loops decide with the in-process words, and this thread, every sync
+ * interval, adds what each domain allowed here since the last pass to the domain's word in Redis
+ * (the algorithm's {@link Algorithm#addToCurrent}, set by compare-and-set) and makes the result,
+ * plus what the loops allowed meanwhile, the local word: each instance soon decides on the
+ * fleet's count.
  *
- * <p>Only domains that allowed a query here since the last pass are synced (the limiter queues
- * a counter once when its first unsynced query is allowed). A failed pass drops its counts: they
- * belong to windows Redis may not see again, and dropping errs toward answering.
+ * <p>Only domains that allowed a query here since the last pass are synced. A compare-and-set that
+ * loses (another instance wrote the word) is worked out again from the word Redis returned, up to
+ * {@link #TRIES} times in a pass, then waits for the next pass. A failed call drops its counts:
+ * they belong to windows Redis may not see again, and dropping errs toward answering.
  */
 final class DeltaSync implements AutoCloseable {
-    /** Per domain, this thread's view of the current window, and its key made once per window. */
-    private final class Synced {
-        final SharedCounter counter;
-        long window = Long.MIN_VALUE;
-        String key;
-        String ttl;
-        int slot;
-        /** Allowed here since the last push, to go in this pass. */
-        int pending;
-        /** What this instance added to the window's key. */
-        long pushed;
-        /** What the other instances had added, as already merged into the local count. */
-        long merged;
+    private static final int TRIES = 3;
 
-        Synced(SharedCounter counter) {
-            this.counter = counter;
-        }
-
-        /** Moves to the window of {@code now}: a new key, nothing pushed or merged yet. */
-        void roll(long now) {
-            long w = RedisKeys.window(counter, now);
-            if (w != window) {
-                window = w;
-                key = RedisKeys.key(counter.cachedName(), w);
-                ttl = RedisKeys.ttlMillis(counter, false);
-                slot = backend.link().slot(key);
-                pushed = 0;
-                merged = 0;
-            }
-        }
+    /** One domain's push in a pass. */
+    private record Push(SyncedCounter counter, String key, int slot) {
     }
 
     private final RedisBackend backend;
     private final DomainLimiter limiter;
+    private final Algorithm algorithm;
+    private final SyncedCounters counters;
     private final Duration interval;
-    private final ConcurrentLinkedQueue<SharedCounter> dirty = new ConcurrentLinkedQueue<>();
-    private final Map<Counter, Synced> synced = new HashMap<>();
-    private final Function<Counter, Synced> newSynced = c -> new Synced((SharedCounter) c);
+    /** Domains whose counts lost every try of the last pass: they go first in the next. */
+    private List<Push> carried = new ArrayList<>();
     private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "sluice-redis-sync");
         t.setDaemon(true);
         return t;
     });
-    private long passes;
 
-    DeltaSync(RedisBackend backend, DomainLimiter limiter, Duration interval) {
+    DeltaSync(RedisBackend backend, DomainLimiter limiter, SyncedCounters counters, Duration interval) {
         this.backend = backend;
         this.limiter = limiter;
+        this.algorithm = limiter.algorithm();
+        this.counters = counters;
         this.interval = interval;
-        limiter.countUnsynced(dirty);
     }
 
     void start() {
@@ -94,59 +67,67 @@ final class DeltaSync implements AutoCloseable {
 
     private void pass() {
         long now = limiter.clock().epochNanos();
-        List<Synced> due = new ArrayList<>();
-        SharedCounter c;
-        while ((c = dirty.poll()) != null) {
+        List<Push> due = carried;
+        carried = new ArrayList<>();
+        SyncedCounter c;
+        while ((c = counters.dirty.poll()) != null) {
             int d = c.takeUnsynced();
             if (d == 0) {
                 continue;
             }
-            Synced s = synced.computeIfAbsent(c, newSynced);
-            s.roll(now);
-            if (s.pending == 0) { // a counter can be queued again while this loop drains: once per call
-                due.add(s);
+            if (c.pending == 0) { // a carried counter, or one queued again while this loop drains: once per pass
+                String key = RedisKeys.key(c, backend.algorithmName());
+                due.add(new Push(c, key, backend.link().slot(key)));
             }
-            s.pending += d;
+            c.pending += d;
         }
-        for (List<Synced> call : backend.link().calls(due, s -> s.slot)) {
-            push(call);
+        for (int t = 0; t < TRIES && !due.isEmpty(); t++) {
+            List<Push> lost = new ArrayList<>();
+            for (List<Push> call : backend.link().calls(due, Push::slot)) {
+                push(call, now, lost);
+            }
+            due = lost;
         }
-        if (++passes % 100 == 0) {
-            synced.values().removeIf(s -> s.window != RedisKeys.window(s.counter, now));
-        }
+        carried = due;
     }
 
-    private void push(List<Synced> domains) {
-        String[] keys = new String[domains.size()];
-        String[] args = new String[1 + 2 * domains.size()];
-        args[0] = "f";
-        for (int i = 0; i < domains.size(); i++) {
-            Synced s = domains.get(i);
-            keys[i] = s.key;
-            args[1 + 2 * i] = Integer.toString(s.pending);
-            args[2 + 2 * i] = s.ttl;
+    /** One call for {@code pushes}; those whose compare-and-set lost go in {@code lost}. */
+    private void push(List<Push> pushes, long now, List<Push> lost) {
+        String[] keys = new String[pushes.size()];
+        String[] args = new String[3 * pushes.size()];
+        long[] next = new long[pushes.size()];
+        for (int i = 0; i < pushes.size(); i++) {
+            SyncedCounter c = pushes.get(i).counter();
+            keys[i] = pushes.get(i).key();
+            next[i] = algorithm.addToCurrent(c.known, c.policy(), now, c.pending);
+            args[3 * i] = Long.toString(c.known);
+            args[3 * i + 1] = Long.toString(next[i]);
+            args[3 * i + 2] = RedisKeys.ttlMillis(algorithm, next[i], c, now);
         }
-        List<Object> totals = null;
+        List<Object> replies = null;
         try {
-            totals = backend.link().run(backend.addScript(), keys, args)
+            replies = backend.link().run(backend.casScript(), keys, args)
                     .get(backend.settings().redisTimeout().toMillis() * 2, TimeUnit.MILLISECONDS);
         } catch (ExecutionException | TimeoutException e) {
             // the link says when Redis goes away; these counts are dropped
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        for (int i = 0; i < domains.size(); i++) {
-            Synced s = domains.get(i);
-            int pending = s.pending;
-            s.pending = 0;
-            if (totals == null) {
-                continue;
-            }
-            s.pushed += pending;
-            long others = Math.max(0, ((Number) totals.get(i)).longValue() - s.pushed);
-            if (others > s.merged) {
-                limiter.addElsewhere(s.counter, others - s.merged);
-                s.merged = others;
+        for (int i = 0; i < pushes.size(); i++) {
+            SyncedCounter c = pushes.get(i).counter();
+            if (replies == null) {
+                c.pending = 0;
+            } else if (replies.get(i) instanceof Long) {
+                c.known = next[i];
+                c.pending = 0;
+                long fleet = next[i];
+                HeapCounters.replace(c, local -> {
+                    int since = c.unsynced(); // allowed by the loops after this pass took its counts
+                    return since == 0 ? fleet : algorithm.addToCurrent(fleet, c.policy(), now, since);
+                });
+            } else {
+                c.known = RedisKeys.word(replies.get(i));
+                lost.add(pushes.get(i));
             }
         }
     }

@@ -3,37 +3,51 @@ package io.sluice.backend.redis;
 import io.sluice.config.BackendSettings;
 import io.sluice.config.LimitSettings;
 import io.sluice.limit.Counter;
+import io.sluice.limit.CounterStore;
 import io.sluice.limit.Decisions;
 import io.sluice.limit.DomainLimiter;
+import io.sluice.limit.HeapCounters;
 import java.util.concurrent.Executor;
 
 /**
  * Counters shared through Redis by every sluice pointed at it, as the limit stage's
- * {@link Decisions}. In exact mode each decision is Redis's ({@link ExactDecisions}, one per event
- * loop); in async mode the in-process limiter
- * decides and {@link DeltaSync} keeps it in step with the fleet. While Redis is away or slow, the
- * failure policy decides: the in-process limiter ({@code local}), everything allowed ({@code open})
- * or everything counted refused ({@code closed}).
+ * {@link Decisions}. Redis keeps each domain's word of the limiter's algorithm, set only by
+ * compare-and-set ({@code cas.lua}), so every algorithm is shared the same way. In exact mode each
+ * decision is a compare-and-set in Redis ({@link ExactDecisions}, one per event loop); in async
+ * mode the in-process limiter decides and {@link DeltaSync} keeps it in step with the fleet. While
+ * Redis is away or slow, the failure policy decides: the in-process limiter ({@code local}),
+ * everything allowed ({@code open}) or everything counted refused ({@code closed}).
  */
 public final class RedisBackend implements AutoCloseable {
     private final BackendSettings settings;
     private final DomainLimiter limiter;
-    private final boolean sliding;
+    private final String algorithmName;
     private final RedisLink link;
-    private final Script decide = Script.load("decide.lua");
-    private final Script add = Script.load("add.lua");
+    private final Script cas = Script.load("cas.lua");
     private final DeltaSync sync;
 
     private RedisBackend(BackendSettings settings, LimitSettings.Algorithm algorithm, DomainLimiter limiter) {
         this.settings = settings;
         this.limiter = limiter;
-        this.sliding = algorithm == LimitSettings.Algorithm.SLIDING_WINDOW;
+        this.algorithmName = algorithm.toString();
         this.link = RedisLink.open(settings);
-        this.sync = settings.redisMode() == BackendSettings.RedisMode.ASYNC
-                ? new DeltaSync(this, limiter, settings.syncInterval()) : null;
+        this.sync = limiter.store() instanceof SyncedCounters synced
+                ? new DeltaSync(this, limiter, synced, settings.syncInterval()) : null;
     }
 
-    /** Connects (or starts trying to) and, in async mode, starts syncing. */
+    /**
+     * Where the limiter keeps its words with this backend: in memory, where exact mode mirrors
+     * Redis's words and async mode also counts what it has not synced.
+     */
+    public static CounterStore counters(BackendSettings settings) {
+        return settings.redisMode() == BackendSettings.RedisMode.ASYNC ? new SyncedCounters() : new HeapCounters();
+    }
+
+    /**
+     * Connects (or starts trying to) and, in async mode, starts syncing.
+     *
+     * @param limiter a limiter whose store is {@link #counters}'s
+     */
     public static RedisBackend start(BackendSettings settings, LimitSettings.Algorithm algorithm,
                                      DomainLimiter limiter) {
         RedisBackend b = new RedisBackend(settings, algorithm, limiter);
@@ -77,16 +91,13 @@ public final class RedisBackend implements AutoCloseable {
         return settings;
     }
 
-    boolean sliding() {
-        return sliding;
+    /** The algorithm's name, part of each key. */
+    String algorithmName() {
+        return algorithmName;
     }
 
-    Script decideScript() {
-        return decide;
-    }
-
-    Script addScript() {
-        return add;
+    Script casScript() {
+        return cas;
     }
 
     /** For the startup line. */

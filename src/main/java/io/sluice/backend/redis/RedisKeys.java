@@ -1,27 +1,28 @@
 package io.sluice.backend.redis;
 
+import io.sluice.limit.Algorithm;
 import io.sluice.limit.Counter;
 
 /**
- * The names of the counters in Redis: {@code sluice:{example.com}:<window index>}. The hash tag
- * keeps every key of a domain in one cluster slot, so one script call can read and write them
- * all; the window index (window length since the Unix epoch) makes instances agree on windows.
+ * Where a domain's word lives in Redis: {@code sluice:{example.com}:fixed-window:1000ms}. The hash
+ * tag keeps the key in the domain's cluster slot; the algorithm and the window length in the name
+ * keep instances that count differently from reading each other's words as their own.
  */
 final class RedisKeys {
     private RedisKeys() {
     }
 
-    static String key(String domain, long window) {
-        return "sluice:{" + domain + "}:" + window;
+    static String key(Counter c, String algorithm) {
+        return "sluice:{" + c.cachedName() + "}:" + algorithm + ":" + c.policy().windowNanos() / 1_000_000 + "ms";
     }
 
-    static long window(Counter c, long now) {
-        return now / c.policy().windowNanos();
+    /** A key lives as long as its word changes a decision (at least a millisecond). */
+    static String ttlMillis(Algorithm algorithm, long word, Counter c, long now) {
+        return Long.toString(Math.max(1, (algorithm.idleIn(word, c.policy(), now) + 999_999) / 1_000_000));
     }
 
-    /** A key outlives its window by one window (two for the sliding window, which reads the last one). */
-    static String ttlMillis(Counter c, boolean sliding) {
-        long ms = Math.max(1, c.policy().windowNanos() / 1_000_000);
-        return Long.toString(sliding ? 2 * ms : ms);
+    /** A word as the compare-and-set script returns it. */
+    static long word(Object reply) {
+        return Long.parseLong(reply.toString());
     }
 }
