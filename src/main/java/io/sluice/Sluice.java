@@ -185,7 +185,7 @@ public final class Sluice implements AutoCloseable {
             Decisions.Maker decisions = null;
             if (limits.active()) {
                 if (settings.backend().kind() == BackendSettings.Kind.REDIS) {
-                    redis = RedisBackend.start(settings.backend(), settings.limits().algorithm(), limits.limiter());
+                    redis = RedisBackend.start(settings.backend(), settings.limits().algorithm(), limits.limiter(), meters);
                     decisions = redis::decisions;
                 } else {
                     decisions = Decisions.local(limits.limiter()); // memory and Chronicle Map: the counters decide
@@ -316,9 +316,6 @@ public final class Sluice implements AutoCloseable {
             meters.gauge("state_file_domains", "Entries in the state file.", () -> limits.limiter().store().size());
             meters.gauge("state_file_failures", "Decisions the state file could not take, and allowed.",
                     () -> limits.limiter().store().failures());
-        }
-        if (redis != null) {
-            meters.gauge("redis_up", "1 while Redis answers, else 0.", () -> redis.up() ? 1 : 0);
         }
         MetricsEndpoint endpoint = new MetricsEndpoint(meters);
         if (settings.metrics() == null) {

@@ -5,7 +5,7 @@ import java.util.function.LongUnaryOperator;
 /**
  * Words kept in the counters themselves, moved by compare-and-set: a decision is one read and at
  * most a few CAS attempts, never a lock. A store that keeps the words elsewhere too (Redis) mirrors
- * them here with {@link #word} and {@link #replace}.
+ * them here with {@link #word}, {@link #retired}, {@link #compareAndSet} and {@link #replace}.
  */
 public final class HeapCounters implements CounterStore {
 
@@ -13,6 +13,16 @@ public final class HeapCounters implements CounterStore {
     public static long word(Counter c) {
         long s = c.get();
         return s == Counter.DEAD ? 0 : s;
+    }
+
+    /** Whether the janitor has retired {@code c}: its word is gone for good. */
+    public static boolean retired(Counter c) {
+        return c.get() == Counter.DEAD;
+    }
+
+    /** Sets {@code c}'s word from {@code expected} to {@code next}: false when it held another, or was retired. */
+    public static boolean compareAndSet(Counter c, long expected, long next) {
+        return expected != Counter.DEAD && c.compareAndSet(expected, next);
     }
 
     /**

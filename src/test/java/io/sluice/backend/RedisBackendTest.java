@@ -92,6 +92,48 @@ class RedisBackendTest {
     }
 
     @Test
+    void aBusyDomainStaysExactWhileItsRoundsOverlap() throws Exception {
+        // Thousands of queries at once for one domain, over four sockets and two loops: rounds of
+        // calls overlap and loops race for the domain's word. With failure "open", any query that
+        // fell to the failure policy would be answered past the budget.
+        try (RedisServer redis = RedisServer.start(dir);
+             RunningSluice s = sluice("redis", redis.uri(), "limits.default.queries", "3000",
+                     "redis-failure", "open", "redis-timeout", "1s", "threads", "2")) {
+            InetSocketAddress at = s.address();
+            int[] r = Dns.burst(List.of(at, at, at, at), Dns.names("busy.org", 4000));
+            assertEquals(3000, r[Rcode.NOERROR], rcodes(r));
+            assertEquals(1000, r[Rcode.REFUSED], rcodes(r));
+        }
+    }
+
+    @Test
+    void aWordRedisHasExpiredIsNoConflict() throws Exception {
+        for (String mode : new String[] {"exact", "async"}) {
+            try (RedisServer redis = RedisServer.start(dir);
+                 RunningSluice s = sluice("redis", redis.uri(), "redis-mode", mode, "sync-interval", "20ms",
+                         "limits.default.queries", "5")) {
+                assertEquals(3, Dns.burst(List.of(s.address()), Dns.names("expiring.net", 3))[Rcode.NOERROR]);
+                awaitCount(redis, "expiring.net", 3);
+                clock.advanceMillis(HOUR_MS);
+                redis.command("DEL " + key("expiring.net", "fixed-window")); // as Redis expires it, on its own clock
+                assertEquals(3, Dns.burst(List.of(s.address()), Dns.names("expiring.net", 3))[Rcode.NOERROR], mode);
+                awaitCount(redis, "expiring.net", 3);
+                assertEquals(0, s.sluice().metrics().count("redis_conflicts"),
+                        mode + ": a word that changes no decision any more matches an expired key");
+            }
+        }
+    }
+
+    /** Waits for a fixed-window count in Redis: at once in exact mode, after a sync in async mode. */
+    private void awaitCount(RedisServer redis, String domain, long count) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (fixedWindowCount(redis, domain) != count && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertEquals(count, fixedWindowCount(redis, domain), domain);
+    }
+
+    @Test
     void slidingWindowIsExactToo() throws Exception {
         try (RedisServer redis = RedisServer.start(dir);
              RunningSluice a = sluice("redis", redis.uri(), "limits.default.queries", "8",

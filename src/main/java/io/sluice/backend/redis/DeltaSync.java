@@ -5,7 +5,10 @@ import io.sluice.limit.DomainLimiter;
 import io.sluice.limit.HeapCounters;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -69,17 +72,21 @@ final class DeltaSync implements AutoCloseable {
         long now = limiter.clock().epochNanos();
         List<Push> due = carried;
         carried = new ArrayList<>();
+        Set<SyncedCounter> inPass = Collections.newSetFromMap(new IdentityHashMap<>());
+        for (Push p : due) {
+            inPass.add(p.counter());
+        }
         SyncedCounter c;
         while ((c = counters.dirty.poll()) != null) {
             int d = c.takeUnsynced();
             if (d == 0) {
                 continue;
             }
-            if (c.pending == 0) { // a carried counter, or one queued again while this loop drains: once per pass
+            c.pending += d;
+            if (inPass.add(c)) { // a carried counter, or one queued again while this loop drains: once per pass
                 String key = RedisKeys.key(c, backend.algorithmName());
                 due.add(new Push(c, key, backend.link().slot(key)));
             }
-            c.pending += d;
         }
         for (int t = 0; t < TRIES && !due.isEmpty(); t++) {
             List<Push> lost = new ArrayList<>();
@@ -94,15 +101,13 @@ final class DeltaSync implements AutoCloseable {
     /** One call for {@code pushes}; those whose compare-and-set lost go in {@code lost}. */
     private void push(List<Push> pushes, long now, List<Push> lost) {
         String[] keys = new String[pushes.size()];
-        String[] args = new String[3 * pushes.size()];
+        String[] args = new String[4 * pushes.size()];
         long[] next = new long[pushes.size()];
         for (int i = 0; i < pushes.size(); i++) {
             SyncedCounter c = pushes.get(i).counter();
             keys[i] = pushes.get(i).key();
-            next[i] = algorithm.addToCurrent(c.known, c.policy(), now, c.pending);
-            args[3 * i] = Long.toString(c.known);
-            args[3 * i + 1] = Long.toString(next[i]);
-            args[3 * i + 2] = RedisKeys.ttlMillis(algorithm, next[i], c, now);
+            next[i] = algorithm.addToCurrent(c.known, c.budget(), now, c.pending);
+            RedisKeys.casArguments(args, 4 * i, algorithm, c, c.known, next[i], now);
         }
         List<Object> replies = null;
         try {
@@ -123,10 +128,11 @@ final class DeltaSync implements AutoCloseable {
                 long fleet = next[i];
                 HeapCounters.replace(c, local -> {
                     int since = c.unsynced(); // allowed by the loops after this pass took its counts
-                    return since == 0 ? fleet : algorithm.addToCurrent(fleet, c.policy(), now, since);
+                    return since == 0 ? fleet : algorithm.addToCurrent(fleet, c.budget(), now, since);
                 });
             } else {
                 c.known = RedisKeys.word(replies.get(i));
+                backend.conflicts().increment();
                 lost.add(pushes.get(i));
             }
         }

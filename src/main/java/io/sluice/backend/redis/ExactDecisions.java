@@ -23,11 +23,14 @@ import org.slf4j.LoggerFactory;
  * its queries the budget allows and the word after them, and one script call per cluster slot (one
  * in all on a standalone Redis) sets each word by compare-and-set. A domain whose word another
  * instance (or loop) changed meanwhile is worked out again from the word Redis returned, in the
- * next round; after {@link #MAX_TRIES} lost rounds the failure policy decides its queries.
+ * next round, until its first query has waited the Redis timeout: then the failure policy decides.
  *
- * <p>The last known word is the counter's own (heap) word, so the janitor keeps what Redis keeps.
- * Words only move toward less budget until their time passes, so a domain that its last known word
- * already refuses is refused here, without a call.
+ * <p>The last known word is the counter's own (heap) word, shared by the loops: each call puts the
+ * words it sends in it, by compare-and-set, just before it goes out, so that the next round of any
+ * loop works on from them and mostly lands after it on the one connection, rather than racing it;
+ * a lost round puts Redis's word in it. So the rounds of one process seldom lose to each other
+ * (the metric {@code redis_conflicts} counts the losses), and the janitor keeps what Redis keeps. Words only move toward less budget until their time
+ * passes, so a domain its last known word already refuses is refused here, without a call.
  *
  * <p>Only the loop's thread touches this object; the Redis reply is handed back to it with
  * {@link Executor#execute}. A query waits at most the Redis timeout per round: a failed or late
@@ -42,14 +45,17 @@ final class ExactDecisions implements Decisions {
      * and thread wake-ups; when idle a query goes at the end of its own burst.
      */
     private static final int MAX_ROUNDS_IN_FLIGHT = 2;
-    /** Rounds a domain's queries may lose to other writers of its word before the failure policy decides them. */
-    private static final int MAX_TRIES = 8;
 
     /** One domain's queries parked in this burst, and what this round asks for them. */
     private static final class Batch {
         final Counter counter;
         final List<ParkedQuery> queries = new ArrayList<>(4);
+        /** When the first of {@code queries} was parked ({@link System#nanoTime}). */
+        final long parkedAt = System.nanoTime();
+        /** Rounds lost so far; after the first, {@code learnt} is the word Redis returned. */
         int tries;
+        /** For a counter the janitor retired, whose heap word is gone. */
+        long learnt;
         String key;
         long expected;
         long next;
@@ -65,6 +71,7 @@ final class ExactDecisions implements Decisions {
     private final DomainLimiter limiter;
     private final Algorithm algorithm;
     private final Verdicts verdicts;
+    private final long timeoutNanos;
     private Map<Counter, Batch> waiting = new HashMap<>();
     private int parked;
     private int roundsInFlight;
@@ -75,6 +82,7 @@ final class ExactDecisions implements Decisions {
         this.limiter = limiter;
         this.algorithm = limiter.algorithm();
         this.verdicts = verdicts;
+        this.timeoutNanos = backend.settings().redisTimeout().toNanos();
     }
 
     /**
@@ -142,10 +150,13 @@ final class ExactDecisions implements Decisions {
         }
     }
 
-    /** The word after as many of {@code b}'s queries as the budget allows; false when none is. */
+    /**
+     * Works out, from the last known word, the word after as many of {@code b}'s queries as the
+     * budget allows; false when none is.
+     */
     private boolean workOut(Batch b, long now) {
         Policy budget = b.counter.budget();
-        long word = HeapCounters.word(b.counter);
+        long word = HeapCounters.retired(b.counter) && b.tries > 0 ? b.learnt : HeapCounters.word(b.counter);
         b.expected = word;
         int allowed = 0;
         while (allowed < b.queries.size()) {
@@ -164,6 +175,14 @@ final class ExactDecisions implements Decisions {
         return allowed > 0;
     }
 
+    /**
+     * Makes {@code b}'s next word the last known word, unless another loop's round changed it
+     * since {@link #workOut}: false then, and {@code b} is to be worked out again.
+     */
+    private static boolean reserve(Batch b) {
+        return HeapCounters.retired(b.counter) || HeapCounters.compareAndSet(b.counter, b.expected, b.next);
+    }
+
     /** The calls sent together; the round ends when the last is settled. */
     private static final class Round {
         int pending;
@@ -173,15 +192,26 @@ final class ExactDecisions implements Decisions {
         }
     }
 
+    /**
+     * Sends one call. Each batch is worked out again and its word reserved just before the call
+     * goes, so that little runs between a reservation and the call's place on the connection.
+     * A batch that no query of fits any more goes too, setting its word to itself, and is refused.
+     */
     private void call(Round round, List<Batch> batches, long now) {
         String[] keys = new String[batches.size()];
-        String[] args = new String[3 * batches.size()];
+        String[] args = new String[4 * batches.size()];
         for (int i = 0; i < batches.size(); i++) {
             Batch b = batches.get(i);
             keys[i] = b.key;
-            args[3 * i] = Long.toString(b.expected);
-            args[3 * i + 1] = Long.toString(b.next);
-            args[3 * i + 2] = RedisKeys.ttlMillis(algorithm, b.next, b.counter, now);
+            workOut(b, now);
+            RedisKeys.casArguments(args, 4 * i, algorithm, b.counter, b.expected, b.next, now);
+        }
+        for (int i = 0; i < batches.size(); i++) {
+            Batch b = batches.get(i);
+            while (!reserve(b)) {
+                workOut(b, now);
+                RedisKeys.casArguments(args, 4 * i, algorithm, b.counter, b.expected, b.next, now);
+            }
         }
         backend.link().run(backend.casScript(), keys, args)
                 .whenComplete((reply, error) -> {
@@ -197,15 +227,21 @@ final class ExactDecisions implements Decisions {
         for (int i = 0; i < batches.size(); i++) {
             Batch b = batches.get(i);
             if (error != null || reply == null || reply.size() <= i) {
+                HeapCounters.compareAndSet(b.counter, b.next, b.expected); // what Redis never took, unless built on
                 fail(b);
             } else if (reply.get(i) instanceof Long) {
-                long word = b.next;
-                HeapCounters.replace(b.counter, known -> word);
+                // The heap word holds b.next, or a later round's; or a round that reached Redis
+                // before this one, though reserved after it, lost and put back what this replaced.
+                HeapCounters.compareAndSet(b.counter, b.expected, b.next);
                 settle(b, b.allowed);
             } else {
                 long word = RedisKeys.word(reply.get(i));
-                HeapCounters.replace(b.counter, known -> word);
-                if (++b.tries >= MAX_TRIES) {
+                // Unless a later round reserved on top of b (it loses too, and learns then).
+                HeapCounters.compareAndSet(b.counter, b.next, word);
+                backend.conflicts().increment();
+                b.learnt = word;
+                b.tries++;
+                if (System.nanoTime() - b.parkedAt >= timeoutNanos) {
                     fail(b);
                 } else {
                     again(b);
@@ -218,11 +254,21 @@ final class ExactDecisions implements Decisions {
         }
     }
 
-    /** Puts a batch that lost its compare-and-set back, ahead of its domain's newer queries. */
+    /**
+     * Puts a batch that lost its compare-and-set back, ahead of its domain's newer queries. Rounds
+     * settle in the order they went, so a lost batch already waiting went before this one.
+     */
     private void again(Batch b) {
-        Batch newer = waiting.put(b.counter, b);
-        if (newer != null) {
-            b.queries.addAll(newer.queries);
+        Batch there = waiting.get(b.counter);
+        if (there == null) {
+            waiting.put(b.counter, b);
+        } else if (there.tries > 0) {
+            there.queries.addAll(b.queries);
+            there.tries = Math.max(there.tries, b.tries); // there was parked first: its parkedAt stays
+            there.learnt = b.learnt; // the later reply
+        } else {
+            b.queries.addAll(there.queries);
+            waiting.put(b.counter, b);
         }
     }
 

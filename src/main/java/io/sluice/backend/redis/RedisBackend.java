@@ -7,7 +7,9 @@ import io.sluice.limit.CounterStore;
 import io.sluice.limit.Decisions;
 import io.sluice.limit.DomainLimiter;
 import io.sluice.limit.HeapCounters;
+import io.sluice.metrics.Registry;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Counters shared through Redis by every sluice pointed at it, as the limit stage's
@@ -25,9 +27,14 @@ public final class RedisBackend implements AutoCloseable {
     private final RedisLink link;
     private final Script cas = Script.load("cas.lua");
     private final DeltaSync sync;
+    private final LongAdder conflicts;
 
-    private RedisBackend(BackendSettings settings, LimitSettings.Algorithm algorithm, DomainLimiter limiter) {
+    private RedisBackend(BackendSettings settings, LimitSettings.Algorithm algorithm, DomainLimiter limiter,
+                         Registry meters) {
         this.settings = settings;
+        this.conflicts = meters.counter("redis_conflicts", "Compare-and-sets of a domain's word in Redis that another"
+                + " writer (another instance, another loop) got to first: each is worked out again and retried.");
+        meters.gauge("redis_up", "1 while Redis answers, else 0.", () -> up() ? 1 : 0);
         this.limiter = limiter;
         this.algorithmName = algorithm.toString();
         this.link = RedisLink.open(settings);
@@ -49,8 +56,8 @@ public final class RedisBackend implements AutoCloseable {
      * @param limiter a limiter whose store is {@link #counters}'s
      */
     public static RedisBackend start(BackendSettings settings, LimitSettings.Algorithm algorithm,
-                                     DomainLimiter limiter) {
-        RedisBackend b = new RedisBackend(settings, algorithm, limiter);
+                                     DomainLimiter limiter, Registry meters) {
+        RedisBackend b = new RedisBackend(settings, algorithm, limiter, meters);
         if (b.sync != null) {
             b.sync.start();
         }
@@ -98,6 +105,10 @@ public final class RedisBackend implements AutoCloseable {
 
     Script casScript() {
         return cas;
+    }
+
+    LongAdder conflicts() {
+        return conflicts;
     }
 
     /** For the startup line. */

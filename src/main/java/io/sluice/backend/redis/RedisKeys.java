@@ -21,8 +21,24 @@ final class RedisKeys {
         return Long.toString(Math.max(1, (algorithm.idleIn(word, c.policy(), now) + 999_999) / 1_000_000));
     }
 
-    /** A word as the compare-and-set script returns it. */
+    /** A word as the compare-and-set script returns it (which turns what is not a number into "0"). */
     static long word(Object reply) {
-        return Long.parseLong(reply.toString());
+        try {
+            return Long.parseLong(reply.toString());
+        } catch (NumberFormatException e) {
+            return 0; // the script sends only numbers; were another to, none is what it would be
+        }
+    }
+
+    /**
+     * The compare-and-set's four arguments for one domain at {@code at}: the word expected, whether
+     * it is idle (then an expired key matches it too), the next word and its ttl.
+     */
+    static void casArguments(String[] args, int at, Algorithm algorithm, Counter c, long expected, long next,
+                             long now) {
+        args[at] = Long.toString(expected);
+        args[at + 1] = algorithm.idle(expected, c.policy(), now) ? "1" : "0";
+        args[at + 2] = Long.toString(next);
+        args[at + 3] = ttlMillis(algorithm, next, c, now);
     }
 }

@@ -2,14 +2,20 @@
 -- word it worked it out from. The limiting algorithms run in sluice (io.sluice.limit.Algorithm);
 -- Redis only keeps their words, so every algorithm is shared the same way.
 -- KEYS: one per domain
--- ARGV: for each domain, 3 values: the word expected ("0": none), the word to set, its ttl in ms
+-- ARGV: for each domain, 4 values: the word expected ("0": none); "1" when that word no longer
+--   changes a decision, so that a key already expired (none) matches it too, else "0"; the word
+--   to set; its ttl in ms
 -- Returns, for each domain, 1 when set, else the word Redis holds ("0": none), to work from next.
+-- A value that is not a number (not sluice's) counts as none.
 local out = {}
 for i = 1, #KEYS do
-  local a = 3 * i - 2
+  local a = 4 * i - 3
   local current = redis.call('GET', KEYS[i]) or '0'
-  if current == ARGV[a] then
-    redis.call('SET', KEYS[i], ARGV[a + 1], 'PX', ARGV[a + 2])
+  if tonumber(current) == nil then
+    current = '0'
+  end
+  if current == ARGV[a] or (current == '0' and ARGV[a + 1] == '1') then
+    redis.call('SET', KEYS[i], ARGV[a + 2], 'PX', ARGV[a + 3])
     out[i] = 1
   else
     out[i] = current
