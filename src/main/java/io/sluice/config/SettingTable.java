@@ -189,7 +189,7 @@ public final class SettingTable {
             "exact (each decision asks Redis) | async (local, synced).");
     public static final Setting<Duration> REDIS_TIMEOUT = one("redis-timeout", "--redis-timeout", "DURATION", "50ms",
             Duration.ofMillis(50), SettingTable::positiveDuration, false,
-            "Longest wait on Redis before --redis-failure decides.");
+            "Longest wait on one Redis call (or on rounds lost to other instances) before --redis-failure decides.");
     public static final Setting<BackendSettings.RedisFailure> REDIS_FAILURE = one("redis-failure", "--redis-failure",
             "NAME", "local", BackendSettings.RedisFailure.LOCAL,
             v -> Values.named(v, BackendSettings.RedisFailure.values()), false,

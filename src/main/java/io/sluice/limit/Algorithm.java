@@ -16,6 +16,11 @@ public interface Algorithm {
     /** Returned by {@link #acquire} when the query is over the budget; the word stays as it was. */
     long REFUSE = Long.MIN_VALUE | (1L << 32);
 
+    /** Whether some algorithm may store {@code word}: false for {@link #REFUSE} and {@link Counter#DEAD}. */
+    static boolean isWord(long word) {
+        return word >= 0 || (word & 0xFFFFFF) != 0;
+    }
+
     /** The word after counting one more query at {@code now}, or {@link #REFUSE}. */
     long acquire(long word, Policy p, long now);
 

@@ -22,7 +22,7 @@ public final class HeapCounters implements CounterStore {
 
     /** Sets {@code c}'s word from {@code expected} to {@code next}: false when it held another, or was retired. */
     public static boolean compareAndSet(Counter c, long expected, long next) {
-        return expected != Counter.DEAD && c.compareAndSet(expected, next);
+        return expected != Counter.DEAD && next != Counter.DEAD && c.compareAndSet(expected, next);
     }
 
     /**
@@ -32,7 +32,8 @@ public final class HeapCounters implements CounterStore {
     public static void replace(Counter c, LongUnaryOperator next) {
         while (true) {
             long s = c.get();
-            if (s == Counter.DEAD || c.compareAndSet(s, next.applyAsLong(s))) {
+            long n;
+            if (s == Counter.DEAD || (n = next.applyAsLong(s)) == Counter.DEAD || c.compareAndSet(s, n)) {
                 return;
             }
         }

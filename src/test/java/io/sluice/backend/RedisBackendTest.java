@@ -124,6 +124,20 @@ class RedisBackendTest {
         }
     }
 
+    @Test
+    void aValueSluiceDidNotWriteCountsAsNone() throws Exception {
+        try (RedisServer redis = RedisServer.start(dir);
+             RunningSluice s = sluice("redis", redis.uri(), "limits.default.queries", "5")) {
+            String[] foreign = {"-9223372036854775808", "05", "+7", "garbage"}; // DEAD, and not as sluice writes
+            for (int i = 0; i < foreign.length; i++) {
+                String domain = "foreign" + i + ".com";
+                redis.command("SET " + key(domain, "fixed-window") + " " + foreign[i]);
+                assertEquals(3, Dns.burst(List.of(s.address()), Dns.names(domain, 3))[Rcode.NOERROR], foreign[i]);
+                assertEquals(3, fixedWindowCount(redis, domain), foreign[i] + " is replaced by the word");
+            }
+        }
+    }
+
     /** Waits for a fixed-window count in Redis: at once in exact mode, after a sync in async mode. */
     private void awaitCount(RedisServer redis, String domain, long count) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);

@@ -69,7 +69,6 @@ final class DeltaSync implements AutoCloseable {
     }
 
     private void pass() {
-        long now = limiter.clock().epochNanos();
         List<Push> due = carried;
         carried = new ArrayList<>();
         Set<SyncedCounter> inPass = Collections.newSetFromMap(new IdentityHashMap<>());
@@ -91,7 +90,7 @@ final class DeltaSync implements AutoCloseable {
         for (int t = 0; t < TRIES && !due.isEmpty(); t++) {
             List<Push> lost = new ArrayList<>();
             for (List<Push> call : backend.link().calls(due, Push::slot)) {
-                push(call, now, lost);
+                push(call, lost);
             }
             due = lost;
         }
@@ -99,7 +98,8 @@ final class DeltaSync implements AutoCloseable {
     }
 
     /** One call for {@code pushes}; those whose compare-and-set lost go in {@code lost}. */
-    private void push(List<Push> pushes, long now, List<Push> lost) {
+    private void push(List<Push> pushes, List<Push> lost) {
+        long now = limiter.clock().epochNanos(); // per call: a pass may take several timeouts
         String[] keys = new String[pushes.size()];
         String[] args = new String[4 * pushes.size()];
         long[] next = new long[pushes.size()];
@@ -117,6 +117,9 @@ final class DeltaSync implements AutoCloseable {
             // the link says when Redis goes away; these counts are dropped
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        if (replies != null && replies.size() < pushes.size()) {
+            replies = null; // not the script's answer
         }
         for (int i = 0; i < pushes.size(); i++) {
             SyncedCounter c = pushes.get(i).counter();

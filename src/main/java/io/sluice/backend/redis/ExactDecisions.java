@@ -33,8 +33,9 @@ import org.slf4j.LoggerFactory;
  * passes, so a domain its last known word already refuses is refused here, without a call.
  *
  * <p>Only the loop's thread touches this object; the Redis reply is handed back to it with
- * {@link Executor#execute}. A query waits at most the Redis timeout per round: a failed or late
- * call is decided by the failure policy.
+ * {@link Executor#execute}. A call failed or later than the Redis timeout is decided by the
+ * failure policy, so a query waits at most about twice the timeout: rounds lost for one timeout,
+ * then one more call.
  */
 final class ExactDecisions implements Decisions {
     /** Parked queries of one loop at once; past this, the failure policy decides at once. */
@@ -73,6 +74,11 @@ final class ExactDecisions implements Decisions {
     private final Verdicts verdicts;
     private final long timeoutNanos;
     private Map<Counter, Batch> waiting = new HashMap<>();
+    /**
+     * Batches that lost a round, apart from {@code waiting}, so that each keeps its own wait: two
+     * batches of one domain in one call chain, the later working on from the earlier's word.
+     */
+    private List<Batch> retrying = new ArrayList<>();
     private int parked;
     private int roundsInFlight;
 
@@ -125,14 +131,16 @@ final class ExactDecisions implements Decisions {
 
     /** At the end of a read burst: one call per slot for everything parked in it. */
     private void send() {
-        if (waiting.isEmpty() || roundsInFlight >= MAX_ROUNDS_IN_FLIGHT) {
+        if ((waiting.isEmpty() && retrying.isEmpty()) || roundsInFlight >= MAX_ROUNDS_IN_FLIGHT) {
             return;
         }
         long now = limiter.clock().epochNanos();
-        List<Batch> asking = new ArrayList<>(waiting.size());
-        Map<Counter, Batch> taken = waiting;
+        List<Batch> taken = retrying; // first: they went before
+        taken.addAll(waiting.values());
         waiting = new HashMap<>();
-        for (Batch b : taken.values()) {
+        retrying = new ArrayList<>();
+        List<Batch> asking = new ArrayList<>(taken.size());
+        for (Batch b : taken) {
             if (workOut(b, now)) {
                 asking.add(b);
             } else {
@@ -146,7 +154,7 @@ final class ExactDecisions implements Decisions {
         Round round = new Round(calls.size());
         roundsInFlight++;
         for (List<Batch> batches : calls) {
-            call(round, batches, now);
+            call(round, batches);
         }
     }
 
@@ -197,7 +205,8 @@ final class ExactDecisions implements Decisions {
      * goes, so that little runs between a reservation and the call's place on the connection.
      * A batch that no query of fits any more goes too, setting its word to itself, and is refused.
      */
-    private void call(Round round, List<Batch> batches, long now) {
+    private void call(Round round, List<Batch> batches) {
+        long now = limiter.clock().epochNanos(); // as late as it can be: another loop's words may be newer
         String[] keys = new String[batches.size()];
         String[] args = new String[4 * batches.size()];
         for (int i = 0; i < batches.size(); i++) {
@@ -227,7 +236,7 @@ final class ExactDecisions implements Decisions {
         for (int i = 0; i < batches.size(); i++) {
             Batch b = batches.get(i);
             if (error != null || reply == null || reply.size() <= i) {
-                HeapCounters.compareAndSet(b.counter, b.next, b.expected); // what Redis never took, unless built on
+                forget(b);
                 fail(b);
             } else if (reply.get(i) instanceof Long) {
                 // The heap word holds b.next, or a later round's; or a round that reached Redis
@@ -254,21 +263,20 @@ final class ExactDecisions implements Decisions {
         }
     }
 
-    /**
-     * Puts a batch that lost its compare-and-set back, ahead of its domain's newer queries. Rounds
-     * settle in the order they went, so a lost batch already waiting went before this one.
-     */
+    /** Puts a batch that lost its compare-and-set back, to go again in the next round. */
     private void again(Batch b) {
-        Batch there = waiting.get(b.counter);
-        if (there == null) {
-            waiting.put(b.counter, b);
-        } else if (there.tries > 0) {
-            there.queries.addAll(b.queries);
-            there.tries = Math.max(there.tries, b.tries); // there was parked first: its parkedAt stays
-            there.learnt = b.learnt; // the later reply
-        } else {
-            b.queries.addAll(there.queries);
-            waiting.put(b.counter, b);
+        retrying.add(b);
+    }
+
+    /**
+     * Takes back the word a failed call reserved, which Redis never took. When a later round has
+     * reserved on top of it, the word Redis holds is unknown: 0, so that the next call learns it.
+     * Either order of two failed rounds ends right: the later first, each undoes its own; the
+     * earlier first, both end at 0.
+     */
+    private static void forget(Batch b) {
+        if (!HeapCounters.compareAndSet(b.counter, b.next, b.expected)) {
+            HeapCounters.replace(b.counter, word -> 0);
         }
     }
 

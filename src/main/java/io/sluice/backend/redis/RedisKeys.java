@@ -21,12 +21,13 @@ final class RedisKeys {
         return Long.toString(Math.max(1, (algorithm.idleIn(word, c.policy(), now) + 999_999) / 1_000_000));
     }
 
-    /** A word as the compare-and-set script returns it (which turns what is not a number into "0"). */
+    /** A word as the compare-and-set script returns it (which turns what is not a word into "0"). */
     static long word(Object reply) {
         try {
-            return Long.parseLong(reply.toString());
+            long w = Long.parseLong(reply.toString());
+            return Algorithm.isWord(w) ? w : 0; // another writer's would break the limiter's invariants
         } catch (NumberFormatException e) {
-            return 0; // the script sends only numbers; were another to, none is what it would be
+            return 0; // the script sends only words; were another to, none is what it would be
         }
     }
 

@@ -6,12 +6,15 @@
 --   changes a decision, so that a key already expired (none) matches it too, else "0"; the word
 --   to set; its ttl in ms
 -- Returns, for each domain, 1 when set, else the word Redis holds ("0": none), to work from next.
--- A value that is not a number (not sluice's) counts as none.
+-- A value not written as sluice writes words (a decimal integer, no sign but '-', no leading
+-- zero), or one of the two values no algorithm stores (Algorithm.REFUSE, Counter.DEAD), is not
+-- sluice's: it counts as none, and is replaced.
 local out = {}
 for i = 1, #KEYS do
   local a = 4 * i - 3
   local current = redis.call('GET', KEYS[i]) or '0'
-  if tonumber(current) == nil then
+  if current ~= '0' and (not string.match(current, '^%-?[1-9]%d*$')
+      or current == '-9223372036854775808' or current == '-9223372032559808512') then
     current = '0'
   end
   if current == ARGV[a] or (current == '0' and ARGV[a + 1] == '1') then
