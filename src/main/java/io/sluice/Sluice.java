@@ -6,15 +6,13 @@ import io.netty.channel.EventLoopGroup;
 import io.sluice.acl.AccessControl;
 import io.sluice.acl.ClientNetworks;
 import io.sluice.acl.DeniedLog;
-import io.sluice.backend.chronicle.ChronicleCounters;
-import io.sluice.backend.redis.RedisBackend;
+import io.sluice.backend.Backend;
 import io.sluice.cache.AnswerCache;
 import io.sluice.cache.CacheStage;
 import io.sluice.config.BackendSettings;
 import io.sluice.config.ConfigException;
 import io.sluice.config.SettingTable;
 import io.sluice.config.Settings;
-import io.sluice.domain.DomainKey;
 import io.sluice.forward.ForwardStage;
 import io.sluice.admin.AdminServer;
 import io.sluice.admin.Operations;
@@ -23,15 +21,12 @@ import io.sluice.forward.Upstream;
 import io.sluice.forward.Forwarder;
 import io.sluice.frontend.Frontend;
 import io.sluice.limit.Clock;
-import io.sluice.limit.CounterStore;
 import io.sluice.limit.Decisions;
 import io.sluice.limit.FloodWatch;
-import io.sluice.limit.HeapCounters;
 import io.sluice.limit.LimitMeters;
 import io.sluice.limit.LimitStage;
 import io.sluice.limit.Limits;
 import io.sluice.limit.TopDomains;
-import io.sluice.limit.Policy;
 import io.prometheus.metrics.model.snapshots.Labels;
 import io.sluice.metrics.LatencyHistogram;
 import io.sluice.metrics.Registry;
@@ -55,7 +50,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.function.Function;
 import java.util.stream.Collectors;
 
 /** A running forwarder: its event loops, upstreams and listeners, started and stopped as one. */
@@ -93,8 +87,8 @@ public final class Sluice implements AutoCloseable {
     private final Limits limits;
     /** The metrics, served on --metrics when asked for. */
     private final MetricsEndpoint metrics;
-    /** Counters shared through Redis, or null. */
-    private final RedisBackend redis;
+    /** What runs beside the limiter's counters (Redis), or null when nothing is limited. */
+    private final Backend backend;
     private final DeniedLog deniedLog;
     /** The busiest domains, worked out while the admin API is on; else null. */
     private final TopDomains top;
@@ -119,7 +113,7 @@ public final class Sluice implements AutoCloseable {
     private Sluice(Settings settings, Transport transport, EventLoopGroup group, Forwarders forwarding,
                    List<ForwardStage> forwardStages, AnswerCache cache, List<UpstreamReplies> upstreamReplies,
                    List<Pipeline> pipelines, Frontend frontend, Registry meters, Limits limits, MetricsEndpoint metrics,
-                   RedisBackend redis, DeniedLog deniedLog, TopDomains top) {
+                   Backend backend, DeniedLog deniedLog, TopDomains top) {
         this.settings = settings;
         this.cache = cache;
         this.upstreamReplies = upstreamReplies;
@@ -132,7 +126,7 @@ public final class Sluice implements AutoCloseable {
         this.meters = meters;
         this.limits = limits;
         this.metrics = metrics;
-        this.redis = redis;
+        this.backend = backend;
         this.deniedLog = deniedLog;
         this.top = top;
         this.reloads = meters.counter("reloads", "Reloads of the configuration that were put in force.");
@@ -153,14 +147,14 @@ public final class Sluice implements AutoCloseable {
     public static Sluice start(Settings settings, Clock clock)
             throws BindException, ConfigException, InterruptedException {
         LogLevel.apply(settings.logLevel());
-        Limits limits = Limits.from(settings.limits(), clock, policies -> counterStore(settings, policies),
+        Limits limits = Limits.from(settings.limits(), clock, policies -> Backend.counters(settings, policies),
                 settings.admin() != null || settings.configFile() != null);
         Transport transport = Transport.best();
         Registry meters = new Registry();
         EventLoopGroup group = transport.newGroup(settings.threads(), "sluice-loop");
         Forwarders forwarding = null;
         MetricsEndpoint metrics = null;
-        RedisBackend redis = null;
+        Backend backend = null;
         DeniedLog deniedLog = null;
         TopDomains top = null;
         Sluice started = null;
@@ -182,14 +176,8 @@ public final class Sluice implements AutoCloseable {
                 upstreamReplies.add(UpstreamReplies.of(each));
             }
             forwarding = Forwarders.start(group, transport, settings, meters, upstreamReplies);
-            Decisions.Maker decisions = null;
             if (limits.active()) {
-                if (settings.backend().kind() == BackendSettings.Kind.REDIS) {
-                    redis = RedisBackend.start(settings.backend(), settings.limits().algorithm(), limits.limiter(), meters);
-                    decisions = redis::decisions;
-                } else {
-                    decisions = Decisions.local(limits.limiter()); // memory and Chronicle Map: the counters decide
-                }
+                backend = Backend.start(settings, limits.limiter(), meters);
             }
             LongAdder aclDenied = meters.counter("acl_denied",
                     "Queries (and TCP connections) from clients outside allow-clients.");
@@ -205,10 +193,10 @@ public final class Sluice implements AutoCloseable {
                 Forwarder f = forwarding.perLoop().get(i);
                 ForwardStage last = new ForwardStage(f);
                 forwardStages.add(last);
-                pipelines.add(pipeline(settings, f.loop(), last, limits, decisions, limitMeters, meters, allowed,
+                pipelines.add(pipeline(settings, f.loop(), last, limits, backend, limitMeters, meters, allowed,
                         aclDenied, deniedLog, top, cacheStages.get(i)));
             }
-            metrics = startMetrics(settings, meters, limits, forwarding, redis, top);
+            metrics = startMetrics(settings, meters, limits, forwarding, top);
             Frontend frontend = Frontend.bind(settings, transport, group, pipelines, meters, allowed);
             limits.start();
             deniedLog.start();
@@ -216,7 +204,7 @@ public final class Sluice implements AutoCloseable {
                 top.start();
             }
             started = new Sluice(settings, transport, group, forwarding, forwardStages, cache, upstreamReplies, pipelines,
-                    frontend, meters, limits, metrics, redis, deniedLog, top);
+                    frontend, meters, limits, metrics, backend, deniedLog, top);
             if (settings.admin() != null) {
                 started.admin = startAdmin(settings, started);
             }
@@ -236,8 +224,8 @@ public final class Sluice implements AutoCloseable {
                 forwarding.close();
             }
             group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
-            if (redis != null) {
-                redis.close();
+            if (backend != null) {
+                backend.close();
             }
             if (deniedLog != null) {
                 deniedLog.close();
@@ -272,21 +260,6 @@ public final class Sluice implements AutoCloseable {
         return new Pipeline(loop, last, stages);
     }
 
-    private static CounterStore counterStore(Settings settings, Function<DomainKey, Policy> policies)
-            throws ConfigException {
-        BackendSettings b = settings.backend();
-        return switch (b.kind()) {
-            case MEMORY -> new HeapCounters();
-            case REDIS -> RedisBackend.counters(b);
-            case CHRONICLE -> {
-                // Chronicle reports usage over the network unless told not to before its first class loads.
-                System.setProperty("chronicle.analytics.disable", "true");
-                yield ChronicleCounters.open(b.stateFile(), settings.limits().maxDomains(), b.resetCorruptStateFile(),
-                        policies);
-            }
-        };
-    }
-
     private static AdminServer startAdmin(Settings settings, Sluice sluice) throws BindException, ConfigException {
         try {
             return AdminServer.start(settings.admin(), settings.adminTokenFile(), new Operations(sluice));
@@ -299,7 +272,7 @@ public final class Sluice implements AutoCloseable {
 
     /** The metrics: gauges declared, and served on --metrics when asked for. */
     private static MetricsEndpoint startMetrics(Settings settings, Registry meters, Limits limits, Forwarders forwarding,
-                                                RedisBackend redis, TopDomains top) throws BindException {
+                                                TopDomains top) throws BindException {
         meters.gauge("tracked_domains", "Registrable domains with a counter now.", limits::tracked);
         if (limits.active() && limits.limiter().floods() != null) {
             meters.gauge("flooded_domains", "Domains whose budget is cut now: their upstream answers are mostly NXDOMAIN.",
@@ -492,7 +465,7 @@ public final class Sluice implements AutoCloseable {
                         + " networks") + " (else " + settings.aclAction() + ")"
                 + "; " + (cache == null ? "cache off" : "cache " + settings.cache().size() + " answers")
                 + "; " + limits.describe()
-                + (redis == null ? "" : ", " + redis.describe())
+                + (backend == null || backend.describe().isEmpty() ? "" : ", " + backend.describe())
                 + (!limits.active() && settings.backend().kind() != BackendSettings.Kind.MEMORY
                         ? " (backend " + settings.backend().kind() + " unused: nothing is limited)" : "")
                 + (metrics.address() == null ? "" : "; metrics http://" + Addresses.text(metrics.address()) + "/metrics")
@@ -568,8 +541,8 @@ public final class Sluice implements AutoCloseable {
             }
         }
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
-        if (redis != null) {
-            redis.close();
+        if (backend != null) {
+            backend.close();
         }
         deniedLog.close();
         limits.close();

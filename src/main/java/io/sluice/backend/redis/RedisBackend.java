@@ -1,5 +1,6 @@
 package io.sluice.backend.redis;
 
+import io.sluice.backend.Backend;
 import io.sluice.config.BackendSettings;
 import io.sluice.config.LimitSettings;
 import io.sluice.limit.Counter;
@@ -20,7 +21,7 @@ import java.util.concurrent.atomic.LongAdder;
  * Redis is away or slow, the failure policy decides: the in-process limiter ({@code local}),
  * everything allowed ({@code open}) or everything counted refused ({@code closed}).
  */
-public final class RedisBackend implements AutoCloseable {
+public final class RedisBackend implements Backend {
     private final BackendSettings settings;
     private final DomainLimiter limiter;
     private final String algorithmName;
@@ -69,7 +70,8 @@ public final class RedisBackend implements AutoCloseable {
      * counters, which {@link DeltaSync} keeps in step with the fleet. Either way, while Redis is
      * away the failure policy decides.
      */
-    public Decisions decisions(Executor loop, Decisions.Verdicts verdicts) {
+    @Override
+    public Decisions forLoop(Executor loop, Decisions.Verdicts verdicts) {
         if (sync != null) {
             return (c, q) -> link.up() ? (limiter.tryAcquire(c) ? Decisions.ALLOWED : Decisions.REFUSED) : failure(c);
         }
@@ -111,7 +113,7 @@ public final class RedisBackend implements AutoCloseable {
         return conflicts;
     }
 
-    /** For the startup line. */
+    @Override
     public String describe() {
         return "shared via " + link.describe() + ", mode " + settings.redisMode()
                 + (sync != null ? " (sync every " + settings.syncInterval().toMillis() + " ms)" : "")

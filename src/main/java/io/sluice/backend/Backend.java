@@ -1,0 +1,70 @@
+package io.sluice.backend;
+
+import io.sluice.backend.chronicle.ChronicleCounters;
+import io.sluice.backend.redis.RedisBackend;
+import io.sluice.config.BackendSettings;
+import io.sluice.config.ConfigException;
+import io.sluice.config.Settings;
+import io.sluice.domain.DomainKey;
+import io.sluice.limit.CounterStore;
+import io.sluice.limit.Decisions;
+import io.sluice.limit.DomainLimiter;
+import io.sluice.limit.HeapCounters;
+import io.sluice.limit.Policy;
+import io.sluice.metrics.Registry;
+import java.util.concurrent.Executor;
+import java.util.function.Function;
+
+/**
+ * Where the limiter's counters live (memory, Chronicle Map, Redis), and the one place that names
+ * the backends: the store the limiter keeps its words in ({@link #counters}), and what runs
+ * beside it to make each event loop's decisions ({@link #start}).
+ */
+public interface Backend extends Decisions.Maker, AutoCloseable {
+
+    /** The limiter's store, opened once the limiter's policies can be asked for. */
+    static CounterStore counters(Settings settings, Function<DomainKey, Policy> policies) throws ConfigException {
+        BackendSettings b = settings.backend();
+        return switch (b.kind()) {
+            case MEMORY -> new HeapCounters();
+            case REDIS -> RedisBackend.counters(b);
+            case CHRONICLE -> {
+                // Chronicle reports usage over the network unless told not to before its first class loads.
+                System.setProperty("chronicle.analytics.disable", "true");
+                yield ChronicleCounters.open(b.stateFile(), settings.limits().maxDomains(), b.resetCorruptStateFile(),
+                        policies);
+            }
+        };
+    }
+
+    /** Starts the backend for {@code limiter}, whose store {@link #counters} opened. */
+    static Backend start(Settings settings, DomainLimiter limiter, Registry meters) {
+        return switch (settings.backend().kind()) {
+            case MEMORY, CHRONICLE -> new Local(Decisions.local(limiter)); // the counters decide
+            case REDIS -> RedisBackend.start(settings.backend(), settings.limits().algorithm(), limiter, meters);
+        };
+    }
+
+    /** What the startup line adds to the store's own description; empty when nothing. */
+    String describe();
+
+    @Override
+    void close();
+
+    /** Memory and Chronicle Map: the limiter's own counters decide at once; nothing runs beside them. */
+    record Local(Decisions.Maker decisions) implements Backend {
+        @Override
+        public Decisions forLoop(Executor loop, Decisions.Verdicts verdicts) {
+            return decisions.forLoop(loop, verdicts);
+        }
+
+        @Override
+        public String describe() {
+            return "";
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+}
