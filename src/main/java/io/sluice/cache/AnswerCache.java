@@ -46,7 +46,7 @@ public final class AnswerCache {
         hits = metrics.counter("cache_hits", "Queries answered from the cache with a fresh answer.");
         misses = metrics.counter("cache_misses", "Queries the cache had no fresh answer for.");
         staleServed = metrics.counter("cache_stale_answers",
-                "Stale answers served (RFC 8767): no upstream answered, or the domain was over its budget.");
+                "Stale answers served (RFC 8767): no upstream answered, one answered SERVFAIL, or the domain was over its budget.");
         bypassed = metrics.counter("cache_bypassed",
                 "Queries never answered from the cache: Client Subnet, signed, EDNS version 1 and up, or a zone transfer.");
         truncated = metrics.counter("cache_truncated",

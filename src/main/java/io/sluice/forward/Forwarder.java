@@ -305,11 +305,18 @@ public final class Forwarder implements Responder {
         // A copy: on epoll a UDP reply lives in the loop's ReusedReadBuffer, which the next read overwrites.
         ByteBuf copy = q.replyCopy.copyOf(q.client.alloc(), reply);
         if (last) {
+            meters.upstreamAnswers[Wire.rcode(copy)].increment();
             if (!q.isTransfer && answers != UpstreamReplies.NONE) {
                 scratch.read(q.query); // read once for all that sees the answer
                 answers.answered(q.query, scratch, copy);
+                if (Wire.rcode(copy) == Wire.RCODE_SERVFAIL) {
+                    ByteBuf instead = answers.insteadOfServfail(q.client.alloc(), q.query, scratch, copy, !q.overTcp());
+                    if (instead != null) {
+                        copy.release();
+                        copy = instead;
+                    }
+                }
             }
-            meters.upstreamAnswers[Wire.rcode(copy)].increment();
             writes.answer(q.client, q.clientAddress, copy);
             meters.answered.increment();
             releaseSlot(q);

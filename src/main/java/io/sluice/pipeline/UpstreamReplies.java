@@ -27,6 +27,16 @@ public interface UpstreamReplies {
     void answered(ByteBuf query, QueryView view, ByteBuf reply);
 
     /**
+     * The upstream answered {@code query} with SERVFAIL, which {@link #answered} has seen: an
+     * answer to send instead (a stale one, RFC 8767), whose reference the caller takes, or null.
+     * {@code reply} has the client's ID and case; the query, the attempt's.
+     */
+    default ByteBuf insteadOfServfail(ByteBufAllocator alloc, ByteBuf query, QueryView view, ByteBuf reply,
+                                      boolean overUdp) {
+        return null;
+    }
+
+    /**
      * No upstream answered {@code query} (its ID and case the client's): an answer to send instead
      * of SERVFAIL, whose reference the caller takes, or null.
      */
@@ -34,7 +44,10 @@ public interface UpstreamReplies {
         return null;
     }
 
-    /** Each of {@code all} in order sees every answer; the first with an answer for an unanswered query gives it. */
+    /**
+     * Each of {@code all} in order sees every answer; the first with an answer instead of a
+     * SERVFAIL, or for an unanswered query, gives it.
+     */
     static UpstreamReplies of(List<UpstreamReplies> all) {
         if (all.isEmpty()) {
             return NONE;
@@ -49,6 +62,18 @@ public interface UpstreamReplies {
                 for (UpstreamReplies r : each) {
                     r.answered(query, view, reply);
                 }
+            }
+
+            @Override
+            public ByteBuf insteadOfServfail(ByteBufAllocator alloc, ByteBuf query, QueryView view, ByteBuf reply,
+                                             boolean overUdp) {
+                for (UpstreamReplies r : each) {
+                    ByteBuf a = r.insteadOfServfail(alloc, query, view, reply, overUdp);
+                    if (a != null) {
+                        return a;
+                    }
+                }
+                return null;
             }
 
             @Override

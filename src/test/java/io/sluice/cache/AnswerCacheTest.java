@@ -254,6 +254,33 @@ class AnswerCacheTest {
     }
 
     @Test
+    void anUpstreamsServfailGetsTheStaleAnswerInstead() throws Exception {
+        try (RunningSluice s = sluice()) {
+            Dns.udp(s.address(), withOpt(Dns.message(1, "www.example.org.", Type.A), false, 1232, List.of()));
+            upstream.servfail("www.example.org.");
+            clock.advanceMillis(3_600_000);
+            for (int id = 2; id <= 3; id++) { // the second: the SERVFAIL did not replace the stale answer
+                Message stale = Dns.parse(Dns.udp(s.address(),
+                        withOpt(Dns.message(id, "WWW.Example.org.", Type.A), false, 1232, List.of()), 3000));
+                assertEquals(Rcode.NOERROR, stale.getRcode(), "the stale answer, not the upstream's SERVFAIL");
+                assertEquals(id, stale.getHeader().getID());
+                assertEquals("WWW.Example.org.", stale.getQuestion().getName().toString(), "the client's case");
+                Record a = stale.getSection(Section.ANSWER).get(0);
+                assertEquals("192.0.2.1", a.rdataToString());
+                assertEquals(30, a.getTTL());
+                EDNSOption ede = stale.getOPT().getOptions(EDNSOption.Code.EDNS_EXTENDED_ERROR).get(0);
+                assertEquals(ExtendedErrorCodeOption.STALE_ANSWER, ((ExtendedErrorCodeOption) ede).getErrorCode());
+            }
+            assertEquals(2, count(s, "cache_stale_answers"));
+            assertEquals(2, s.sluice().metrics().count("answers", "rcode", "SERVFAIL", "source", "upstream"),
+                    "the upstream's answers, counted as they came");
+            upstream.servfail("never.example.org.");
+            assertEquals(Rcode.SERVFAIL, Dns.rcode(Dns.udp(s.address(), Dns.query(4, "never.example.org.", Type.A), 3000)),
+                    "nothing kept: the upstream's SERVFAIL");
+        }
+    }
+
+    @Test
     void whenMaxInflightIsFullAnExpiredAnswerIsServedStale() throws Exception {
         try (RunningSluice s = sluice("threads", "1", "max-inflight", "1");
              java.net.DatagramSocket client = new java.net.DatagramSocket()) {
