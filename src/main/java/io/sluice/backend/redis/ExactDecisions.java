@@ -29,8 +29,10 @@ import org.slf4j.LoggerFactory;
  * words it sends in it, by compare-and-set, just before it goes out, so that the next round of any
  * loop works on from them and mostly lands after it on the one connection, rather than racing it;
  * a lost round puts Redis's word in it. So the rounds of one process seldom lose to each other
- * (the metric {@code redis_conflicts} counts the losses), and the janitor keeps what Redis keeps. Words only move toward less budget until their time
- * passes, so a domain its last known word already refuses is refused here, without a call.
+ * (the metric {@code redis_conflicts} counts the losses), and the janitor keeps what Redis keeps.
+ * Words only move toward less budget until their time passes, so a domain its last known word
+ * already refuses is refused here, without a call; but not while a call of this loop that
+ * reserved in that word is out: Redis may not take it, and then the failure policy decides.
  *
  * <p>Only the loop's thread touches this object; the Redis reply is handed back to it with
  * {@link Executor#execute}. A call failed or later than the Redis timeout is decided by the
@@ -79,6 +81,11 @@ final class ExactDecisions implements Decisions {
      * batches of one domain in one call chain, the later working on from the earlier's word.
      */
     private List<Batch> retrying = new ArrayList<>();
+    /**
+     * Per domain, this loop's calls out with a reservation in the counter's word: until they
+     * settle the word may hold what Redis has not taken, so it refuses nothing here by itself.
+     */
+    private final Map<Counter, Integer> reserved = new HashMap<>();
     private int parked;
     private int roundsInFlight;
 
@@ -101,7 +108,8 @@ final class ExactDecisions implements Decisions {
         if (!backend.link().up()) {
             return backend.failure(c);
         }
-        if (algorithm.acquire(HeapCounters.word(c), c.budget(), limiter.clock().epochNanos()) == Algorithm.REFUSE) {
+        if (algorithm.acquire(HeapCounters.word(c), c.budget(), limiter.clock().epochNanos()) == Algorithm.REFUSE
+                && !reserved.containsKey(c)) {
             limiter.noteRefusal(c);
             return REFUSED;
         }
@@ -143,6 +151,12 @@ final class ExactDecisions implements Decisions {
         for (Batch b : taken) {
             if (workOut(b, now)) {
                 asking.add(b);
+            } else if (reserved.containsKey(b.counter)) { // refused by what Redis may not take: wait for it
+                if (b.tries > 0) {
+                    retrying.add(b);
+                } else {
+                    waiting.put(b.counter, b);
+                }
             } else {
                 settle(b, 0); // its last known word refuses them all
             }
@@ -221,6 +235,7 @@ final class ExactDecisions implements Decisions {
                 workOut(b, now);
                 RedisKeys.casArguments(args, 4 * i, algorithm, b.counter, b.expected, b.next, now);
             }
+            reserved.merge(b.counter, 1, Integer::sum);
         }
         backend.link().run(backend.casScript(), keys, args)
                 .whenComplete((reply, error) -> {
@@ -235,6 +250,7 @@ final class ExactDecisions implements Decisions {
     private void settle(Round round, List<Batch> batches, List<Object> reply, Throwable error) {
         for (int i = 0; i < batches.size(); i++) {
             Batch b = batches.get(i);
+            reserved.computeIfPresent(b.counter, (c, n) -> n == 1 ? null : n - 1);
             if (error != null || reply == null || reply.size() <= i) {
                 forget(b);
                 fail(b);
