@@ -81,6 +81,19 @@ public final class AnswerCache {
         entries.put(key, answer);
     }
 
+    /**
+     * The upstreams could not refresh {@code stale}, kept under {@code probe}: for
+     * {@code stale-refresh-time} it is served stale without asking them (RFC 8767's failure
+     * recheck timer), so that an outage is not asked about on every query. Replaced only if still
+     * the entry, so that a fresh answer another loop kept meanwhile stays.
+     */
+    void refreshFailed(CacheKey probe, CachedAnswer stale) {
+        long wait = settings.staleRefreshTime().toNanos();
+        if (wait > 0) {
+            entries.asMap().replace(probe.copy(), stale, stale.recheckingAt(now() + wait));
+        }
+    }
+
     long now() {
         return clock.read();
     }
@@ -144,7 +157,7 @@ public final class AnswerCache {
         long keepUntil = staleAllowed ? freshUntil + settings.staleTtl().toNanos() : freshUntil;
         int[] offsets = Arrays.copyOf(records.ttlOffsets(), records.ttlCount());
         int optAt = records.optAt() < 0 ? -1 : records.optAt() - reply.readerIndex();
-        return new CachedAnswer(records.copyToKeep(reply), offsets, optAt, now, freshUntil, keepUntil);
+        return new CachedAnswer(records.copyToKeep(reply), offsets, optAt, now, freshUntil, keepUntil, now);
     }
 
     boolean staleWhenLimited() {

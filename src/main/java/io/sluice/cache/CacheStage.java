@@ -42,6 +42,11 @@ public final class CacheStage implements Stage, UpstreamReplies {
         }
         CachedAnswer a = cache.get(probe);
         long now = cache.now();
+        if (a != null && a.staleWithoutAskingAt(now)) { // the upstreams failed to refresh it just now
+            cache.staleServed.increment();
+            q.send(write(q.client().alloc(), q.message(), q.view(), q.overUdp(), a, now, true));
+            return Outcome.ANSWERED;
+        }
         if (a == null || !a.freshAt(now)) {
             cache.misses.increment();
             return Outcome.CONTINUE;
@@ -109,6 +114,7 @@ public final class CacheStage implements Stage, UpstreamReplies {
         boolean stale = !a.freshAt(now);
         if (stale) {
             cache.staleServed.increment();
+            cache.refreshFailed(probe, a);
         }
         ByteBuf out = write(alloc, query, view, overUdp, a, now, stale);
         out.setShort(out.readerIndex() + Wire.ID_OFFSET, reply.getUnsignedShort(reply.readerIndex() + Wire.ID_OFFSET));
@@ -131,6 +137,7 @@ public final class CacheStage implements Stage, UpstreamReplies {
             return null;
         }
         cache.staleServed.increment();
+        cache.refreshFailed(probe, a);
         return write(alloc, query, view, overUdp, a, now, true);
     }
 

@@ -15,8 +15,11 @@ import io.sluice.wire.Wire;
  * @param storedAt   when it was stored, in the cache's clock's nanoseconds
  * @param freshUntil until when it is served as it is, its TTLs counted down
  * @param keepUntil  until when it may be served stale (RFC 8767); {@code freshUntil} when never
+ * @param recheckAt  before this, a stale answer is served without asking an upstream: the
+ *                   upstreams failed to refresh it lately ({@code storedAt} until they do)
  */
-record CachedAnswer(byte[] message, int[] ttlOffsets, int optAt, long storedAt, long freshUntil, long keepUntil) {
+record CachedAnswer(byte[] message, int[] ttlOffsets, int optAt, long storedAt, long freshUntil, long keepUntil,
+                    long recheckAt) {
     /** TTL of every record of a stale answer (RFC 8767 section 4 recommends 30 seconds). */
     static final int STALE_TTL = 30;
     /** The EDE info code "Stale Answer" (RFC 8914 section 4.4). */
@@ -33,6 +36,16 @@ record CachedAnswer(byte[] message, int[] ttlOffsets, int optAt, long storedAt, 
 
     boolean staleAt(long now) {
         return !freshAt(now) && now - keepUntil < 0;
+    }
+
+    /** Whether it is served stale at {@code now} without asking an upstream again. */
+    boolean staleWithoutAskingAt(long now) {
+        return staleAt(now) && now - recheckAt < 0;
+    }
+
+    /** This answer, served stale without asking an upstream until {@code until}. */
+    CachedAnswer recheckingAt(long until) {
+        return new CachedAnswer(message, ttlOffsets, optAt, storedAt, freshUntil, keepUntil, until);
     }
 
     /** Bytes {@link #write} writes. */

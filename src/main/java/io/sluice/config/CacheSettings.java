@@ -12,10 +12,12 @@ import java.time.Duration;
  * @param servfailTtl      how long an upstream's SERVFAIL is served from the cache; 0: not at all
  * @param staleTtl         how long past its expiry an answer may be served stale when no upstream
  *                         answers (RFC 8767); 0: never
+ * @param staleRefreshTime once the upstreams failed to refresh an answer, how long it is served stale
+ *                         without asking them (RFC 8767's failure recheck timer); 0: ask each time
  * @param staleWhenLimited a query over its domain's budget gets a stale answer rather than the action
  */
 public record CacheSettings(int size, long maxBytes, Duration maxTtl, Duration maxNegativeTtl, Duration servfailTtl,
-                            Duration staleTtl, boolean staleWhenLimited) {
+                            Duration staleTtl, Duration staleRefreshTime, boolean staleWhenLimited) {
     public boolean on() {
         return size > 0;
     }

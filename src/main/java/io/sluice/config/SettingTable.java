@@ -158,6 +158,9 @@ public final class SettingTable {
     public static final Setting<Duration> CACHE_STALE_TTL = one("cache.stale-ttl", null, null, "24h", Duration.ofDays(1),
             Durations::parse, false,
             "How long past its expiry an answer is served stale (TTL 30, EDE 3) when no upstream answers; 0 = never.");
+    public static final Setting<Duration> CACHE_STALE_REFRESH_TIME = one("cache.stale-refresh-time", null, null, "30s",
+            Duration.ofSeconds(30), Durations::parse, false,
+            "Once the upstreams failed to refresh an answer, how long it is served stale without asking them; 0 = ask each time.");
     public static final Setting<Boolean> CACHE_STALE_WHEN_LIMITED = one("cache.stale-when-limited", null, null, "true",
             true, Values::bool, false, "A query over its domain's budget gets a stale cached answer, if any, before the action.");
     public static final Setting<Path> PUBLIC_SUFFIX_LIST = one("public-suffix-list", "--public-suffix-list", "FILE",

@@ -288,7 +288,7 @@ public record Settings(
             CacheSettings cache = new CacheSettings(get(SettingTable.CACHE_SIZE), get(SettingTable.CACHE_MAX_BYTES),
                     get(SettingTable.CACHE_MAX_TTL), get(SettingTable.CACHE_MAX_NEGATIVE_TTL),
                     get(SettingTable.CACHE_SERVFAIL_TTL), get(SettingTable.CACHE_STALE_TTL),
-                    get(SettingTable.CACHE_STALE_WHEN_LIMITED));
+                    get(SettingTable.CACHE_STALE_REFRESH_TIME), get(SettingTable.CACHE_STALE_WHEN_LIMITED));
             Integer threads = get(SettingTable.THREADS);
             return new Settings(l, get(SettingTable.ALLOW_CLIENTS), get(SettingTable.ACL_ACTION),
                     get(SettingTable.ALLOW_CLIENTS).equals(SettingTable.PRIVATE_NETWORKS), u, threads == null ? Runtime.getRuntime().availableProcessors() : threads,

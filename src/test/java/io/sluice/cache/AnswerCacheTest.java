@@ -259,7 +259,7 @@ class AnswerCacheTest {
             Dns.udp(s.address(), withOpt(Dns.message(1, "www.example.org.", Type.A), false, 1232, List.of()));
             upstream.servfail("www.example.org.");
             clock.advanceMillis(3_600_000);
-            for (int id = 2; id <= 3; id++) { // the second: the SERVFAIL did not replace the stale answer
+            for (int id = 2; id <= 3; id++) { // the second: the SERVFAIL did not replace the stale answer either
                 Message stale = Dns.parse(Dns.udp(s.address(),
                         withOpt(Dns.message(id, "WWW.Example.org.", Type.A), false, 1232, List.of()), 3000));
                 assertEquals(Rcode.NOERROR, stale.getRcode(), "the stale answer, not the upstream's SERVFAIL");
@@ -272,11 +272,33 @@ class AnswerCacheTest {
                 assertEquals(ExtendedErrorCodeOption.STALE_ANSWER, ((ExtendedErrorCodeOption) ede).getErrorCode());
             }
             assertEquals(2, count(s, "cache_stale_answers"));
-            assertEquals(2, s.sluice().metrics().count("answers", "rcode", "SERVFAIL", "source", "upstream"),
-                    "the upstream's answers, counted as they came");
+            assertEquals(1, s.sluice().metrics().count("answers", "rcode", "SERVFAIL", "source", "upstream"),
+                    "the upstream's answer, counted as it came; the second query, within stale-refresh-time, not asked");
             upstream.servfail("never.example.org.");
             assertEquals(Rcode.SERVFAIL, Dns.rcode(Dns.udp(s.address(), Dns.query(4, "never.example.org.", Type.A), 3000)),
                     "nothing kept: the upstream's SERVFAIL");
+        }
+    }
+
+    @Test
+    void afterAFailedRefreshTheStaleAnswerIsServedWithoutAskingForStaleRefreshTime() throws Exception {
+        try (RunningSluice s = sluice()) {
+            Dns.udp(s.address(), Dns.query(1, "www.example.org.", Type.A));
+            upstream.servfail("www.example.org.");
+            clock.advanceMillis(3_600_000);
+            int asked = upstream.udpQueries();
+            assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(2, "www.example.org.", Type.A))));
+            assertEquals(asked + 1, upstream.udpQueries(), "the refresh was tried, and failed");
+            clock.advanceMillis(29_000);
+            Message stale = Dns.parse(Dns.udp(s.address(), Dns.query(3, "www.example.org.", Type.A)));
+            assertEquals(30, stale.getSection(Section.ANSWER).get(0).getTTL(), "stale");
+            assertEquals(asked + 1, upstream.udpQueries(), "within stale-refresh-time the upstreams are not asked");
+            upstream.noServfail("www.example.org.");
+            clock.advanceMillis(2_000);
+            Message fresh = Dns.parse(Dns.udp(s.address(), Dns.query(4, "www.example.org.", Type.A)));
+            assertEquals(asked + 2, upstream.udpQueries(), "then asked again");
+            assertTrue(fresh.getSection(Section.ANSWER).get(0).getTTL() > 30, "and the fresh answer served");
+            assertEquals(2, count(s, "cache_stale_answers"));
         }
     }
 

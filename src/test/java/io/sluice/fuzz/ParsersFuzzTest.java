@@ -99,7 +99,7 @@ class ParsersFuzzTest {
     /** What the answer cache keeps and serves: never another question, another ID, or past the UDP size. */
     private static final AnswerCache CACHE = new AnswerCache(new CacheSettings(1000, 1 << 20,
             java.time.Duration.ofDays(1), java.time.Duration.ofHours(1), java.time.Duration.ofSeconds(5),
-            java.time.Duration.ofDays(1), true), () -> 0L, new Registry());
+            java.time.Duration.ofDays(1), java.time.Duration.ofSeconds(30), true), () -> 0L, new Registry());
 
     /** The answer cache's reading of a fuzzed reply to a fuzzed query, and the answer it serves from it. */
     @FuzzTest(maxExecutions = 10_000_000, maxDuration = "15m")
