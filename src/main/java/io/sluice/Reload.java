@@ -60,7 +60,15 @@ record Reload(Settings applied, List<String> limitChanges, List<String> forwardC
         restartIf(restart, "limits.janitor-interval", a.janitorInterval(), b.janitorInterval());
         restartIf(restart, "public-suffix-list", a.publicSuffixList(), b.publicSuffixList());
         restartIf(restart, "limits.per-client", a.perClient(), b.perClient());
-        restartIf(restart, "limits.flood", a.flood(), b.flood());
+        // Detection on or off needs a restart (the flood watch is in the query path or not); the
+        // rest applies to the next window judged.
+        restartIf(restart, "limits.flood.detect", a.flood().detect(), b.flood().detect());
+        boolean floodLive = a.flood().detect() == b.flood().detect();
+        if (floodLive && a.flood().detect()) { // with detection off they change nothing
+            note(changes, "limits.flood.nxdomain-ratio", a.flood().nxdomainRatio(), b.flood().nxdomainRatio());
+            note(changes, "limits.flood.min-answers", a.flood().minAnswers(), b.flood().minAnswers());
+            note(changes, "limits.flood.budget", a.flood().fraction(), b.flood().fraction());
+        }
         restartIf(restart, "limits.reverse-ipv4-prefix", a.reverseIpv4Prefix(), b.reverseIpv4Prefix());
         restartIf(restart, "limits.reverse-ipv6-prefix", a.reverseIpv6Prefix(), b.reverseIpv6Prefix());
         note(changes, "log-level", running.logLevel(), next.logLevel());
@@ -74,7 +82,7 @@ record Reload(Settings applied, List<String> limitChanges, List<String> forwardC
         }
         LimitSettings merged = new LimitSettings(b.defaultLimit(), a.algorithm(), b.burst(), b.action(), b.dryRun(),
                 a.maxDomains(), a.janitorInterval(), a.publicSuffixList(), b.domains(), b.exemptClients(), b.origins(),
-                a.reverseIpv4Prefix(), a.reverseIpv6Prefix(), a.perClient(), a.flood());
+                a.reverseIpv4Prefix(), a.reverseIpv6Prefix(), a.perClient(), floodLive ? b.flood() : a.flood());
         return new Reload(running.reloaded(next, merged), changes, forwarding, restart);
     }
 

@@ -134,6 +134,11 @@ public final class DomainLimiter {
         return counters.get(domain);
     }
 
+    /** Walks the table: off the loops. */
+    void forEachCounter(java.util.function.Consumer<Counter> each) {
+        counters.values().forEach(each);
+    }
+
     /** Domains flooded now: a walk of the table, for scrapes and the admin API, off the loops. */
     public int floodedDomains() {
         int n = 0;

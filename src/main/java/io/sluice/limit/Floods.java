@@ -39,7 +39,8 @@ public final class Floods {
     /** What an answer changed. */
     enum Change { NONE, ENTERED, LEFT }
 
-    private final LimitSettings.Flood settings;
+    /** Replaced whole by a reload ({@link #settings(LimitSettings.Flood)}), off the loops. */
+    private volatile LimitSettings.Flood settings;
     private final Clock clock;
     private final ConcurrentLinkedQueue<String> lines = new ConcurrentLinkedQueue<>();
     private final AtomicInteger queued = new AtomicInteger();
@@ -89,6 +90,7 @@ public final class Floods {
 
     /** Judges a window of {@code answers}, {@code nx} of them NXDOMAIN (none: quiet windows passed). */
     private Change judge(Counter c, Policy p, long answers, long nx) {
+        LimitSettings.Flood settings = this.settings; // one reading for the whole judgement
         boolean mostlyNx = answers > 0 && nx >= settings.nxdomainRatio() * answers;
         Policy was = c.floodBudget();
         if (was == null && mostlyNx && answers >= Math.min(settings.minAnswers(), p.queries())) {
@@ -115,6 +117,15 @@ public final class Floods {
             return Change.LEFT;
         }
         return Change.NONE;
+    }
+
+    /**
+     * Puts {@code next} in force (a reload): windows are judged by it from now on, and each
+     * flooded counter of {@code limiter} gets its new cut. Off the loops.
+     */
+    void settings(LimitSettings.Flood next, DomainLimiter limiter) {
+        settings = next;
+        limiter.forEachCounter(c -> repolicy(c, c.policy));
     }
 
     /** What a flooded domain with policy {@code p} gets. */
@@ -146,12 +157,12 @@ public final class Floods {
         lines.offer(line);
     }
 
-    /** Writes what was noted; on the janitor's thread. */
-    void drain() {
+    /** Writes what was noted, each line after {@code prefix}; on the janitor's thread. */
+    void drain(String prefix) {
         String line;
         while ((line = lines.poll()) != null) {
             queued.decrementAndGet();
-            log.warn(line);
+            log.warn("{}{}", prefix, line);
         }
     }
 }

@@ -41,7 +41,7 @@ public final class Janitor implements AutoCloseable {
             limiter.refusals().drain(dryRun.getAsBoolean() ? "dry run, would refuse" : "limiting");
             Floods floods = limiter.floods();
             if (floods != null) {
-                floods.drain();
+                floods.drain(dryRun.getAsBoolean() ? "dry run, nothing refused: " : "");
             }
         }, LOG_INTERVAL_MILLIS, LOG_INTERVAL_MILLIS, TimeUnit.MILLISECONDS);
     }

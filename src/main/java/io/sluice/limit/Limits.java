@@ -148,6 +148,10 @@ public final class Limits implements AutoCloseable {
         check(next);
         budgets.file(next.defaultLimit(), next.domains(), next.burst());
         exempt = next.exemptClients().toArray(new Network[0]);
+        Floods floods = limiter.floods();
+        if (floods != null && !next.flood().equals(settings.flood())) {
+            floods.settings(next.flood(), limiter); // detection itself on or off waits for a restart
+        }
         settings = next;
     }
 

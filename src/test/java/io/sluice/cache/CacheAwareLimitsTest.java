@@ -3,15 +3,20 @@ package io.sluice.cache;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.domain.DomainProbe;
+import io.sluice.limit.DomainLimiter;
 import io.sluice.limit.ManualClock;
 import io.sluice.testing.Dns;
 import io.sluice.testing.RunningSluice;
 import io.sluice.testing.TestUpstream;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.xbill.DNS.EDNSOption;
 import org.xbill.DNS.ExtendedErrorCodeOption;
 import org.xbill.DNS.Message;
@@ -122,6 +127,37 @@ class CacheAwareLimitsTest {
             clock.advanceMillis(1000);
             assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(2, "mail.victim.example.", Type.AAAA))));
             assertEquals(0, s.sluice().limits().limiter().floodedDomains(), "a window of real answers ends it");
+        }
+    }
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void aReloadRecutsAFloodedDomainAndDetectionOnOrOffWaitsForARestart() throws Exception {
+        upstream.zone("victim.example.", "www.victim.example.");
+        Path conf = dir.resolve("sluice.yml");
+        Files.writeString(conf, "limits:\n  default: { queries: 100, window: 1s }\n  flood: { budget: 0.1 }\n");
+        try (RunningSluice s = RunningSluice.start(List.of(upstream), clock, b -> b.configFile(conf),
+                "limits.janitor-interval", "1h")) {
+            for (int i = 0; i < 100; i++) {
+                Dns.udp(s.address(), Dns.query(i, "r" + i + ".victim.example.", Type.A));
+            }
+            clock.advanceMillis(1000);
+            Dns.udp(s.address(), Dns.query(1, "next.victim.example.", Type.A)); // ends the window: judged
+            DomainLimiter limiter = s.sluice().limits().limiter();
+            assertTrue(limiter.flooded("victim.example"));
+            assertEquals(10, limiter.existing(DomainProbe.of("victim.example")).budget().queries());
+
+            Files.writeString(conf, "limits:\n  default: { queries: 100, window: 1s }\n  flood: { budget: 0.5 }\n");
+            List<String> changes = s.sluice().reload();
+            assertEquals(List.of("limits.flood.budget: 0.1 -> 0.5"), changes);
+            assertEquals(50, limiter.existing(DomainProbe.of("victim.example")).budget().queries(), "cut again");
+
+            Files.writeString(conf, "limits:\n  default: { queries: 100, window: 1s }\n"
+                    + "  flood: { budget: 0.5, detect: false }\n");
+            assertEquals(List.of("limits.flood.detect: needs a restart, kept as it was"), s.sluice().reload());
+            assertTrue(limiter.flooded("victim.example"), "detection stays on until a restart");
         }
     }
 }
