@@ -94,37 +94,13 @@ public final class CacheStage implements Stage, UpstreamReplies {
     }
 
     /**
-     * The upstream's SERVFAIL, answered with what the cache still has for the query: a stale
-     * answer, or a fresh one kept while this query waited. The reply gives the client's ID and
-     * case; the attempt's query gives the rest. A SERVFAIL never replaces a kept answer
-     * ({@link AnswerCache#toKeep}), so the stale answer outlives the upstream's trouble.
+     * What the cache still has for a query no upstream answered: a fresh answer kept while it
+     * waited, or a stale one; after a failed refresh, the stale one is then served without asking
+     * for {@code stale-refresh-time} ({@link AnswerCache#refreshFailed}).
      */
     @Override
-    public ByteBuf insteadOfServfail(ByteBufAllocator alloc, ByteBuf query, QueryView view, ByteBuf reply,
-                                     boolean overUdp) {
-        if (!probe(query, view) || !records.read(reply)
-                || records.questionNameEnd() - reply.readerIndex() != view.nameEnd() - view.base()) {
-            return null;
-        }
-        CachedAnswer a = cache.get(probe);
-        long now = cache.now();
-        if (a == null || a.rcode() == Wire.RCODE_SERVFAIL || !a.freshAt(now) && !a.staleAt(now)) {
-            return null;
-        }
-        boolean stale = !a.freshAt(now);
-        if (stale) {
-            cache.staleServed.increment();
-            cache.refreshFailed(probe, a);
-        }
-        ByteBuf out = write(alloc, query, view, overUdp, a, now, stale);
-        out.setShort(out.readerIndex() + Wire.ID_OFFSET, reply.getUnsignedShort(reply.readerIndex() + Wire.ID_OFFSET));
-        out.setBytes(out.readerIndex() + Wire.HEADER_BYTES, reply, reply.readerIndex() + Wire.HEADER_BYTES,
-                view.nameEnd() - view.nameStart());
-        return out;
-    }
-
-    @Override
-    public ByteBuf unanswered(ByteBufAllocator alloc, ByteBuf query, QueryView view, boolean overUdp) {
+    public ByteBuf unanswered(ByteBufAllocator alloc, ByteBuf query, QueryView view, boolean overUdp,
+                              boolean refreshFailed) {
         if (!probe(query, view)) {
             return null;
         }
@@ -137,7 +113,9 @@ public final class CacheStage implements Stage, UpstreamReplies {
             return null;
         }
         cache.staleServed.increment();
-        cache.refreshFailed(probe, a);
+        if (refreshFailed) {
+            cache.refreshFailed(probe, a);
+        }
         return write(alloc, query, view, overUdp, a, now, true);
     }
 

@@ -131,7 +131,7 @@ public final class Forwarder implements Responder {
         PendingQuery q = inFlight.take();
         if (q == null) {
             meters.inflightFull.increment();
-            ByteBuf instead = answers.unanswered(client.alloc(), query, view, clientAddress != null);
+            ByteBuf instead = answers.unanswered(client.alloc(), query, view, clientAddress != null, false);
             if (instead != null) { // no upstream can be asked: a stale answer, as when none answered
                 send(client, clientAddress, instead);
                 return;
@@ -305,18 +305,14 @@ public final class Forwarder implements Responder {
         // A copy: on epoll a UDP reply lives in the loop's ReusedReadBuffer, which the next read overwrites.
         ByteBuf copy = q.replyCopy.copyOf(q.client.alloc(), reply);
         if (last) {
-            meters.upstreamAnswers[Wire.rcode(copy)].increment();
             if (!q.isTransfer && answers != UpstreamReplies.NONE) {
                 scratch.read(q.query); // read once for all that sees the answer
                 answers.answered(q.query, scratch, copy);
-                if (Wire.rcode(copy) == Wire.RCODE_SERVFAIL) {
-                    ByteBuf instead = answers.insteadOfServfail(q.client.alloc(), q.query, scratch, copy, !q.overTcp());
-                    if (instead != null) {
-                        copy.release();
-                        copy = instead;
-                    }
+                if (Wire.rcode(copy) == Wire.RCODE_SERVFAIL && answeredInstead(q, copy)) {
+                    return;
                 }
             }
+            meters.upstreamAnswers[Wire.rcode(copy)].increment();
             writes.answer(q.client, q.clientAddress, copy);
             meters.answered.increment();
             releaseSlot(q);
@@ -423,7 +419,7 @@ public final class Forwarder implements Responder {
         clientCase(q);
         query.setShort(query.readerIndex() + Wire.ID_OFFSET, q.clientId);
         scratch.read(query);
-        ByteBuf instead = q.isTransfer ? null : answers.unanswered(q.client.alloc(), query, scratch, !q.overTcp());
+        ByteBuf instead = q.isTransfer ? null : answers.unanswered(q.client.alloc(), query, scratch, !q.overTcp(), true);
         if (instead != null) {
             send(q.client, q.clientAddress, instead);
             releaseSlot(q);
@@ -433,6 +429,27 @@ public final class Forwarder implements Responder {
         answer(q.client, q.clientAddress, Answers.withQuestion(q.client.alloc(), query, scratch, Wire.FLAG_RA,
                 Wire.RCODE_SERVFAIL, Answers.EDE_NO_REACHABLE_AUTHORITY, SERVFAIL_TEXT));
         releaseSlot(q);
+    }
+
+    /**
+     * An upstream's SERVFAIL: the cache's answer for the query goes instead when it has one (RFC
+     * 8767: the upstream's resolver could not refresh the name), counted as the cache's, and the
+     * SERVFAIL is released; false when it has none. Read from the query with the client's ID and
+     * case, whatever the reply holds (a SERVFAIL may come without its question).
+     */
+    private boolean answeredInstead(PendingQuery q, ByteBuf servfail) {
+        ByteBuf query = q.query;
+        clientCase(q);
+        query.setShort(query.readerIndex() + Wire.ID_OFFSET, q.clientId);
+        scratch.read(query);
+        ByteBuf instead = answers.unanswered(q.client.alloc(), query, scratch, !q.overTcp(), true);
+        if (instead == null) {
+            return false;
+        }
+        servfail.release();
+        send(q.client, q.clientAddress, instead);
+        releaseSlot(q);
+        return true;
     }
 
     private void releaseSlot(PendingQuery q) {

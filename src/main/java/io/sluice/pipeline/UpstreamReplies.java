@@ -27,27 +27,18 @@ public interface UpstreamReplies {
     void answered(ByteBuf query, QueryView view, ByteBuf reply);
 
     /**
-     * The upstream answered {@code query} with SERVFAIL, which {@link #answered} has seen: an
-     * answer to send instead (a stale one, RFC 8767), whose reference the caller takes, or null.
-     * {@code reply} has the client's ID and case; the query, the attempt's.
+     * No upstream gave {@code query} (its ID and case the client's) an answer: none answered in
+     * time, one answered SERVFAIL, or none could be asked (max-inflight full). An answer to send
+     * instead of SERVFAIL, whose reference the caller takes, or null.
+     *
+     * @param refreshFailed whether upstreams were asked and failed (not: none could be asked)
      */
-    default ByteBuf insteadOfServfail(ByteBufAllocator alloc, ByteBuf query, QueryView view, ByteBuf reply,
-                                      boolean overUdp) {
+    default ByteBuf unanswered(ByteBufAllocator alloc, ByteBuf query, QueryView view, boolean overUdp,
+                               boolean refreshFailed) {
         return null;
     }
 
-    /**
-     * No upstream answered {@code query} (its ID and case the client's): an answer to send instead
-     * of SERVFAIL, whose reference the caller takes, or null.
-     */
-    default ByteBuf unanswered(ByteBufAllocator alloc, ByteBuf query, QueryView view, boolean overUdp) {
-        return null;
-    }
-
-    /**
-     * Each of {@code all} in order sees every answer; the first with an answer instead of a
-     * SERVFAIL, or for an unanswered query, gives it.
-     */
+    /** Each of {@code all} in order sees every answer; the first with an answer for an unanswered query gives it. */
     static UpstreamReplies of(List<UpstreamReplies> all) {
         if (all.isEmpty()) {
             return NONE;
@@ -65,21 +56,10 @@ public interface UpstreamReplies {
             }
 
             @Override
-            public ByteBuf insteadOfServfail(ByteBufAllocator alloc, ByteBuf query, QueryView view, ByteBuf reply,
-                                             boolean overUdp) {
+            public ByteBuf unanswered(ByteBufAllocator alloc, ByteBuf query, QueryView view, boolean overUdp,
+                                      boolean refreshFailed) {
                 for (UpstreamReplies r : each) {
-                    ByteBuf a = r.insteadOfServfail(alloc, query, view, reply, overUdp);
-                    if (a != null) {
-                        return a;
-                    }
-                }
-                return null;
-            }
-
-            @Override
-            public ByteBuf unanswered(ByteBufAllocator alloc, ByteBuf query, QueryView view, boolean overUdp) {
-                for (UpstreamReplies r : each) {
-                    ByteBuf a = r.unanswered(alloc, query, view, overUdp);
+                    ByteBuf a = r.unanswered(alloc, query, view, overUdp, refreshFailed);
                     if (a != null) {
                         return a;
                     }

@@ -259,6 +259,7 @@ class AnswerCacheTest {
             Dns.udp(s.address(), withOpt(Dns.message(1, "www.example.org.", Type.A), false, 1232, List.of()));
             upstream.servfail("www.example.org.");
             clock.advanceMillis(3_600_000);
+            int asked = upstream.udpQueries();
             for (int id = 2; id <= 3; id++) { // the second: the SERVFAIL did not replace the stale answer either
                 Message stale = Dns.parse(Dns.udp(s.address(),
                         withOpt(Dns.message(id, "WWW.Example.org.", Type.A), false, 1232, List.of()), 3000));
@@ -272,8 +273,10 @@ class AnswerCacheTest {
                 assertEquals(ExtendedErrorCodeOption.STALE_ANSWER, ((ExtendedErrorCodeOption) ede).getErrorCode());
             }
             assertEquals(2, count(s, "cache_stale_answers"));
-            assertEquals(1, s.sluice().metrics().count("answers", "rcode", "SERVFAIL", "source", "upstream"),
-                    "the upstream's answer, counted as it came; the second query, within stale-refresh-time, not asked");
+            assertEquals(0, s.sluice().metrics().count("answers", "rcode", "SERVFAIL", "source", "upstream"),
+                    "answers are counted as sent: the SERVFAIL never was");
+            assertEquals(2, s.sluice().metrics().count("answers", "rcode", "NOERROR", "source", "cache"));
+            assertEquals(asked + 1, upstream.udpQueries(), "asked once: the second, within stale-refresh-time, is not");
             upstream.servfail("never.example.org.");
             assertEquals(Rcode.SERVFAIL, Dns.rcode(Dns.udp(s.address(), Dns.query(4, "never.example.org.", Type.A), 3000)),
                     "nothing kept: the upstream's SERVFAIL");
@@ -322,6 +325,12 @@ class AnswerCacheTest {
             assertEquals(Rcode.NOERROR, first.getRcode());
             assertEquals(30, first.getSection(Section.ANSWER).get(0).getTTL());
             assertEquals(1, count(s, "inflight_full"));
+            client.receive(p); // the held query's SERVFAIL: its slot is free again
+            upstream.mode(TestUpstream.Mode.ANSWER);
+            int asked = upstream.udpQueries();
+            Dns.udp(s.address(), Dns.query(4, "www.example.org.", Type.A));
+            assertEquals(asked + 1, upstream.udpQueries(),
+                    "no upstream failed the name (none could be asked): it is asked again at once");
         }
     }
 

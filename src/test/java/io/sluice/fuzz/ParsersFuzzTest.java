@@ -118,7 +118,7 @@ class ParsersFuzzTest {
         CacheStage stage = CACHE.stage();
         stage.answered(query, view, reply);
         assertTrue(reply.readerIndex() == 0 && reply.writerIndex() == r.length, "the reply is read in place, untouched");
-        ByteBuf a = stage.unanswered(UnpooledByteBufAllocator.DEFAULT, query, view, true);
+        ByteBuf a = stage.unanswered(UnpooledByteBufAllocator.DEFAULT, query, view, true, false);
         if (a == null) {
             return;
         }
