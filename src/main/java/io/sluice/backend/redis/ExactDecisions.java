@@ -31,8 +31,9 @@ import org.slf4j.LoggerFactory;
  * a lost round puts Redis's word in it. So the rounds of one process seldom lose to each other
  * (the metric {@code redis_conflicts} counts the losses), and the janitor keeps what Redis keeps.
  * Words only move toward less budget until their time passes, so a domain its last known word
- * already refuses is refused here, without a call; but not while a call of this loop that
+ * already refuses is refused here, without a call; but not while a call (of any loop) that
  * reserved in that word is out: Redis may not take it, and then the failure policy decides.
+ * Past {@link #MAX_PARKED} such queries are refused all the same, so that a flood is not let through.
  *
  * <p>Only the loop's thread touches this object; the Redis reply is handed back to it with
  * {@link Executor#execute}. A call failed or later than the Redis timeout is decided by the
@@ -81,11 +82,6 @@ final class ExactDecisions implements Decisions {
      * batches of one domain in one call chain, the later working on from the earlier's word.
      */
     private List<Batch> retrying = new ArrayList<>();
-    /**
-     * Per domain, this loop's calls out with a reservation in the counter's word: until they
-     * settle the word may hold what Redis has not taken, so it refuses nothing here by itself.
-     */
-    private final Map<Counter, Integer> reserved = new HashMap<>();
     private int parked;
     private int roundsInFlight;
 
@@ -108,8 +104,9 @@ final class ExactDecisions implements Decisions {
         if (!backend.link().up()) {
             return backend.failure(c);
         }
-        if (algorithm.acquire(HeapCounters.word(c), c.budget(), limiter.clock().epochNanos()) == Algorithm.REFUSE
-                && !reserved.containsKey(c)) {
+        boolean overIfTaken = algorithm.acquire(HeapCounters.word(c), c.budget(), limiter.clock().epochNanos())
+                == Algorithm.REFUSE;
+        if (overIfTaken && (parked >= MAX_PARKED || !backend.reserving(c))) { // a flood is never let through
             limiter.noteRefusal(c);
             return REFUSED;
         }
@@ -151,7 +148,7 @@ final class ExactDecisions implements Decisions {
         for (Batch b : taken) {
             if (workOut(b, now)) {
                 asking.add(b);
-            } else if (reserved.containsKey(b.counter)) { // refused by what Redis may not take: wait for it
+            } else if (backend.reserving(b.counter)) { // refused by what Redis may not take: wait for it
                 if (b.tries > 0) {
                     retrying.add(b);
                 } else {
@@ -235,14 +232,17 @@ final class ExactDecisions implements Decisions {
                 workOut(b, now);
                 RedisKeys.casArguments(args, 4 * i, algorithm, b.counter, b.expected, b.next, now);
             }
-            reserved.merge(b.counter, 1, Integer::sum);
+            backend.reserved(b.counter);
         }
         backend.link().run(backend.casScript(), keys, args)
                 .whenComplete((reply, error) -> {
                     try {
                         loop.execute(() -> settle(round, batches, reply, error));
                     } catch (RejectedExecutionException stopping) {
-                        batches.forEach(b -> b.queries.forEach(ParkedQuery::release));
+                        batches.forEach(b -> {
+                            backend.settled(b.counter);
+                            b.queries.forEach(ParkedQuery::release);
+                        });
                     }
                 });
     }
@@ -250,7 +250,7 @@ final class ExactDecisions implements Decisions {
     private void settle(Round round, List<Batch> batches, List<Object> reply, Throwable error) {
         for (int i = 0; i < batches.size(); i++) {
             Batch b = batches.get(i);
-            reserved.computeIfPresent(b.counter, (c, n) -> n == 1 ? null : n - 1);
+            backend.settled(b.counter);
             if (error != null || reply == null || reply.size() <= i) {
                 forget(b);
                 fail(b);

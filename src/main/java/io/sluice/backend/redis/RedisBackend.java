@@ -9,6 +9,7 @@ import io.sluice.limit.Decisions;
 import io.sluice.limit.DomainLimiter;
 import io.sluice.limit.HeapCounters;
 import io.sluice.metrics.Registry;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -29,6 +30,11 @@ public final class RedisBackend implements Backend {
     private final Script cas = Script.load("cas.lua");
     private final DeltaSync sync;
     private final LongAdder conflicts;
+    /**
+     * Per domain, the calls out (of any loop) that reserved in its counter's word: until they
+     * settle the word may hold what Redis has not taken, so it refuses nothing by itself.
+     */
+    private final ConcurrentHashMap<Counter, Integer> reservations = new ConcurrentHashMap<>();
 
     private RedisBackend(BackendSettings settings, LimitSettings.Algorithm algorithm, DomainLimiter limiter,
                          Registry meters) {
@@ -111,6 +117,19 @@ public final class RedisBackend implements Backend {
 
     LongAdder conflicts() {
         return conflicts;
+    }
+
+    void reserved(Counter c) {
+        reservations.merge(c, 1, Integer::sum);
+    }
+
+    void settled(Counter c) {
+        reservations.computeIfPresent(c, (k, n) -> n == 1 ? null : n - 1);
+    }
+
+    /** Whether a call out has reserved in {@code c}'s word. */
+    boolean reserving(Counter c) {
+        return reservations.containsKey(c);
     }
 
     @Override
