@@ -94,13 +94,14 @@ public final class Floods {
         boolean mostlyNx = answers > 0 && nx >= settings.nxdomainRatio() * answers;
         Policy was = c.floodBudget();
         if (was == null && mostlyNx && answers >= Math.min(settings.minAnswers(), p.queries())) {
-            Policy cut = cut(p);
+            Policy cut = cut(p, settings);
             if (!c.swapFloodBudget(null, cut)) {
                 return Change.NONE;
             }
             Policy now = c.policy;
-            if (now != p) { // changed while this was judged: the cut is of the new budget
-                c.swapFloodBudget(cut, now == Policy.UNLIMITED ? null : cut(now));
+            LimitSettings.Flood latest = this.settings;
+            if (now != p || latest != settings) { // changed while this was judged (a reload's walk may have passed c)
+                c.swapFloodBudget(cut, now == Policy.UNLIMITED ? null : cut(now, latest));
             }
             note(c.cachedName() + ": random-subdomain flood: " + nx + " of " + answers + " upstream answers in a"
                     + " window were NXDOMAIN; its budget for cache misses is " + cut + " (was " + p
@@ -130,6 +131,10 @@ public final class Floods {
 
     /** What a flooded domain with policy {@code p} gets. */
     Policy cut(Policy p) {
+        return cut(p, settings);
+    }
+
+    private static Policy cut(Policy p, LimitSettings.Flood settings) {
         return p.scaled(settings.fraction());
     }
 
