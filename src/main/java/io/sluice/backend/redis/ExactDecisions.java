@@ -146,8 +146,11 @@ final class ExactDecisions implements Decisions {
         retrying = new ArrayList<>();
         List<Batch> asking = new ArrayList<>(taken.size());
         for (Batch b : taken) {
-            if (workOut(b, now)) {
-                asking.add(b);
+            if (algorithm.acquire(lastKnown(b), b.counter.budget(), now) != Algorithm.REFUSE) {
+                if (b.key == null) {
+                    b.key = RedisKeys.key(b.counter, backend.algorithmName());
+                }
+                asking.add(b); // worked out in full when its call goes
             } else if (backend.reserving(b.counter)) { // refused by what Redis may not take: wait for it
                 if (b.tries > 0) {
                     retrying.add(b);
@@ -169,13 +172,10 @@ final class ExactDecisions implements Decisions {
         }
     }
 
-    /**
-     * Works out, from the last known word, the word after as many of {@code b}'s queries as the
-     * budget allows; false when none is.
-     */
-    private boolean workOut(Batch b, long now) {
+    /** Works out, from the last known word, the word after as many of {@code b}'s queries as the budget allows. */
+    private void workOut(Batch b, long now) {
         Policy budget = b.counter.budget();
-        long word = HeapCounters.retired(b.counter) && b.tries > 0 ? b.learnt : HeapCounters.word(b.counter);
+        long word = lastKnown(b);
         b.expected = word;
         int allowed = 0;
         while (allowed < b.queries.size()) {
@@ -188,10 +188,11 @@ final class ExactDecisions implements Decisions {
         }
         b.next = word;
         b.allowed = allowed;
-        if (b.key == null) {
-            b.key = RedisKeys.key(b.counter, backend.algorithmName());
-        }
-        return allowed > 0;
+    }
+
+    /** The word {@code b} is worked out from. */
+    private static long lastKnown(Batch b) {
+        return HeapCounters.retired(b.counter) && b.tries > 0 ? b.learnt : HeapCounters.word(b.counter);
     }
 
     /**

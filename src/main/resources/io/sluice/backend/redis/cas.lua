@@ -13,9 +13,9 @@ local out = {}
 for i = 1, #KEYS do
   local a = 4 * i - 3
   local current = redis.call('GET', KEYS[i]) or '0'
-  if current ~= '0' and (not string.match(current, '^%-?[1-9]%d*$')
+  if current ~= ARGV[a] and current ~= '0' and (not string.match(current, '^%-?[1-9]%d*$')
       or current == '-9223372036854775808' or current == '-9223372032559808512') then
-    current = '0'
+    current = '0' -- checked only when not the word expected, which sluice wrote
   end
   if current == ARGV[a] or (current == '0' and ARGV[a + 1] == '1') then
     redis.call('SET', KEYS[i], ARGV[a + 2], 'PX', ARGV[a + 3])
