@@ -42,18 +42,18 @@ public final class CacheStage implements Stage, UpstreamReplies {
         }
         CachedAnswer a = cache.get(probe);
         long now = cache.now();
+        if (a != null && a.freshAt(now)) {
+            cache.hits.increment();
+            q.send(write(q.client().alloc(), q.message(), q.view(), q.overUdp(), a, now, false));
+            return Outcome.ANSWERED;
+        }
         if (a != null && a.staleWithoutAskingAt(now)) { // the upstreams failed to refresh it just now
             cache.staleServed.increment();
             q.send(write(q.client().alloc(), q.message(), q.view(), q.overUdp(), a, now, true));
             return Outcome.ANSWERED;
         }
-        if (a == null || !a.freshAt(now)) {
-            cache.misses.increment();
-            return Outcome.CONTINUE;
-        }
-        cache.hits.increment();
-        q.send(write(q.client().alloc(), q.message(), q.view(), q.overUdp(), a, now, false));
-        return Outcome.ANSWERED;
+        cache.misses.increment();
+        return Outcome.CONTINUE;
     }
 
     /**
