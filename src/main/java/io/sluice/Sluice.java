@@ -41,9 +41,11 @@ import java.io.IOException;
 import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
@@ -445,6 +447,14 @@ public final class Sluice implements AutoCloseable {
     private void retire(Forwarders old) {
         if (retiring.remove(old)) {
             old.close();
+            Set<String> asked = new HashSet<>();
+            forwarding.upstreams().forEach(u -> asked.add(u.toString()));
+            retiring.forEach(r -> r.upstreams().forEach(u -> asked.add(u.toString())));
+            for (Upstream u : old.upstreams()) {
+                if (!asked.contains(u.toString())) {
+                    meters.removeSeries("upstream", u.toString()); // a reload removed it: no series lingers
+                }
+            }
         }
     }
 

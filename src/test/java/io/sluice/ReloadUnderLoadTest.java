@@ -1,6 +1,7 @@
 package io.sluice;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.testing.Dns;
@@ -76,6 +77,30 @@ class ReloadUnderLoadTest {
                 Dns.udp(s.address(), Dns.query(1, "after.example.", Type.A));
                 assertEquals(aBefore, a.udpQueries(), "the old upstream gets nothing new");
                 assertEquals(b.hostPort(), s.sluice().upstreams().get(0).toString());
+            }
+        }
+    }
+
+    @Test
+    void anUpstreamAReloadRemovedLeavesNoSeriesOnceItsLastQueriesAreDone() throws Exception {
+        Path conf = dir.resolve("sluice.yml");
+        try (TestUpstream a = new TestUpstream(); TestUpstream b = new TestUpstream()) {
+            Files.writeString(conf, "upstreams: [" + a.hostPort() + "]\ntimeout: 200ms\nquery-timeout: 200ms\n");
+            try (RunningSluice s = RunningSluice.startFor(List.of(), io.sluice.limit.Clock.system(),
+                    x -> x.configFile(conf))) {
+                assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(1, "x.example.", Type.A))));
+                String old = "upstream=\"" + a.hostPort() + "\"";
+                assertTrue(s.sluice().metricsText().contains(old));
+                Files.writeString(conf, "upstreams: [" + b.hostPort() + "]\ntimeout: 200ms\nquery-timeout: 200ms\n");
+                s.sluice().reload();
+                assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(2, "y.example.", Type.A))));
+                long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+                while (s.sluice().metricsText().contains(old) && System.nanoTime() < deadline) {
+                    Thread.sleep(50); // the old generation closes a query-timeout and a margin after the switch
+                }
+                String m = s.sluice().metricsText();
+                assertFalse(m.contains(old), "no series of the removed upstream lingers");
+                assertTrue(m.contains("sluice_upstream_latency_seconds_count{upstream=\"" + b.hostPort() + "\"}"), m);
             }
         }
     }

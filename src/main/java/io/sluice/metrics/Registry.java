@@ -80,6 +80,21 @@ public final class Registry {
         }
     }
 
+    /**
+     * Drops every series, counters', gauges' and histograms', labelled {@code label}={@code value}:
+     * an upstream that no forwarding generation asks any more. Asked for again, a series starts
+     * from zero.
+     */
+    public synchronized void removeSeries(String label, String value) {
+        for (Family f : families.values()) {
+            f.adders.keySet().removeIf(l -> value.equals(l.get(label)));
+            f.values.keySet().removeIf(l -> value.equals(l.get(label)));
+        }
+        for (Map<Labels, LatencyHistogram> children : histograms.values()) {
+            children.keySet().removeIf(l -> value.equals(l.get(label)));
+        }
+    }
+
     /** A gauge family whose children are worked out at every scrape, label sets and all. */
     public synchronized void gauges(String name, String help, Supplier<Map<Labels, Long>> children) {
         family(name, help, false).dynamic = children;
