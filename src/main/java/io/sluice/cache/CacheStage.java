@@ -106,10 +106,13 @@ public final class CacheStage implements Stage, UpstreamReplies {
         }
         CachedAnswer a = cache.get(probe);
         long now = cache.now();
-        if (a != null && a.freshAt(now)) { // kept while this query waited (it counted as a miss)
+        if (a == null || a.rcode() == Wire.RCODE_SERVFAIL) {
+            return null; // a SERVFAIL kept, the upstream's own maybe: relayed or made, not the cache's
+        }
+        if (a.freshAt(now)) { // kept while this query waited (it counted as a miss)
             return write(alloc, query, view, overUdp, a, now, false);
         }
-        if (a == null || !a.staleAt(now)) {
+        if (!a.staleAt(now)) {
             return null;
         }
         cache.staleServed.increment();

@@ -179,19 +179,19 @@ public final class Forwarder implements Responder {
      */
     private void dispatch(PendingQuery q, long now, long from) {
         if (closed) { // a link lost as this generation closes: no new connection on a closed one
-            fail(q);
+            fail(q, false);
             return;
         }
         int i = pool.pick(q.nextUpstream, q.attempts == 0);
         if (i < 0 || from + attemptNanos - (q.startNanos + queryNanos) > lateness) {
-            fail(q);
+            fail(q, true); // the upstreams failed it, or are down
             return;
         }
         Upstream u = pool.get(i);
         UpstreamLink link = links.linkFor(u, q.overTcp(), ids);
         int id = link.claim(q, ids);
         if (id == UpstreamLink.NO_ID) {
-            fail(q); // the ID space of this link is nearly full: max-inflight is far too high
+            fail(q, false); // the ID space of this link is nearly full: max-inflight is far too high
             return;
         }
         q.nextUpstream = i + 1;
@@ -414,12 +414,14 @@ public final class Forwarder implements Responder {
         }
     }
 
-    private void fail(PendingQuery q) {
+    /** @param upstreamsFailed whether the upstreams failed the query (not: it could not be sent) */
+    private void fail(PendingQuery q, boolean upstreamsFailed) {
         ByteBuf query = q.query;
         clientCase(q);
         query.setShort(query.readerIndex() + Wire.ID_OFFSET, q.clientId);
         scratch.read(query);
-        ByteBuf instead = q.isTransfer ? null : answers.unanswered(q.client.alloc(), query, scratch, !q.overTcp(), true);
+        ByteBuf instead = q.isTransfer ? null
+                : answers.unanswered(q.client.alloc(), query, scratch, !q.overTcp(), upstreamsFailed);
         if (instead != null) {
             send(q.client, q.clientAddress, instead);
             releaseSlot(q);
@@ -506,7 +508,7 @@ public final class Forwarder implements Responder {
             if (q.transferring) {
                 abortTransfer(q);
             } else {
-                fail(q);
+                fail(q, false);
             }
         }
         links.close();

@@ -280,6 +280,9 @@ class AnswerCacheTest {
             upstream.servfail("never.example.org.");
             assertEquals(Rcode.SERVFAIL, Dns.rcode(Dns.udp(s.address(), Dns.query(4, "never.example.org.", Type.A), 3000)),
                     "nothing kept: the upstream's SERVFAIL");
+            assertEquals(1, s.sluice().metrics().count("answers", "rcode", "SERVFAIL", "source", "upstream"),
+                    "relayed, and counted as the upstream's (though kept servfail-ttl)");
+            assertEquals(0, s.sluice().metrics().count("answers", "rcode", "SERVFAIL", "source", "cache"));
         }
     }
 
