@@ -151,7 +151,10 @@ final class ExactDecisions implements Decisions {
                     b.key = RedisKeys.key(b.counter, backend.algorithmName());
                 }
                 asking.add(b); // worked out in full when its call goes
-            } else if (backend.reserving(b.counter)) { // refused by what Redis may not take: wait for it
+            } else if (backend.reserving(b.counter) && roundsInFlight > 0
+                    && System.nanoTime() - b.parkedAt < timeoutNanos) {
+                // Refused only by what Redis may not take: wait for it, as long as a round of this
+                // loop is out to call send() again when it settles, and no longer than the timeout.
                 if (b.tries > 0) {
                     retrying.add(b);
                 } else {
