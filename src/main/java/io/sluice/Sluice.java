@@ -447,12 +447,14 @@ public final class Sluice implements AutoCloseable {
     private void retire(Forwarders old) {
         if (retiring.remove(old)) {
             old.close();
-            Set<String> asked = new HashSet<>();
-            forwarding.upstreams().forEach(u -> asked.add(u.toString()));
-            retiring.forEach(r -> r.upstreams().forEach(u -> asked.add(u.toString())));
-            for (Upstream u : old.upstreams()) {
-                if (!asked.contains(u.toString())) {
-                    meters.removeSeries("upstream", u.toString()); // a reload removed it: no series lingers
+            synchronized (this) { // not while a reload makes a generation, which may ask for these series again
+                Set<String> asked = new HashSet<>();
+                forwarding.upstreams().forEach(u -> asked.add(u.toString()));
+                retiring.forEach(r -> r.upstreams().forEach(u -> asked.add(u.toString())));
+                for (Upstream u : old.upstreams()) {
+                    if (!asked.contains(u.toString())) {
+                        meters.removeSeries("upstream", u.toString()); // a reload removed it: no series lingers
+                    }
                 }
             }
         }
