@@ -32,8 +32,10 @@ import org.slf4j.LoggerFactory;
  * (the metric {@code redis_conflicts} counts the losses), and the janitor keeps what Redis keeps.
  * Words only move toward less budget until their time passes, so a domain its last known word
  * already refuses is refused here, without a call; but not while a call (of any loop) that
- * reserved in that word is out: Redis may not take it, and then the failure policy decides.
- * Past {@link #MAX_PARKED} such queries are refused all the same, so that a flood is not let through.
+ * reserved in that word is out: Redis may not take it, and then the failure policy decides. Such
+ * a query waits while a round of its own loop is out (whose settling sends again), at most the
+ * Redis timeout, and is refused otherwise; past {@link #MAX_PARKED} such queries are refused at
+ * once, so that a flood is not let through.
  *
  * <p>Only the loop's thread touches this object; the Redis reply is handed back to it with
  * {@link Executor#execute}. A call failed or later than the Redis timeout is decided by the
