@@ -40,7 +40,8 @@ public final class RedisBackend implements Backend {
                          Registry meters) {
         this.settings = settings;
         this.conflicts = meters.counter("redis_conflicts", "Compare-and-sets of a domain's word in Redis that another"
-                + " writer (another instance, another loop) got to first: each is worked out again and retried.");
+                + " writer (another instance, another loop) got to first: each is worked out again and retried, until"
+                + " the Redis timeout.");
         meters.gauge("redis_up", "1 while Redis answers, else 0.", () -> up() ? 1 : 0);
         this.limiter = limiter;
         this.algorithmName = algorithm.toString();
