@@ -417,11 +417,7 @@ public final class Forwarder implements Responder {
     /** @param upstreamsFailed whether the upstreams failed the query (not: it could not be sent) */
     private void fail(PendingQuery q, boolean upstreamsFailed) {
         ByteBuf query = q.query;
-        clientCase(q);
-        query.setShort(query.readerIndex() + Wire.ID_OFFSET, q.clientId);
-        scratch.read(query);
-        ByteBuf instead = q.isTransfer ? null
-                : answers.unanswered(q.client.alloc(), query, scratch, !q.overTcp(), upstreamsFailed);
+        ByteBuf instead = answerInstead(q, upstreamsFailed);
         if (instead != null) {
             send(q.client, q.clientAddress, instead);
             releaseSlot(q);
@@ -440,11 +436,7 @@ public final class Forwarder implements Responder {
      * case, whatever the reply holds (a SERVFAIL may come without its question).
      */
     private boolean answeredInstead(PendingQuery q, ByteBuf servfail) {
-        ByteBuf query = q.query;
-        clientCase(q);
-        query.setShort(query.readerIndex() + Wire.ID_OFFSET, q.clientId);
-        scratch.read(query);
-        ByteBuf instead = answers.unanswered(q.client.alloc(), query, scratch, !q.overTcp(), true);
+        ByteBuf instead = answerInstead(q, true);
         if (instead == null) {
             return false;
         }
@@ -452,6 +444,20 @@ public final class Forwarder implements Responder {
         send(q.client, q.clientAddress, instead);
         releaseSlot(q);
         return true;
+    }
+
+    /**
+     * Puts the client's ID and case back in {@code q}'s query, reads it into {@link #scratch},
+     * and asks what sees the answers for one to send instead of a SERVFAIL (never for a transfer):
+     * that answer, or null.
+     */
+    private ByteBuf answerInstead(PendingQuery q, boolean upstreamsFailed) {
+        ByteBuf query = q.query;
+        clientCase(q);
+        query.setShort(query.readerIndex() + Wire.ID_OFFSET, q.clientId);
+        scratch.read(query);
+        return q.isTransfer ? null
+                : answers.unanswered(q.client.alloc(), query, scratch, !q.overTcp(), upstreamsFailed);
     }
 
     private void releaseSlot(PendingQuery q) {
