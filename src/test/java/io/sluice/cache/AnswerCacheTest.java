@@ -22,12 +22,10 @@ import org.junit.jupiter.api.Test;
 import org.xbill.DNS.ClientSubnetOption;
 import org.xbill.DNS.CookieOption;
 import org.xbill.DNS.EDNSOption;
-import org.xbill.DNS.ExtendedErrorCodeOption;
 import org.xbill.DNS.Flags;
 import org.xbill.DNS.Message;
 import org.xbill.DNS.OPTRecord;
 import org.xbill.DNS.Rcode;
-import org.xbill.DNS.Record;
 import org.xbill.DNS.Section;
 import org.xbill.DNS.Type;
 
@@ -233,12 +231,8 @@ class AnswerCacheTest {
             clock.advanceMillis(3_600_000);
             Message stale = Dns.parse(Dns.udp(s.address(),
                     withOpt(Dns.message(2, "www.example.org.", Type.A), false, 1232, List.of()), 3000));
-            assertEquals(Rcode.NOERROR, stale.getRcode());
-            Record a = stale.getSection(Section.ANSWER).get(0);
-            assertEquals("192.0.2.1", a.rdataToString());
-            assertEquals(30, a.getTTL());
-            EDNSOption ede = stale.getOPT().getOptions(EDNSOption.Code.EDNS_EXTENDED_ERROR).get(0);
-            assertEquals(ExtendedErrorCodeOption.STALE_ANSWER, ((ExtendedErrorCodeOption) ede).getErrorCode());
+            Dns.assertStale(stale, "no upstream answered");
+            assertEquals("192.0.2.1", stale.getSection(Section.ANSWER).get(0).rdataToString());
             assertEquals(1, count(s, "cache_stale_answers"));
             assertEquals(Rcode.SERVFAIL, Dns.rcode(Dns.udp(s.address(), Dns.query(3, "never.example.org.", Type.A), 3000)),
                     "nothing kept: SERVFAIL");
@@ -263,14 +257,10 @@ class AnswerCacheTest {
             for (int id = 2; id <= 3; id++) { // the second: the SERVFAIL did not replace the stale answer either
                 Message stale = Dns.parse(Dns.udp(s.address(),
                         withOpt(Dns.message(id, "WWW.Example.org.", Type.A), false, 1232, List.of()), 3000));
-                assertEquals(Rcode.NOERROR, stale.getRcode(), "the stale answer, not the upstream's SERVFAIL");
+                Dns.assertStale(stale, "the stale answer, not the upstream's SERVFAIL");
                 assertEquals(id, stale.getHeader().getID());
                 assertEquals("WWW.Example.org.", stale.getQuestion().getName().toString(), "the client's case");
-                Record a = stale.getSection(Section.ANSWER).get(0);
-                assertEquals("192.0.2.1", a.rdataToString());
-                assertEquals(30, a.getTTL());
-                EDNSOption ede = stale.getOPT().getOptions(EDNSOption.Code.EDNS_EXTENDED_ERROR).get(0);
-                assertEquals(ExtendedErrorCodeOption.STALE_ANSWER, ((ExtendedErrorCodeOption) ede).getErrorCode());
+                assertEquals("192.0.2.1", stale.getSection(Section.ANSWER).get(0).rdataToString());
             }
             assertEquals(2, count(s, "cache_stale_answers"));
             assertEquals(0, s.sluice().metrics().count("answers", "rcode", "SERVFAIL", "source", "upstream"),

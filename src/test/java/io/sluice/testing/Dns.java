@@ -155,4 +155,13 @@ public final class Dns {
         }
         return out;
     }
+
+    /** {@code m} is a stale answer (RFC 8767): NOERROR, its first answer's TTL 30, an Extended DNS Error "Stale Answer". */
+    public static void assertStale(Message m, String why) {
+        assertEquals(org.xbill.DNS.Rcode.NOERROR, m.getRcode(), why);
+        assertEquals(30, m.getSection(Section.ANSWER).get(0).getTTL(), why + ": TTL 30");
+        EDNSOption ede = m.getOPT().getOptions(EDNSOption.Code.EDNS_EXTENDED_ERROR).get(0);
+        assertEquals(org.xbill.DNS.ExtendedErrorCodeOption.STALE_ANSWER,
+                ((org.xbill.DNS.ExtendedErrorCodeOption) ede).getErrorCode(), why + ": EDE 3");
+    }
 }
