@@ -128,7 +128,8 @@ class RedisBackendTest {
     void aValueSluiceDidNotWriteCountsAsNone() throws Exception {
         try (RedisServer redis = RedisServer.start(dir);
              RunningSluice s = sluice("redis", redis.uri(), "limits.default.queries", "5")) {
-            String[] foreign = {"-9223372036854775808", "05", "+7", "garbage"}; // DEAD, and not as sluice writes
+            // DEAD; another negative with its low 24 bits zero; past a long; not as sluice writes
+            String[] foreign = {"-9223372036854775808", "-16777216", "9223372036854775808", "05", "+7", "garbage"};
             for (int i = 0; i < foreign.length; i++) {
                 String domain = "foreign" + i + ".com";
                 redis.command("SET " + key(domain, "fixed-window") + " " + foreign[i]);
