@@ -5,7 +5,11 @@ import io.sluice.wire.Names;
 import io.sluice.wire.QueryEdns;
 import io.sluice.wire.QueryView;
 import io.sluice.wire.Wire;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.util.Arrays;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * What makes two queries get the same answer from an upstream: the name in lower case, type,
@@ -15,8 +19,12 @@ import java.util.Arrays;
  *
  * <p>Each loop fills one key in place for every lookup ({@link #fill}), which allocates nothing;
  * the cache keeps {@link #copy copies}. A filled key and a copy are equal when their bytes are.
+ *
+ * <p>A client chooses the bytes, so the hash is seeded per process, and keys are ordered as well:
+ * the cache's map searches a bin of equal hashes as a tree, not a list. A bin of names that
+ * collide on purpose would otherwise cost every lookup in it a walk of them all, on the loop.
  */
-final class CacheKey {
+final class CacheKey implements Comparable<CacheKey> {
     /** Name, type and class, and one octet of flags. */
     private static final int MAX_BYTES = Wire.MAX_NAME_BYTES + 5;
     private static final int BIT_RD = 1;
@@ -25,6 +33,8 @@ final class CacheKey {
     private static final int BIT_EDNS = 8;
     private static final int BIT_DO = 16;
     private static final int FLAG_AD = 0x0020;
+    private static final long SEED = ThreadLocalRandom.current().nextLong();
+    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
     private final byte[] bytes;
     private int length;
@@ -32,7 +42,7 @@ final class CacheKey {
 
     /** A key to fill. */
     CacheKey() {
-        this.bytes = new byte[MAX_BYTES];
+        this.bytes = new byte[MAX_BYTES + Long.BYTES]; // whole longs can always be read
     }
 
     private CacheKey(byte[] bytes, int hash) {
@@ -47,14 +57,12 @@ final class CacheKey {
      */
     void fill(ByteBuf query, QueryView view, QueryEdns edns) {
         int n = 0;
-        int h = 1;
         for (int i = view.nameStart(); i < view.nameEnd() + 4; i++) {
             byte b = query.getByte(i);
             if (i < view.nameEnd()) {
                 b = Names.lower(b); // the name only: type and class octets are numbers, not letters
             }
             bytes[n++] = b;
-            h = 31 * h + b;
         }
         int flags = view.flags();
         int bits = ((flags & Wire.FLAG_RD) != 0 ? BIT_RD : 0) | ((flags & Wire.FLAG_CD) != 0 ? BIT_CD : 0)
@@ -62,7 +70,27 @@ final class CacheKey {
                 | (edns.dnssecOk() ? BIT_DO : 0);
         bytes[n++] = (byte) bits;
         length = n;
-        hash = 31 * h + bits;
+        hash = hash(bytes, n);
+    }
+
+    /**
+     * A seeded hash of {@code bytes[0, length)}, a long at a time. The shift after each multiply
+     * carries the top bits down, so that a difference in one long's top bit cannot be cancelled by
+     * the next long's, as it could after a multiply alone.
+     */
+    private static int hash(byte[] bytes, int length) {
+        long h = SEED ^ length;
+        for (int i = 0; i < length; i += Long.BYTES) {
+            long w = (long) LONGS.get(bytes, i);
+            int valid = length - i;
+            if (valid < Long.BYTES) {
+                w &= (1L << (valid * 8)) - 1;
+            }
+            h = (h ^ w) * 0x9E3779B97F4A7C15L;
+            h ^= h >>> 29;
+        }
+        h *= 0xBF58476D1CE4E5B9L;
+        return (int) (h ^ h >>> 32);
     }
 
     /** Bytes of the question's name on the wire. */
@@ -88,5 +116,11 @@ final class CacheKey {
     @Override
     public boolean equals(Object o) {
         return o instanceof CacheKey k && k.hash == hash && Arrays.equals(bytes, 0, length, k.bytes, 0, k.length);
+    }
+
+    /** By bytes: zero exactly when {@link #equals}. */
+    @Override
+    public int compareTo(CacheKey o) {
+        return Arrays.compareUnsigned(bytes, 0, length, o.bytes, 0, o.length);
     }
 }

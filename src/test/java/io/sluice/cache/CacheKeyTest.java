@@ -1,0 +1,78 @@
+package io.sluice.cache;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.sluice.wire.QueryEdns;
+import io.sluice.wire.QueryView;
+import java.io.ByteArrayOutputStream;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class CacheKeyTest {
+    private static final int BLOCKS = 10;
+
+    /**
+     * 1,024 names that all had one hash under the key's first hash (31 * h + b): each two-octet
+     * block is (0x90, 0xC0) or (0x91, 0xA1), which add the same to it. A client may send such
+     * names, and each is cached on its own.
+     */
+    private static List<CacheKey> collidingUnderPolynomial() {
+        List<CacheKey> keys = new ArrayList<>();
+        for (int bits = 0; bits < 1 << BLOCKS; bits++) {
+            ByteArrayOutputStream q = new ByteArrayOutputStream();
+            q.writeBytes(new byte[] {0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0}); // RD, one question
+            q.write(2 * BLOCKS);
+            for (int b = 0; b < BLOCKS; b++) {
+                boolean second = (bits >>> b & 1) != 0;
+                q.write(second ? 0x91 : 0x90);
+                q.write(second ? 0xA1 : 0xC0);
+            }
+            q.writeBytes(new byte[] {3, 'c', 'o', 'm', 0, 0, 1, 0, 1}); // com., A, IN
+            keys.add(key(Unpooled.wrappedBuffer(q.toByteArray())));
+        }
+        return keys;
+    }
+
+    private static CacheKey key(ByteBuf query) {
+        QueryView view = new QueryView();
+        view.read(query);
+        QueryEdns edns = new QueryEdns();
+        assertTrue(edns.read(query, view));
+        CacheKey k = new CacheKey();
+        k.fill(query, view, edns);
+        return k.copy();
+    }
+
+    @Test
+    void namesAClientMadeToCollideSpreadOverHashes() {
+        Set<Integer> hashes = new HashSet<>();
+        for (CacheKey k : collidingUnderPolynomial()) {
+            hashes.add(k.hashCode());
+        }
+        // seeded, 32 bits: two of 1,024 share a hash with a chance of about one in 8,000
+        assertTrue(hashes.size() >= 1020, hashes.size() + " hashes for 1,024 names");
+    }
+
+    @Test
+    void keysAreOrderedAsTheyAreEqual() {
+        List<CacheKey> keys = collidingUnderPolynomial();
+        for (int i = 1; i < keys.size(); i++) {
+            CacheKey a = keys.get(i - 1);
+            CacheKey b = keys.get(i);
+            assertNotEquals(a, b);
+            assertNotEquals(0, a.compareTo(b));
+            assertEquals(-Integer.signum(a.compareTo(b)), Integer.signum(b.compareTo(a)));
+        }
+        CacheKey again = collidingUnderPolynomial().get(7);
+        assertEquals(keys.get(7), again);
+        assertEquals(keys.get(7).hashCode(), again.hashCode());
+        assertEquals(0, keys.get(7).compareTo(again));
+    }
+}
