@@ -5,11 +5,8 @@ import io.sluice.wire.Names;
 import io.sluice.wire.QueryEdns;
 import io.sluice.wire.QueryView;
 import io.sluice.wire.Wire;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
-import java.nio.ByteOrder;
+import io.sluice.sketch.KeyedHash;
 import java.util.Arrays;
-import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * What makes two queries get the same answer from an upstream: the name in lower case, type,
@@ -20,9 +17,9 @@ import java.util.concurrent.ThreadLocalRandom;
  * <p>Each loop fills one key in place for every lookup ({@link #fill}), which allocates nothing;
  * the cache keeps {@link #copy copies}. A filled key and a copy are equal when their bytes are.
  *
- * <p>A client chooses the bytes, so the hash is seeded per process, and keys are ordered as well:
- * the cache's map searches a bin of equal hashes as a tree, not a list. A bin of names that
- * collide on purpose would otherwise cost every lookup in it a walk of them all, on the loop.
+ * <p>A client chooses the bytes, so the hash is keyed per process ({@link KeyedHash}), and keys
+ * are ordered as well, so that the cache's map searches a bin of equal hashes as a tree: a bin of
+ * names made to collide would otherwise cost every lookup in it a walk of them all, on the loop.
  */
 final class CacheKey implements Comparable<CacheKey> {
     /** Name, type and class, and one octet of flags. */
@@ -33,8 +30,6 @@ final class CacheKey implements Comparable<CacheKey> {
     private static final int BIT_EDNS = 8;
     private static final int BIT_DO = 16;
     private static final int FLAG_AD = 0x0020;
-    private static final long SEED = ThreadLocalRandom.current().nextLong();
-    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
     private final byte[] bytes;
     private int length;
@@ -70,27 +65,7 @@ final class CacheKey implements Comparable<CacheKey> {
                 | (edns.dnssecOk() ? BIT_DO : 0);
         bytes[n++] = (byte) bits;
         length = n;
-        hash = hash(bytes, n);
-    }
-
-    /**
-     * A seeded hash of {@code bytes[0, length)}, a long at a time. The shift after each multiply
-     * carries the top bits down, so that a difference in one long's top bit cannot be cancelled by
-     * the next long's, as it could after a multiply alone.
-     */
-    private static int hash(byte[] bytes, int length) {
-        long h = SEED ^ length;
-        for (int i = 0; i < length; i += Long.BYTES) {
-            long w = (long) LONGS.get(bytes, i);
-            int valid = length - i;
-            if (valid < Long.BYTES) {
-                w &= (1L << (valid * 8)) - 1;
-            }
-            h = (h ^ w) * 0x9E3779B97F4A7C15L;
-            h ^= h >>> 29;
-        }
-        h *= 0xBF58476D1CE4E5B9L;
-        return (int) (h ^ h >>> 32);
+        hash = KeyedHash.of(bytes, n);
     }
 
     /** Bytes of the question's name on the wire. */

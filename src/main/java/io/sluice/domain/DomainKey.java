@@ -15,7 +15,7 @@ import java.util.Arrays;
  * million domains touches the map's node and this object and nothing else: each extra object is
  * one more cache miss, about 150 ns on the benchmark machine (docs/benchmarks.md, "Decision (JMH)").
  */
-public class DomainKey implements Comparable<DomainKey> {
+public class DomainKey {
     static final int INLINE_BYTES = 24;
     private static final VarHandle LONGS =
             MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
@@ -77,12 +77,6 @@ public class DomainKey implements Comparable<DomainKey> {
     @Override
     public final int hashCode() {
         return hash;
-    }
-
-    /** Orders keys so that a map bin full of colliding hashes can still be searched as a tree. */
-    @Override
-    public final int compareTo(DomainKey o) {
-        return Arrays.compare(bytes(), o.bytes());
     }
 
     private byte[] bytes() {

@@ -1,6 +1,6 @@
 package io.sluice.domain;
 
-import java.util.concurrent.ThreadLocalRandom;
+import io.sluice.sketch.KeyedHash;
 
 /**
  * The registrable domain of the query being decided: mutable and reused, one per event loop, so
@@ -8,12 +8,6 @@ import java.util.concurrent.ThreadLocalRandom;
  * {@link DomainKey} only when a domain is first tracked.
  */
 public final class DomainProbe {
-    /**
-     * Seed of the map-key hash, drawn per process: a client cannot choose names that collide in
-     * the counter table.
-     */
-    private static final long KEY_SEED = ThreadLocalRandom.current().nextLong();
-
     /** The name; room for a client network's label ({@link #under}), and 8 spare bytes so that whole longs can always be read. */
     final byte[] bytes = new byte[255 + MAX_LABEL + 1 + 8];
     /** The longest label {@link #under} takes. */
@@ -41,14 +35,7 @@ public final class DomainProbe {
         w0 = DomainKey.word(bytes, 0, length);
         w1 = DomainKey.word(bytes, 8, length);
         w2 = DomainKey.word(bytes, 16, length);
-        long h = KEY_SEED ^ length;
-        h = (h ^ w0) * 0x9E3779B97F4A7C15L;
-        h = (h ^ w1) * 0x9E3779B97F4A7C15L;
-        h = (h ^ w2) * 0x9E3779B97F4A7C15L;
-        if (length > DomainKey.INLINE_BYTES) {
-            h = DomainBytes.hashBackwards(h, bytes, DomainKey.INLINE_BYTES, length);
-        }
-        hash = DomainBytes.spread(h);
+        hash = KeyedHash.of(bytes, length); // keyed per process: no client can aim names at one bin
     }
 
     /**

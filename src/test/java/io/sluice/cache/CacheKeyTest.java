@@ -26,18 +26,54 @@ class CacheKeyTest {
     private static List<CacheKey> collidingUnderPolynomial() {
         List<CacheKey> keys = new ArrayList<>();
         for (int bits = 0; bits < 1 << BLOCKS; bits++) {
-            ByteArrayOutputStream q = new ByteArrayOutputStream();
-            q.writeBytes(new byte[] {0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0}); // RD, one question
-            q.write(2 * BLOCKS);
+            ByteArrayOutputStream name = new ByteArrayOutputStream();
+            name.write(2 * BLOCKS);
             for (int b = 0; b < BLOCKS; b++) {
                 boolean second = (bits >>> b & 1) != 0;
-                q.write(second ? 0x91 : 0x90);
-                q.write(second ? 0xA1 : 0xC0);
+                name.write(second ? 0x91 : 0x90);
+                name.write(second ? 0xA1 : 0xC0);
             }
-            q.writeBytes(new byte[] {3, 'c', 'o', 'm', 0, 0, 1, 0, 1}); // com., A, IN
-            keys.add(key(Unpooled.wrappedBuffer(q.toByteArray())));
+            name.writeBytes(new byte[] {3, 'c', 'o', 'm', 0});
+            keys.add(key(name.toByteArray()));
         }
         return keys;
+    }
+
+    /**
+     * 1,024 names that had one hash, whatever its seed, under a multiply per long and a shift: in
+     * each pair of longs, the first's top bit flipped with the second's top bit and bit 34 (the
+     * multiply moves a top-bit difference to the top bit alone, the shift copies it to bit 34,
+     * and the next long cancels both).
+     */
+    private static List<CacheKey> collidingUnderMultiplyShift() {
+        byte[] base = new byte[3 * 61 + 5]; // three labels of 60 octets, then com.
+        for (int label = 0; label < 3; label++) {
+            base[61 * label] = 60;
+            java.util.Arrays.fill(base, 61 * label + 1, 61 * label + 61, (byte) '0');
+        }
+        System.arraycopy(new byte[] {3, 'c', 'o', 'm', 0}, 0, base, 183, 5);
+        List<CacheKey> keys = new ArrayList<>();
+        for (int bits = 0; bits < 1 << BLOCKS; bits++) {
+            byte[] name = base.clone();
+            for (int pair = 0; pair < BLOCKS; pair++) {
+                if ((bits >>> pair & 1) != 0) {
+                    name[16 * pair + 7] ^= (byte) 0x80; // the first long's top bit
+                    name[16 * pair + 15] ^= (byte) 0x80; // the second's top bit
+                    name[16 * pair + 12] ^= 0x04; // and its bit 34
+                }
+            }
+            keys.add(key(name));
+        }
+        return keys;
+    }
+
+    /** The key of an A query for the wire-format {@code name}, RD set. */
+    private static CacheKey key(byte[] name) {
+        ByteArrayOutputStream q = new ByteArrayOutputStream();
+        q.writeBytes(new byte[] {0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0}); // RD, one question
+        q.writeBytes(name);
+        q.writeBytes(new byte[] {0, 1, 0, 1}); // A, IN
+        return key(Unpooled.wrappedBuffer(q.toByteArray()));
     }
 
     private static CacheKey key(ByteBuf query) {
@@ -52,12 +88,14 @@ class CacheKeyTest {
 
     @Test
     void namesAClientMadeToCollideSpreadOverHashes() {
-        Set<Integer> hashes = new HashSet<>();
-        for (CacheKey k : collidingUnderPolynomial()) {
-            hashes.add(k.hashCode());
+        for (List<CacheKey> family : List.of(collidingUnderPolynomial(), collidingUnderMultiplyShift())) {
+            Set<Integer> hashes = new HashSet<>();
+            for (CacheKey k : family) {
+                hashes.add(k.hashCode());
+            }
+            // keyed, 32 bits: two of 1,024 share a hash with a chance of about one in 8,000
+            assertTrue(hashes.size() >= 1020, hashes.size() + " hashes for 1,024 names");
         }
-        // seeded, 32 bits: two of 1,024 share a hash with a chance of about one in 8,000
-        assertTrue(hashes.size() >= 1020, hashes.size() + " hashes for 1,024 names");
     }
 
     @Test
