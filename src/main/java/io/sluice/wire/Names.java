@@ -8,7 +8,10 @@ import io.netty.buffer.ByteBuf;
  * <p>Offsets are absolute buffer indices; {@code base} is the index of the message's first byte,
  * which compression pointers are relative to. A compression pointer must point into the message
  * body and before the start of the labels it continues, so every jump goes strictly backwards from
- * the last one: loops are impossible without counting hops.
+ * the last one: loops are impossible. Hops are counted all the same: a chain of pointers each two
+ * octets before the last adds nothing to a name but work, and a message of names at the end of
+ * such chains would cost a walk quadratic in its size. A name sluice only passes over (a record
+ * in a query, a question past the first) is {@link #pass passed} in place, pointers unfollowed.
  */
 public final class Names {
     private Names() {
@@ -16,17 +19,21 @@ public final class Names {
 
     /** Returned by {@link #skip} for a name that is not well formed. */
     public static final int MALFORMED = -1;
+    /** Pointers a name may follow: as many as the labels a name of 255 octets can have. */
+    static final int MAX_HOPS = 127;
 
     /**
      * Returns the index just past the name that starts at {@code offset} (a pointer ends the name
      * in place), or {@link #MALFORMED} if the name runs past {@code end}, uses a reserved label
-     * type, points forwards or outside the message, or expands to more than 255 octets.
+     * type, points forwards or outside the message, follows more than {@value #MAX_HOPS} pointers,
+     * or expands to more than 255 octets.
      */
     public static int skip(ByteBuf buf, int base, int offset, int end) {
         int pos = offset;
         int segmentStart = offset;
         int resume = -1;
         int expanded = 0;
+        int hops = 0;
         while (true) {
             if (pos >= end) {
                 return MALFORMED;
@@ -45,7 +52,7 @@ public final class Names {
                     return MALFORMED;
                 }
                 int target = base + (((len & 0x3F) << 8) | buf.getUnsignedByte(pos + 1));
-                if (target < base + Wire.HEADER_BYTES || target >= segmentStart) {
+                if (target < base + Wire.HEADER_BYTES || target >= segmentStart || ++hops > MAX_HOPS) {
                     return MALFORMED;
                 }
                 if (resume < 0) {
@@ -66,13 +73,39 @@ public final class Names {
     }
 
     /**
+     * Returns the index just past the name that starts at {@code offset}, read in place: its labels
+     * up to the root's zero octet or a pointer, which ends it and is not followed. So passing over
+     * a message's names costs its length, however its pointers chain. {@link #MALFORMED} if the
+     * name runs past {@code end}, uses a reserved label type or is longer than 255 octets in place.
+     */
+    public static int pass(ByteBuf buf, int offset, int end) {
+        int pos = offset;
+        while (pos < end && pos - offset < Wire.MAX_NAME_BYTES) {
+            int len = buf.getUnsignedByte(pos);
+            if (len == 0) {
+                return pos + 1;
+            }
+            int kind = len & Wire.POINTER_MASK;
+            if (kind == Wire.POINTER_MASK) {
+                return pos + 2 <= end ? pos + 2 : MALFORMED;
+            }
+            if (kind != 0) {
+                return MALFORMED;
+            }
+            pos += len + 1;
+        }
+        return MALFORMED;
+    }
+
+    /**
      * Returns the index just past the question section (QDCOUNT names, each with type and class)
-     * of the message between {@code base} and {@code end}, or {@link #MALFORMED}.
+     * of the message between {@code base} and {@code end}, or {@link #MALFORMED}. The names are
+     * {@link #pass passed}, not followed.
      */
     public static int skipQuestions(ByteBuf buf, int base, int end) {
         int pos = base + Wire.HEADER_BYTES;
         for (int i = buf.getUnsignedShort(base + Wire.QDCOUNT_OFFSET); i > 0; i--) {
-            int nameEnd = skip(buf, base, pos, end);
+            int nameEnd = pass(buf, pos, end);
             if (nameEnd == MALFORMED || nameEnd + 4 > end) {
                 return MALFORMED;
             }

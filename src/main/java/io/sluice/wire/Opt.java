@@ -29,7 +29,7 @@ final class Opt {
                 + buf.getUnsignedShort(base + Wire.NSCOUNT_OFFSET);
         int additional = buf.getUnsignedShort(base + Wire.ARCOUNT_OFFSET);
         for (int i = 0; i < before + additional; i++) {
-            int nameEnd = Names.skip(buf, base, pos, end);
+            int nameEnd = Names.pass(buf, pos, end);
             if (nameEnd == Names.MALFORMED || nameEnd + 10 > end) {
                 return -1;
             }

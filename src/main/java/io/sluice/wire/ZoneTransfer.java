@@ -98,7 +98,7 @@ public final class ZoneTransfer {
         int end = base + view.length();
         int pos = view.questionEnd();
         for (int i = query.getUnsignedShort(base + Wire.ANCOUNT_OFFSET); i >= 0; i--) {
-            int nameEnd = Names.skip(query, base, pos, end);
+            int nameEnd = Names.pass(query, pos, end);
             if (nameEnd == Names.MALFORMED || nameEnd + 10 > end) {
                 return -1;
             }
