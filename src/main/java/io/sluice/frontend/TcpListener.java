@@ -20,6 +20,7 @@ import io.sluice.pipeline.Pipeline;
 import io.sluice.transport.TcpFraming;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.util.ArrayDeque;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -31,7 +32,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * being held hostage: connections at once (in all, and from one address), an idle timeout that
  * only a whole query resets (a frame trickled in a byte at a time does not), queries per
  * connection and connection time. A client that half-closes gets what it asked for, then the
- * close; one that sends something that is not a query (no ID, QR=1) is closed at once.
+ * close; one that sends something that is not a query (no ID, QR=1) is closed at once. A client
+ * that does not read its answers stops being read: see {@link Connection}.
  */
 final class TcpListener extends ChannelInitializer<Channel> {
     private final Map<EventLoop, Pipeline> pipelines;
@@ -100,8 +102,19 @@ final class TcpListener extends ChannelInitializer<Channel> {
      * queries and then half-closes (shutdown(SHUT_WR), as some tools do) gets them before the
      * close; messages of a zone transfer come as {@link TransferPart}s until its last, so that a
      * transfer is owed as one answer.
+     *
+     * <p>What a connection holds is bounded whatever its client does. A query is handled only
+     * while the connection owes fewer than {@value #MAX_OWED} answers and has at most
+     * {@value #MAX_BACKLOG_BYTES} bytes waiting to be written; a query read past that waits, as
+     * its bytes, with the rest of its read, and nothing more is read, until the client has read
+     * enough. So a client that asks and never reads holds a read of queries and about a MiB of
+     * answers, and once nothing is owed the idle timeout closes it. A read holds many small
+     * queries, each of which may have a large answer: hence the bytes, not only the count.
      */
     private static final class Connection extends ChannelDuplexHandler {
+        static final int MAX_OWED = 1000;
+        static final long MAX_BACKLOG_BYTES = 1 << 20;
+
         /** The per-connection bounds, shared by every connection. */
         record Bounds(long idleNanos, int maxQueries, long maxDurationNanos) {
             /** How often a connection looks at its clock: a quarter of the shorter bound, at least 10 ms. */
@@ -114,8 +127,15 @@ final class TcpListener extends ChannelInitializer<Channel> {
         private final ListenerMeters meters;
         private final Bounds bounds;
         private int owed;
-        /** No more queries are read (the client half-closed, or a bound was reached): close once nothing is owed. */
-        private boolean windingDown;
+        /** A bound (queries, duration) was reached: no query is handled any more. */
+        private boolean boundReached;
+        /** The client half-closed: what it sent is answered, then the connection closed. */
+        private boolean inputShutdown;
+        /** Queries read while there was no room to answer them, in order. */
+        private final ArrayDeque<ByteBuf> waiting = new ArrayDeque<>();
+        private boolean drainQueued;
+        /** What {@link #readIfRoom} last set the channel's auto-read to. */
+        private boolean reading = true;
         private int queries;
         private long openedNanos;
         /** The last whole query read or answer written: what the idle timeout counts from. */
@@ -139,13 +159,21 @@ final class TcpListener extends ChannelInitializer<Channel> {
         @Override
         public void channelInactive(ChannelHandlerContext ctx) {
             check.cancel(false);
+            releaseWaiting();
             ctx.fireChannelInactive();
+        }
+
+        private void releaseWaiting() {
+            for (ByteBuf b; (b = waiting.poll()) != null; ) {
+                b.release();
+            }
         }
 
         /**
          * Idle means no whole query and nothing owed for the idle timeout: a client waiting for an
          * answer, or taking a zone transfer, sends nothing meanwhile, and the forwarder's deadlines
-         * bound that wait; a client trickling a frame a byte at a time never completes one.
+         * bound that wait; a client trickling a frame a byte at a time never completes one, and
+         * one that does not read its answers is written nothing more.
          */
         private void checkBounds(ChannelHandlerContext ctx) {
             long now = System.nanoTime();
@@ -153,41 +181,106 @@ final class TcpListener extends ChannelInitializer<Channel> {
                 meters.tcpIdleClosed.increment();
                 ctx.close();
             } else if (now - openedNanos >= bounds.maxDurationNanos()) {
-                windDown(ctx);
+                reachBound(ctx);
             }
         }
 
-        /** Reads nothing more; closes once every answer owed is written. */
-        private void windDown(ChannelHandlerContext ctx) {
-            if (!windingDown) {
-                windingDown = true;
-                ctx.channel().config().setAutoRead(false);
-            }
-            if (owed <= 0) {
+        /** Handles no query more, not even one waiting; closes once every answer owed is written. */
+        private void reachBound(ChannelHandlerContext ctx) {
+            boundReached = true;
+            releaseWaiting();
+            readIfRoom(ctx);
+            closeIfDone(ctx);
+        }
+
+        private void closeIfDone(ChannelHandlerContext ctx) {
+            if ((boundReached || inputShutdown) && owed <= 0 && waiting.isEmpty()) {
                 closeWhenWritten(ctx);
+            }
+        }
+
+        /** Whether a query may be handled now: few enough answers owed, and not too many bytes of them waiting. */
+        private boolean roomToAnswer(ChannelHandlerContext ctx) {
+            return owed < MAX_OWED && ctx.channel().bytesBeforeWritable() <= MAX_BACKLOG_BYTES;
+        }
+
+        /** Reads while it takes queries, none waits, fewer than {@link #MAX_OWED} are owed, and writes do not back up. */
+        private void readIfRoom(ChannelHandlerContext ctx) {
+            boolean read = !boundReached && !inputShutdown && waiting.isEmpty() && owed < MAX_OWED
+                    && ctx.channel().isWritable();
+            if (read != reading) {
+                reading = read;
+                ctx.channel().config().setAutoRead(read);
             }
         }
 
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
             ByteBuf frame = (ByteBuf) msg;
-            try {
-                if (!ctx.channel().isActive() || windingDown) {
-                    return; // closed or winding down for a message before this one of the same read
-                }
-                meters.queriesTcp.increment();
-                lastActivityNanos = System.nanoTime();
-                switch (pipeline.handle(frame, ctx.channel(), null)) {
-                    case ANSWERED, PARKED -> owed++;
-                    case NOT_A_QUERY -> ctx.close(); // not a DNS client: nothing to wait for, as nsd resets
-                    default -> { } // dropped: nothing owed
-                }
-                if (bounds.maxQueries() > 0 && ++queries >= bounds.maxQueries()) {
-                    windDown(ctx);
-                }
-            } finally {
-                frame.release();
+            if (!ctx.channel().isActive() || boundReached) {
+                frame.release(); // closed, or a bound reached by a message before this one of the same read
+                return;
             }
+            if (!waiting.isEmpty() || !roomToAnswer(ctx)) {
+                waiting.add(frame);
+            } else {
+                try {
+                    handle(ctx, frame);
+                } finally {
+                    frame.release();
+                }
+            }
+            readIfRoom(ctx);
+        }
+
+        private void handle(ChannelHandlerContext ctx, ByteBuf frame) {
+            meters.queriesTcp.increment();
+            lastActivityNanos = System.nanoTime();
+            switch (pipeline.handle(frame, ctx.channel(), null)) {
+                case ANSWERED, PARKED -> owed++;
+                case NOT_A_QUERY -> ctx.close(); // not a DNS client: nothing to wait for, as nsd resets
+                default -> { } // dropped: nothing owed
+            }
+            if (bounds.maxQueries() > 0 && ++queries >= bounds.maxQueries()) {
+                reachBound(ctx);
+            }
+        }
+
+        /**
+         * Handles the queries that waited, as room allows, from a task of its own: the room comes
+         * back inside a write, which a handled query may itself be making.
+         */
+        private void drainLater(ChannelHandlerContext ctx) {
+            if (!waiting.isEmpty() && !drainQueued) {
+                drainQueued = true;
+                ctx.executor().execute(() -> drain(ctx));
+            }
+        }
+
+        private void drain(ChannelHandlerContext ctx) {
+            drainQueued = false;
+            boolean handled = false;
+            while (!waiting.isEmpty() && ctx.channel().isActive() && !boundReached && roomToAnswer(ctx)) {
+                ByteBuf frame = waiting.poll();
+                try {
+                    handle(ctx, frame);
+                    handled = true;
+                } finally {
+                    frame.release();
+                }
+            }
+            if (handled) {
+                pipeline.endOfBurst();
+            }
+            readIfRoom(ctx);
+            closeIfDone(ctx);
+        }
+
+        @Override
+        public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+            drainLater(ctx);
+            readIfRoom(ctx);
+            ctx.fireChannelWritabilityChanged();
         }
 
         @Override
@@ -199,9 +292,14 @@ final class TcpListener extends ChannelInitializer<Channel> {
             owed--;
             lastActivityNanos = System.nanoTime();
             ctx.write(msg, promise);
-            if (windingDown && owed <= 0) {
-                closeWhenWritten(ctx);
-            }
+            answeredOne(ctx);
+        }
+
+        /** One answer fewer owed: the close, if winding down, or room for what waits. */
+        private void answeredOne(ChannelHandlerContext ctx) {
+            closeIfDone(ctx);
+            drainLater(ctx);
+            readIfRoom(ctx);
         }
 
         /**
@@ -221,12 +319,12 @@ final class TcpListener extends ChannelInitializer<Channel> {
         @Override
         public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
             if (evt instanceof ChannelInputShutdownEvent) {
-                windDown(ctx);
+                inputShutdown = true;
+                readIfRoom(ctx);
+                closeIfDone(ctx);
             } else if (evt == Outcome.DROPPED) { // a parked query, dropped after all (Query.droppedAfterParking)
                 owed--;
-                if (windingDown && owed <= 0) {
-                    closeWhenWritten(ctx);
-                }
+                answeredOne(ctx);
             }
         }
 

@@ -156,6 +156,86 @@ class TcpConnectionTest {
         }
     }
 
+    /** {@code n} queries for {@code name} TXT, framed, from ID {@code firstId}: one write's worth. */
+    private static byte[] frames(int n, int firstId, String name) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        for (int i = 0; i < n; i++) {
+            byte[] q = Dns.query(firstId + i, name, Type.TXT);
+            out.write(q.length >> 8);
+            out.write(q.length);
+            out.writeBytes(q);
+        }
+        return out.toByteArray();
+    }
+
+    /** Writes {@code bytes} to {@code c} from a thread of its own, which a full socket may block. */
+    private static void writeAside(Socket c, byte[] bytes) {
+        Thread writer = new Thread(() -> {
+            try {
+                c.getOutputStream().write(bytes);
+            } catch (java.io.IOException closed) {
+                // the server closed
+            }
+        });
+        writer.setDaemon(true);
+        writer.start();
+    }
+
+    /**
+     * A client that asks and does not read: 3,000 queries for a cached answer of about 6,000
+     * bytes in one write, 18 MB of answers. Sluice stops reading it once its answers back up, so
+     * it holds a read's worth of them, not 18 MB; once the client reads, it gets every answer.
+     */
+    @Test
+    void aClientThatDoesNotReadIsNotReadEither() throws Exception {
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), "cache.size", "1000");
+             Socket c = new Socket(s.address().getAddress(), s.address().getPort())) {
+            c.setSoTimeout(5000);
+            Dns.writeFrame(c, Dns.query(1, TestUpstream.HUGE, Type.TXT)); // now cached
+            assertEquals(1, Dns.id(Dns.readFrame(c)));
+            writeAside(c, frames(3000, 2, TestUpstream.HUGE));
+            long read;
+            long before = -1;
+            do { // until two looks 300 ms apart see the same count: it stopped reading
+                Thread.sleep(300);
+                read = before;
+                before = s.sluice().metrics().count("queries", "protocol", "tcp");
+            } while (read != before);
+            assertTrue(read < 1000, read + " of 3,001 queries read while its answers were not");
+            for (int i = 0; i < 3000; i++) {
+                Dns.readFrame(c);
+            }
+            assertEquals(3001, s.sluice().metrics().count("queries", "protocol", "tcp"), "then every one");
+        }
+    }
+
+    /**
+     * A read's worth of queries whose answers alone are past a MiB (about 40,000 bytes each, 40
+     * MB in all): those past the MiB wait as queries, and are answered, in order, as the client
+     * reads.
+     */
+    @Test
+    void queriesWhoseAnswersWouldPassAMibWaitAndAreAnsweredInOrder() throws Exception {
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), "cache.size", "1000");
+             Socket c = new Socket(s.address().getAddress(), s.address().getPort())) {
+            c.setSoTimeout(5000);
+            Dns.writeFrame(c, Dns.query(1, TestUpstream.GIANT, Type.TXT)); // now cached
+            assertEquals(1, Dns.id(Dns.readFrame(c)));
+            writeAside(c, frames(1000, 2, TestUpstream.GIANT));
+            Thread.sleep(500); // let them back up
+            for (int i = 0; i < 1000; i++) {
+                assertEquals(2 + i, Dns.id(Dns.readFrame(c)));
+            }
+            try (Socket other = new Socket(s.address().getAddress(), s.address().getPort())) {
+                other.setSoTimeout(5000);
+                Dns.writeFrame(other, Dns.query(9, "a.example.", Type.A));
+                assertEquals(9, Dns.id(Dns.readFrame(other)), "others are served meanwhile");
+            }
+        }
+    }
+
     /** A frame trickled a byte at a time never completes a query: the idle timeout still closes it. */
     @Test
     void aSlowlorisConnectionIsClosedAtTheIdleTimeout() throws Exception {

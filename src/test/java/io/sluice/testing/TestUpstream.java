@@ -48,6 +48,8 @@ public final class TestUpstream implements AutoCloseable {
     public static final String BIG = "big.example.";
     /** About 6,000 bytes of TXT: over sluice's 4,096-byte UDP reply slot. */
     public static final String HUGE = "huge.example.";
+    /** About 40,000 bytes of TXT: a TCP answer of its own size class. */
+    public static final String GIANT = "giant.example.";
     public static final String NX = "nx.example.";
     /**
      * Names starting with this label get a FORMERR without a question section, as nsd answers a
@@ -505,7 +507,8 @@ public final class TestUpstream implements AutoCloseable {
                     Name.fromString("mail.example.")), Section.ANSWER);
             case Type.TXT -> {
                 List<String> strings = new ArrayList<>();
-                int count = name.equals(Name.fromString(BIG)) ? 12 : name.equals(Name.fromString(HUGE)) ? 24 : 1;
+                int count = name.equals(Name.fromString(BIG)) ? 12 : name.equals(Name.fromString(HUGE)) ? 24
+                        : name.equals(Name.fromString(GIANT)) ? 160 : 1;
                 for (int i = 0; i < count; i++) {
                     strings.add(count == 1 ? "hello" : "x".repeat(250));
                 }
