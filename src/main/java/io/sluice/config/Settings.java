@@ -34,7 +34,7 @@ import org.xbill.DNS.Type;
  * @param maxInflight         queries waiting on upstreams at once, over all threads
  * @param maxTcpConnections   client TCP connections at once
  * @param tcpIdleTimeout      a client TCP connection with no whole query and nothing owed for this long is closed
- * @param tcpPerClient        client TCP connections at once from one address
+ * @param tcpPerClient        client TCP connections at once from one IPv4 address or IPv6 /64
  * @param tcpQueriesPerConnection queries read on one connection before it winds down; 0 = no limit
  * @param tcpMaxDuration      how long a client connection may stay open before it winds down
  * @param upstreamSockets     UDP sockets (source ports) per thread for upstream queries

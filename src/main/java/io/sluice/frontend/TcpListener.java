@@ -18,9 +18,12 @@ import io.sluice.forward.TransferPart;
 import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.Pipeline;
 import io.sluice.transport.TcpFraming;
+import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
 import java.util.ArrayDeque;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -29,7 +32,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Sets up each client TCP connection: two-byte length framing (RFC 1035 section 4.2.2), several
  * queries per connection answered in any order (RFC 7766), and the bounds that keep TCP from
- * being held hostage: connections at once (in all, and from one address), an idle timeout that
+ * being held hostage: connections at once (in all, and from one client), an idle timeout that
  * only a whole query resets (a frame trickled in a byte at a time does not), queries per
  * connection and connection time. A client that half-closes gets what it asked for, then the
  * close; one that sends something that is not a query (no ID, QR=1) is closed at once. A client
@@ -41,7 +44,10 @@ final class TcpListener extends ChannelInitializer<Channel> {
     private final ClientNetworks allowed;
     private final ChannelGroup open;
     private final AtomicInteger connections = new AtomicInteger();
-    /** Open connections by client address; an address leaves the map with its last connection. */
+    /**
+     * Open connections by client ({@link #clientOf}); a client leaves the map with its last
+     * connection.
+     */
     private final ConcurrentHashMap<InetAddress, Integer> perClient = new ConcurrentHashMap<>();
     private final int maxConnections;
     private final int maxPerClient;
@@ -75,22 +81,41 @@ final class TcpListener extends ChannelInitializer<Channel> {
             ch.close();
             return;
         }
+        InetAddress counted = clientOf(client);
         int[] fromClient = new int[1];
-        perClient.compute(client, (a, n) -> fromClient[0] = n == null ? 1 : n + 1);
+        perClient.compute(counted, (a, n) -> fromClient[0] = n == null ? 1 : n + 1);
         if (fromClient[0] > maxPerClient) {
-            leave(client);
+            leave(counted);
             connections.decrementAndGet();
             meters.tcpClientLimitRejected.increment();
             ch.close();
             return;
         }
         ch.closeFuture().addListener(f -> {
-            leave(client);
+            leave(counted);
             connections.decrementAndGet();
         });
         open.add(ch);
         TcpFraming.addTo(ch.pipeline());
         ch.pipeline().addLast(new Connection(pipelines.get(ch.eventLoop()), meters, bounds));
+    }
+
+    /**
+     * Whom {@code max-tcp-connections-per-client} counts a connection against: an IPv4 address,
+     * or an IPv6 address's /64, which one host is commonly given whole, so that its 2^64
+     * addresses are one client.
+     */
+    static InetAddress clientOf(InetAddress address) {
+        if (!(address instanceof Inet6Address)) {
+            return address;
+        }
+        byte[] network = Arrays.copyOf(address.getAddress(), 16);
+        Arrays.fill(network, 8, 16, (byte) 0);
+        try {
+            return InetAddress.getByAddress(network);
+        } catch (UnknownHostException e) {
+            throw new AssertionError(e); // sixteen octets are always an address
+        }
     }
 
     private void leave(InetAddress client) {

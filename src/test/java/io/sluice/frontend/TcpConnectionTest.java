@@ -236,6 +236,16 @@ class TcpConnectionTest {
         }
     }
 
+    @Test
+    void anIpv6ClientIsItsSlash64() throws Exception {
+        java.net.InetAddress host = java.net.InetAddress.getByName("2001:db8::1");
+        assertEquals(TcpListener.clientOf(host), TcpListener.clientOf(java.net.InetAddress.getByName("2001:db8::ffff:1")));
+        assertTrue(!TcpListener.clientOf(host).equals(TcpListener.clientOf(java.net.InetAddress.getByName("2001:db8:0:1::1"))));
+        java.net.InetAddress v4 = java.net.InetAddress.getByName("192.0.2.7");
+        assertEquals(v4, TcpListener.clientOf(v4));
+        assertTrue(!v4.equals(TcpListener.clientOf(java.net.InetAddress.getByName("192.0.2.8"))));
+    }
+
     /** A frame trickled a byte at a time never completes a query: the idle timeout still closes it. */
     @Test
     void aSlowlorisConnectionIsClosedAtTheIdleTimeout() throws Exception {
