@@ -153,6 +153,40 @@ class ChronicleBackendTest {
         }
     }
 
+    /** Each domain's key starts with the file's salt, so a client cannot aim names at the segment of another. */
+    @Test
+    void keysStartWithTheFilesSaltAndAnUnsaltedFileIsDropped() throws Exception {
+        // a file as an earlier sluice wrote it: a domain's wire chars as its key, no salt
+        try (ChronicleMap<CharSequence, LongValue> old = ChronicleMap.of(CharSequence.class, LongValue.class)
+                .name("sluice-counters").entries(100).averageKeySize(16).checksumEntries(false)
+                .createPersistedTo(file.toFile())) {
+            LongValue v = net.openhft.chronicle.values.Values.newHeapInstance(LongValue.class);
+            v.setValue(Long.MAX_VALUE >>> 8);
+            old.put("\u0007unsalted\u0003com", v);
+        }
+        try (RunningSluice s = sluice("limits.default.queries", "3", "limits.default.window", "1h")) {
+            assertEquals(Rcode.NOERROR, rcode(s.address(), 1, "www.salted.com."));
+            assertEquals(1, s.sluice().limits().limiter().store().size(), "the unsalted entry is gone");
+        }
+        try (ChronicleMap<CharSequence, LongValue> m = ChronicleMap.of(CharSequence.class, LongValue.class)
+                .name("sluice-counters").entries(100).averageKeySize(24).checksumEntries(false)
+                .createPersistedTo(file.toFile())) {
+            List<String> keys = new java.util.ArrayList<>();
+            m.forEachEntry(e -> keys.add(e.key().get().toString()));
+            assertEquals(2, keys.size(), keys.toString());
+            assertTrue(keys.contains(io.sluice.backend.chronicle.ChronicleCounters.SALT_KEY), keys.toString());
+            String domain = keys.stream().filter(k -> !k.equals(io.sluice.backend.chronicle.ChronicleCounters.SALT_KEY))
+                    .findFirst().orElseThrow();
+            assertEquals(8 + "\u0006salted\u0003com".length(), domain.length());
+            assertTrue(domain.endsWith("\u0006salted\u0003com"), domain);
+        }
+        try (RunningSluice s = sluice("limits.default.queries", "3", "limits.default.window", "1h")) {
+            assertEquals(Rcode.NOERROR, rcode(s.address(), 2, "salted.com."));
+            assertEquals(Rcode.NOERROR, rcode(s.address(), 3, "salted.com."), "the third of three");
+            assertEquals(Rcode.REFUSED, rcode(s.address(), 4, "salted.com."), "the salt read back: the count kept");
+        }
+    }
+
     /** Files of sluice before checksums were switched off are corrupted by use: refused like unreadable ones. */
     @Test
     void aFileWithEntryChecksumsIsRefused() throws Exception {

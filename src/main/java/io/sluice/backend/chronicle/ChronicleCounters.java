@@ -14,8 +14,9 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.function.Function;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Function;
 import net.openhft.chronicle.core.values.LongValue;
 import net.openhft.chronicle.hash.impl.VanillaChronicleHash;
 import net.openhft.chronicle.map.ChronicleMap;
@@ -29,6 +30,12 @@ import org.slf4j.LoggerFactory;
  * The words in a persisted Chronicle Map, keyed by the domain's wire bytes: a restart keeps the
  * counts of the current window, and every sluice on the host that opens the same file shares them.
  *
+ * <p>Chronicle picks an entry's segment from an unseeded hash of its key, and a full segment fails
+ * every decision in it (allowed, and counted): a client that chose names to fill the segment of a
+ * domain would lift that domain's limit. So each key starts with the file's salt, eight random
+ * octets written once into the file under a key no domain can have, which every process that
+ * opens the file reads back.
+ *
  * <p>Each decision reads and writes the word under the entry's segment update lock
  * ({@code queryContext} + {@code updateLock}): Chronicle's locks work across processes, and holding
  * the lock means no other process can remove the entry and reuse its memory under us. A reference
@@ -39,9 +46,13 @@ import org.slf4j.LoggerFactory;
 public final class ChronicleCounters implements CounterStore {
     private static final Logger log = LoggerFactory.getLogger(ChronicleCounters.class);
     /** Most registrable domains are 8 to 20 wire bytes; Chronicle sizes its segments from this. */
-    private static final int AVERAGE_KEY_CHARS = 16;
+    private static final int AVERAGE_KEY_CHARS = 16 + Long.BYTES;
+    /** Where the salt is kept: a char past 0xFF, which no key of wire chars has. */
+    public static final String SALT_KEY = "\u0100salt";
 
     private final ChronicleMap<CharSequence, LongValue> map;
+    /** The salt, as the eight chars that start every domain's key. */
+    private final String salt;
     private final Path file;
     private final Function<DomainKey, Policy> policies;
     /** Decisions that failed inside Chronicle (a full segment): counted, and the query allowed. */
@@ -56,13 +67,14 @@ public final class ChronicleCounters implements CounterStore {
     };
 
     /** Per thread: the key being looked up and a value to copy words through, reused per query. */
-    private static final class Scratch {
-        final StringBuilder key = new StringBuilder(32);
+    private final class Scratch {
+        final StringBuilder key = new StringBuilder(40);
         final LongValue value = Values.newHeapInstance(LongValue.class);
 
-        /** Puts {@code c}'s file key in {@link #key}. */
+        /** Puts {@code c}'s file key in {@link #key}: the salt, then the domain's wire chars. */
         Scratch keyOf(Counter c) {
             key.setLength(0);
+            key.append(salt);
             c.appendWireChars(key);
             return this;
         }
@@ -73,6 +85,32 @@ public final class ChronicleCounters implements CounterStore {
         this.map = map;
         this.file = file;
         this.policies = policies;
+        this.salt = saltOf(map, file);
+    }
+
+    /**
+     * The file's salt, written now if it has none. A file with entries and no salt is from an
+     * earlier sluice, whose keys had none: its entries, counts of windows now ending, are dropped.
+     */
+    private static String saltOf(ChronicleMap<CharSequence, LongValue> map, Path file) {
+        LongValue kept = map.get(SALT_KEY);
+        if (kept == null) {
+            if (map.longSize() > 0) {
+                log.info("state file {} is from an earlier sluice, whose keys had no salt: its {} entries are dropped",
+                        file, map.longSize());
+                map.clear();
+            }
+            LongValue fresh = Values.newHeapInstance(LongValue.class);
+            fresh.setValue(ThreadLocalRandom.current().nextLong());
+            map.putIfAbsent(SALT_KEY, fresh);
+            kept = map.get(SALT_KEY); // another process may have put its own first
+        }
+        long v = kept.getValue();
+        StringBuilder chars = new StringBuilder(Long.BYTES);
+        for (int i = 0; i < Long.BYTES; i++) {
+            chars.append((char) (v >>> (8 * i) & 0xFF));
+        }
+        return chars.toString();
     }
 
     /**
@@ -190,7 +228,7 @@ public final class ChronicleCounters implements CounterStore {
         List<String> idle = new ArrayList<>();
         map.forEachEntry(e -> {
             String key = e.key().get().toString();
-            if (isIdle(key, e.value().get().getValue(), algorithm, now)) {
+            if (key.startsWith(salt) && isIdle(key, e.value().get().getValue(), algorithm, now)) {
                 idle.add(key);
             }
         });
@@ -209,7 +247,7 @@ public final class ChronicleCounters implements CounterStore {
     }
 
     private boolean isIdle(String key, long word, Algorithm algorithm, long now) {
-        Policy p = policies.apply(DomainKey.fromWireChars(key));
+        Policy p = policies.apply(DomainKey.fromWireChars(key.substring(salt.length())));
         return p == Policy.UNLIMITED || algorithm.idle(word, p, now);
     }
 
@@ -220,12 +258,12 @@ public final class ChronicleCounters implements CounterStore {
 
     @Override
     public long size() {
-        return map.longSize();
+        return map.longSize() - 1; // the salt's entry
     }
 
     @Override
     public String describe() {
-        return "chronicle " + file + " (" + map.longSize() + " domains kept)";
+        return "chronicle " + file + " (" + size() + " domains kept)";
     }
 
     @Override
