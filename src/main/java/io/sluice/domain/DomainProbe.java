@@ -1,6 +1,7 @@
 package io.sluice.domain;
 
 import io.sluice.sketch.KeyedHash;
+import io.sluice.wire.Wire;
 
 /**
  * The registrable domain of the query being decided: mutable and reused, one per event loop, so
@@ -20,10 +21,17 @@ public final class DomainProbe {
     long w2;
     int hash;
 
-    /** A probe holding {@code name} as it is (not reduced), e.g. {@code example.com}. */
+    /**
+     * A probe holding {@code name} as it is (not reduced), e.g. {@code example.com}.
+     *
+     * @throws IllegalArgumentException when it is not a name: not ASCII, or over 255 octets
+     */
     public static DomainProbe of(String name) {
         DomainProbe p = new DomainProbe();
         byte[] b = DomainBytes.fromText(name);
+        if (b.length + 1 > Wire.MAX_NAME_BYTES) { // with the root's zero octet
+            throw new IllegalArgumentException("'" + name + "' is longer than 255 octets");
+        }
         System.arraycopy(b, 0, p.bytes, 0, b.length);
         p.length = b.length;
         p.seal();

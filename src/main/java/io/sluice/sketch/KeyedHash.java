@@ -14,8 +14,10 @@ import java.util.concurrent.ThreadLocalRandom;
  * must still bound its probes.
  */
 public final class KeyedHash {
-    private static final long KEY_DATA = ThreadLocalRandom.current().nextLong() | 1;
+    private static final long KEY_DATA = ThreadLocalRandom.current().nextLong();
     private static final long KEY_STATE = ThreadLocalRandom.current().nextLong();
+    /** Mixed into the running hash before each fold, so that no round, the first included, multiplies by a known factor. */
+    private static final long KEY_ROUND = ThreadLocalRandom.current().nextLong();
     private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
     private KeyedHash() {
@@ -33,8 +35,9 @@ public final class KeyedHash {
             if (valid < Long.BYTES) {
                 w &= (1L << (valid * 8)) - 1;
             }
-            h = fold(w ^ KEY_DATA, h ^ KEY_STATE);
+            h = fold(w ^ KEY_DATA, h ^ KEY_ROUND);
         }
+        h = fold(h ^ KEY_ROUND, length ^ KEY_DATA);
         return (int) (h ^ h >>> 32);
     }
 
