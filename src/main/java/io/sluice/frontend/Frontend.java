@@ -266,7 +266,7 @@ public final class Frontend {
             ch.config().setAutoRead(false);
         }
         for (Channel ch : tcpConnections) {
-            ch.config().setAutoRead(false);
+            ch.pipeline().fireUserEventTriggered(TcpListener.STOP_READING); // run on its loop
         }
     }
 

@@ -118,6 +118,12 @@ final class TcpListener extends ChannelInitializer<Channel> {
         }
     }
 
+    /**
+     * Fired at a connection when the listeners shut down: it reads nothing more, for good, and
+     * answers what it was asked.
+     */
+    static final Object STOP_READING = new Object();
+
     private void leave(InetAddress client) {
         perClient.computeIfPresent(client, (a, n) -> n <= 1 ? null : n - 1);
     }
@@ -159,6 +165,10 @@ final class TcpListener extends ChannelInitializer<Channel> {
         /** Queries read while there was no room to answer them, in order. */
         private final ArrayDeque<ByteBuf> waiting = new ArrayDeque<>();
         private boolean drainQueued;
+        /** The listener is shutting down ({@link #STOP_READING}): nothing more is read. */
+        private boolean stopped;
+        /** The close is under way: asked for once. */
+        private boolean closing;
         /** What {@link #readIfRoom} last set the channel's auto-read to. */
         private boolean reading = true;
         private int queries;
@@ -219,7 +229,8 @@ final class TcpListener extends ChannelInitializer<Channel> {
         }
 
         private void closeIfDone(ChannelHandlerContext ctx) {
-            if ((boundReached || inputShutdown) && owed <= 0 && waiting.isEmpty()) {
+            if ((boundReached || inputShutdown) && owed <= 0 && waiting.isEmpty() && !closing) {
+                closing = true;
                 closeWhenWritten(ctx);
             }
         }
@@ -231,7 +242,7 @@ final class TcpListener extends ChannelInitializer<Channel> {
 
         /** Reads while it takes queries, none waits, fewer than {@link #MAX_OWED} are owed, and writes do not back up. */
         private void readIfRoom(ChannelHandlerContext ctx) {
-            boolean read = !boundReached && !inputShutdown && waiting.isEmpty() && owed < MAX_OWED
+            boolean read = !stopped && !boundReached && !inputShutdown && waiting.isEmpty() && owed < MAX_OWED
                     && ctx.channel().isWritable();
             if (read != reading) {
                 reading = read;
@@ -247,7 +258,7 @@ final class TcpListener extends ChannelInitializer<Channel> {
                 return;
             }
             if (!waiting.isEmpty() || !roomToAnswer(ctx)) {
-                waiting.add(frame);
+                waiting.add(frame); // nothing more is read (readIfRoom): at most the rest of this read waits
             } else {
                 try {
                     handle(ctx, frame);
@@ -284,21 +295,25 @@ final class TcpListener extends ChannelInitializer<Channel> {
 
         private void drain(ChannelHandlerContext ctx) {
             drainQueued = false;
-            boolean handled = false;
-            while (!waiting.isEmpty() && ctx.channel().isActive() && !boundReached && roomToAnswer(ctx)) {
-                ByteBuf frame = waiting.poll();
-                try {
-                    handle(ctx, frame);
-                    handled = true;
-                } finally {
-                    frame.release();
+            try {
+                boolean handled = false;
+                while (!waiting.isEmpty() && ctx.channel().isActive() && !boundReached && roomToAnswer(ctx)) {
+                    ByteBuf frame = waiting.poll();
+                    try {
+                        handle(ctx, frame);
+                        handled = true;
+                    } finally {
+                        frame.release();
+                    }
                 }
+                if (handled) {
+                    pipeline.endOfBurst();
+                }
+                readIfRoom(ctx);
+                closeIfDone(ctx);
+            } catch (RuntimeException e) {
+                exceptionCaught(ctx, e); // a task of its own: nothing else would see it
             }
-            if (handled) {
-                pipeline.endOfBurst();
-            }
-            readIfRoom(ctx);
-            closeIfDone(ctx);
         }
 
         @Override
@@ -343,7 +358,10 @@ final class TcpListener extends ChannelInitializer<Channel> {
 
         @Override
         public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-            if (evt instanceof ChannelInputShutdownEvent) {
+            if (evt == STOP_READING) {
+                stopped = true;
+                readIfRoom(ctx);
+            } else if (evt instanceof ChannelInputShutdownEvent) {
                 inputShutdown = true;
                 readIfRoom(ctx);
                 closeIfDone(ctx);

@@ -236,6 +236,39 @@ class TcpConnectionTest {
         }
     }
 
+    /**
+     * A client that sends 2 MB of queries, half-closes and reads nothing: it is not read to the
+     * end of its input, and once its answers are written, nothing owed, the idle timeout closes it.
+     */
+    @Test
+    void aClientThatHalfClosesAndDoesNotReadIsClosedWhenIdle() throws Exception {
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), "cache.size", "1000", "tcp-idle-timeout", "500ms");
+             Socket c = new Socket(s.address().getAddress(), s.address().getPort())) {
+            c.setSoTimeout(5000);
+            Dns.writeFrame(c, Dns.query(1, TestUpstream.HUGE, Type.TXT)); // now cached
+            assertEquals(1, Dns.id(Dns.readFrame(c)));
+            byte[] queries = frames(60_000, 2, TestUpstream.HUGE);
+            Thread writer = new Thread(() -> {
+                try {
+                    c.getOutputStream().write(queries);
+                    c.shutdownOutput();
+                } catch (java.io.IOException closed) {
+                    // the server closed
+                }
+            });
+            writer.setDaemon(true);
+            writer.start();
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (s.sluice().metrics().count("tcp_idle_closed") == 0 && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertEquals(1, s.sluice().metrics().count("tcp_idle_closed"));
+            long read = s.sluice().metrics().count("queries", "protocol", "tcp");
+            assertTrue(read < 10_000, read + " of 60,001 queries read");
+        }
+    }
+
     @Test
     void anIpv6ClientIsItsSlash64() throws Exception {
         java.net.InetAddress host = java.net.InetAddress.getByName("2001:db8::1");
