@@ -1,11 +1,11 @@
 package io.sluice.cache;
 
 import io.netty.buffer.ByteBuf;
+import io.sluice.sketch.KeyedHash;
 import io.sluice.wire.Names;
 import io.sluice.wire.QueryEdns;
 import io.sluice.wire.QueryView;
 import io.sluice.wire.Wire;
-import io.sluice.sketch.KeyedHash;
 import java.util.Arrays;
 
 /**

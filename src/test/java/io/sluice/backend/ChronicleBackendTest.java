@@ -3,6 +3,7 @@ package io.sluice.backend;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.backend.chronicle.ChronicleCounters;
 import io.sluice.limit.CounterStore;
 import io.sluice.limit.ManualClock;
 import io.sluice.testing.Dns;
@@ -12,11 +13,13 @@ import io.sluice.testing.TestUpstream;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import net.openhft.chronicle.core.values.LongValue;
 import net.openhft.chronicle.map.ChronicleMap;
+import net.openhft.chronicle.values.Values;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -160,7 +163,7 @@ class ChronicleBackendTest {
         try (ChronicleMap<CharSequence, LongValue> old = ChronicleMap.of(CharSequence.class, LongValue.class)
                 .name("sluice-counters").entries(100).averageKeySize(16).checksumEntries(false)
                 .createPersistedTo(file.toFile())) {
-            LongValue v = net.openhft.chronicle.values.Values.newHeapInstance(LongValue.class);
+            LongValue v = Values.newHeapInstance(LongValue.class);
             v.setValue(Long.MAX_VALUE >>> 8);
             old.put("\u0007unsalted\u0003com", v);
         }
@@ -171,11 +174,11 @@ class ChronicleBackendTest {
         try (ChronicleMap<CharSequence, LongValue> m = ChronicleMap.of(CharSequence.class, LongValue.class)
                 .name("sluice-counters").entries(100).averageKeySize(24).checksumEntries(false)
                 .createPersistedTo(file.toFile())) {
-            List<String> keys = new java.util.ArrayList<>();
+            List<String> keys = new ArrayList<>();
             m.forEachEntry(e -> keys.add(e.key().get().toString()));
             assertEquals(2, keys.size(), keys.toString());
-            assertTrue(keys.contains(io.sluice.backend.chronicle.ChronicleCounters.SALT_KEY), keys.toString());
-            String domain = keys.stream().filter(k -> !k.equals(io.sluice.backend.chronicle.ChronicleCounters.SALT_KEY))
+            assertTrue(keys.contains(ChronicleCounters.SALT_KEY), keys.toString());
+            String domain = keys.stream().filter(k -> !k.equals(ChronicleCounters.SALT_KEY))
                     .findFirst().orElseThrow();
             assertEquals(8 + "\u0006salted\u0003com".length(), domain.length());
             assertTrue(domain.endsWith("\u0006salted\u0003com"), domain);

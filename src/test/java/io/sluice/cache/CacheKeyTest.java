@@ -10,6 +10,7 @@ import io.sluice.wire.QueryEdns;
 import io.sluice.wire.QueryView;
 import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -49,7 +50,7 @@ class CacheKeyTest {
         byte[] base = new byte[3 * 61 + 5]; // three labels of 60 octets, then com.
         for (int label = 0; label < 3; label++) {
             base[61 * label] = 60;
-            java.util.Arrays.fill(base, 61 * label + 1, 61 * label + 61, (byte) '0');
+            Arrays.fill(base, 61 * label + 1, 61 * label + 61, (byte) '0');
         }
         System.arraycopy(new byte[] {3, 'c', 'o', 'm', 0}, 0, base, 183, 5);
         List<CacheKey> keys = new ArrayList<>();

@@ -6,7 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.sluice.testing.Dns;
 import io.sluice.testing.RunningSluice;
 import io.sluice.testing.TestUpstream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.InputStream;
+import java.net.InetAddress;
 import java.net.Socket;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -158,7 +161,7 @@ class TcpConnectionTest {
 
     /** {@code n} queries for {@code name} TXT, framed, from ID {@code firstId}: one write's worth. */
     private static byte[] frames(int n, int firstId, String name) {
-        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
         for (int i = 0; i < n; i++) {
             byte[] q = Dns.query(firstId + i, name, Type.TXT);
             out.write(q.length >> 8);
@@ -173,7 +176,7 @@ class TcpConnectionTest {
         Thread writer = new Thread(() -> {
             try {
                 c.getOutputStream().write(bytes);
-            } catch (java.io.IOException closed) {
+            } catch (IOException closed) {
                 // the server closed
             }
         });
@@ -253,7 +256,7 @@ class TcpConnectionTest {
                 try {
                     c.getOutputStream().write(queries);
                     c.shutdownOutput();
-                } catch (java.io.IOException closed) {
+                } catch (IOException closed) {
                     // the server closed
                 }
             });
@@ -271,12 +274,12 @@ class TcpConnectionTest {
 
     @Test
     void anIpv6ClientIsItsSlash64() throws Exception {
-        java.net.InetAddress host = java.net.InetAddress.getByName("2001:db8::1");
-        assertEquals(TcpListener.clientOf(host), TcpListener.clientOf(java.net.InetAddress.getByName("2001:db8::ffff:1")));
-        assertTrue(!TcpListener.clientOf(host).equals(TcpListener.clientOf(java.net.InetAddress.getByName("2001:db8:0:1::1"))));
-        java.net.InetAddress v4 = java.net.InetAddress.getByName("192.0.2.7");
+        InetAddress host = InetAddress.getByName("2001:db8::1");
+        assertEquals(TcpListener.clientOf(host), TcpListener.clientOf(InetAddress.getByName("2001:db8::ffff:1")));
+        assertTrue(!TcpListener.clientOf(host).equals(TcpListener.clientOf(InetAddress.getByName("2001:db8:0:1::1"))));
+        InetAddress v4 = InetAddress.getByName("192.0.2.7");
         assertEquals(v4, TcpListener.clientOf(v4));
-        assertTrue(!v4.equals(TcpListener.clientOf(java.net.InetAddress.getByName("192.0.2.8"))));
+        assertTrue(!v4.equals(TcpListener.clientOf(InetAddress.getByName("192.0.2.8"))));
     }
 
     /** A frame trickled a byte at a time never completes a query: the idle timeout still closes it. */
@@ -348,7 +351,7 @@ class TcpConnectionTest {
      * Whether the server ended the connection: end of stream, or a reset (a close with the
      * client's unread bytes still in the kernel's buffer is sent as RST).
      */
-    private static boolean ended(Socket c) throws java.io.IOException {
+    private static boolean ended(Socket c) throws IOException {
         try {
             return c.getInputStream().read() == -1;
         } catch (java.net.SocketException reset) {

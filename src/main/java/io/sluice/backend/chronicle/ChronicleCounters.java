@@ -96,8 +96,8 @@ public final class ChronicleCounters implements CounterStore {
         LongValue kept = map.get(SALT_KEY);
         if (kept == null) {
             if (map.longSize() > 0) {
-                log.info("state file {} is from an earlier sluice, whose keys had no salt: its {} entries are dropped",
-                        file, map.longSize());
+                log.info("state file {} is from an earlier sluice, whose keys had no salt: dropping what it holds "
+                        + "({} entries, counts of current windows)", file, map.longSize());
                 map.clear();
             }
             LongValue fresh = Values.newHeapInstance(LongValue.class);
