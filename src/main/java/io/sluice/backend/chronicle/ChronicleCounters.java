@@ -10,11 +10,11 @@ import io.sluice.limit.Policy;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
 import net.openhft.chronicle.core.values.LongValue;
@@ -89,28 +89,36 @@ public final class ChronicleCounters implements CounterStore {
     }
 
     /**
-     * The file's salt, written now if it has none. A file with entries and no salt is from an
-     * earlier sluice, whose keys had none: its entries, counts of windows now ending, are dropped.
+     * The file's salt, written now if it has none (each process puts one if absent, then all read
+     * back the one that stayed). Entries without it are an earlier sluice's, whose keys had none:
+     * counts of windows now ending, they are dropped, here and by the janitor.
      */
     private static String saltOf(ChronicleMap<CharSequence, LongValue> map, Path file) {
-        LongValue kept = map.get(SALT_KEY);
-        if (kept == null) {
-            if (map.longSize() > 0) {
-                log.info("state file {} is from an earlier sluice, whose keys had no salt: dropping what it holds "
-                        + "({} entries, counts of current windows)", file, map.longSize());
-                map.clear();
-            }
-            LongValue fresh = Values.newHeapInstance(LongValue.class);
-            fresh.setValue(ThreadLocalRandom.current().nextLong());
-            map.putIfAbsent(SALT_KEY, fresh);
-            kept = map.get(SALT_KEY); // another process may have put its own first
+        LongValue fresh = Values.newHeapInstance(LongValue.class);
+        fresh.setValue(new SecureRandom().nextLong());
+        LongValue kept;
+        while ((kept = map.get(SALT_KEY)) == null) {
+            map.putIfAbsent(SALT_KEY, fresh); // loops only if another removed it in between
         }
         long v = kept.getValue();
         StringBuilder chars = new StringBuilder(Long.BYTES);
         for (int i = 0; i < Long.BYTES; i++) {
             chars.append((char) (v >>> (8 * i) & 0xFF));
         }
-        return chars.toString();
+        String salt = chars.toString();
+        List<String> unsalted = new ArrayList<>();
+        map.forEachEntry(e -> {
+            String key = e.key().get().toString();
+            if (!key.equals(SALT_KEY) && !key.startsWith(salt)) {
+                unsalted.add(key);
+            }
+        });
+        if (!unsalted.isEmpty()) {
+            log.info("state file {} holds {} entries of an earlier sluice, whose keys had no salt: dropping them "
+                    + "(counts of current windows)", file, unsalted.size());
+            unsalted.forEach(map::remove);
+        }
+        return salt;
     }
 
     /**
@@ -228,7 +236,7 @@ public final class ChronicleCounters implements CounterStore {
         List<String> idle = new ArrayList<>();
         map.forEachEntry(e -> {
             String key = e.key().get().toString();
-            if (key.startsWith(salt) && isIdle(key, e.value().get().getValue(), algorithm, now)) {
+            if (!key.equals(SALT_KEY) && isIdle(key, e.value().get().getValue(), algorithm, now)) {
                 idle.add(key);
             }
         });
@@ -246,7 +254,11 @@ public final class ChronicleCounters implements CounterStore {
         return removed;
     }
 
+    /** Whether the entry at {@code key} may go: its window has ended, or it is not salted as this file's keys are. */
     private boolean isIdle(String key, long word, Algorithm algorithm, long now) {
+        if (!key.startsWith(salt)) {
+            return true; // an earlier sluice's, still writing beside this one
+        }
         Policy p = policies.apply(DomainKey.fromWireChars(key.substring(salt.length())));
         return p == Policy.UNLIMITED || algorithm.idle(word, p, now);
     }
@@ -258,7 +270,7 @@ public final class ChronicleCounters implements CounterStore {
 
     @Override
     public long size() {
-        return map.longSize() - 1; // the salt's entry
+        return Math.max(0, map.longSize() - 1); // less the salt's entry
     }
 
     @Override
