@@ -1,6 +1,7 @@
 package io.sluice.domain;
 
 import io.sluice.wire.Names;
+import io.sluice.wire.Wire;
 import java.util.Arrays;
 
 /**
@@ -35,7 +36,8 @@ final class DomainBytes {
      * Parses a presentation-format name ({@code Example.COM.}, {@code \.} and {@code \DDD} escapes)
      * into key bytes.
      *
-     * @throws IllegalArgumentException when a label is empty or longer than 63 octets
+     * @throws IllegalArgumentException when a label is empty or longer than 63 octets, or the name
+     *                                  longer than 255 octets on the wire
      */
     static byte[] fromText(String text) {
         String s = text.endsWith(".") && !text.endsWith("\\.") ? text.substring(0, text.length() - 1) : text;
@@ -71,6 +73,9 @@ final class DomainBytes {
         }
         checkLabel(labelLength, text);
         out[lengthAt] = (byte) labelLength;
+        if (n + 1 > Wire.MAX_NAME_BYTES) { // with the root's zero octet
+            throw new IllegalArgumentException("'" + text + "' is longer than 255 octets");
+        }
         return Arrays.copyOf(out, n);
     }
 

@@ -1,7 +1,6 @@
 package io.sluice.domain;
 
 import io.sluice.sketch.KeyedHash;
-import io.sluice.wire.Wire;
 
 /**
  * The registrable domain of the query being decided: mutable and reused, one per event loop, so
@@ -29,9 +28,6 @@ public final class DomainProbe {
     public static DomainProbe of(String name) {
         DomainProbe p = new DomainProbe();
         byte[] b = DomainBytes.fromText(name);
-        if (b.length + 1 > Wire.MAX_NAME_BYTES) { // with the root's zero octet
-            throw new IllegalArgumentException("'" + name + "' is longer than 255 octets");
-        }
         System.arraycopy(b, 0, p.bytes, 0, b.length);
         p.length = b.length;
         p.seal();

@@ -167,6 +167,15 @@ class ConfigFileTest {
         assertTrue(e.getMessage().startsWith(dir.resolve("sluice.yml").toString()), e.getMessage());
     }
 
+    /** 150 labels, 303 characters: past 255 octets, a name no query can carry; it read past a buffer. */
+    @Test
+    void anOverrideOver255OctetsNamesItsLine() throws Exception {
+        String name = "a.".repeat(150) + "com";
+        Settings s = load("limits:\n  default: { queries: 10 }\n  domains:\n    " + name + ": { queries: 5 }\n");
+        ConfigException e = assertThrows(ConfigException.class, () -> Limits.from(s.limits(), Clock.system()));
+        assertTrue(e.getMessage().contains("line 4") && e.getMessage().contains("255"), e.getMessage());
+    }
+
     @Test
     void thePerClientSectionLoads() throws Exception {
         Settings s = load("limits:\n  per-client: { queries: 50, window: 2s, ipv4-prefix: 16, ipv6-prefix: 48 }\n");
