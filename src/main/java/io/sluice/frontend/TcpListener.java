@@ -272,10 +272,14 @@ final class TcpListener extends ChannelInitializer<Channel> {
         private void handle(ChannelHandlerContext ctx, ByteBuf frame) {
             meters.queriesTcp.increment();
             lastActivityNanos = System.nanoTime();
+            owed++; // before: an answer written at once, inside handle, is counted off against it
             switch (pipeline.handle(frame, ctx.channel(), null)) {
-                case ANSWERED, PARKED -> owed++;
-                case NOT_A_QUERY -> ctx.close(); // not a DNS client: nothing to wait for, as nsd resets
-                default -> { } // dropped: nothing owed
+                case ANSWERED, PARKED -> { }
+                case NOT_A_QUERY -> {
+                    owed--;
+                    ctx.close(); // not a DNS client: nothing to wait for, as nsd resets
+                }
+                default -> owed--; // dropped: nothing owed
             }
             if (bounds.maxQueries() > 0 && ++queries >= bounds.maxQueries()) {
                 reachBound(ctx);
