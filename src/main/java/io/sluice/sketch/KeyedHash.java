@@ -3,7 +3,7 @@ package io.sluice.sketch;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
-import java.util.concurrent.ThreadLocalRandom;
+import java.security.SecureRandom;
 
 /**
  * A hash of bytes a client chose, keyed per process, for the tables those bytes key (the counter
@@ -14,10 +14,12 @@ import java.util.concurrent.ThreadLocalRandom;
  * must still bound its probes.
  */
 public final class KeyedHash {
-    private static final long KEY_DATA = ThreadLocalRandom.current().nextLong();
-    private static final long KEY_STATE = ThreadLocalRandom.current().nextLong();
+    /** Drawn once from the system's entropy: a generator seeded from the clock might be guessed. */
+    private static final SecureRandom KEYS = new SecureRandom();
+    private static final long KEY_DATA = KEYS.nextLong();
+    private static final long KEY_STATE = KEYS.nextLong();
     /** Mixed into the running hash before each fold, so that no round, the first included, multiplies by a known factor. */
-    private static final long KEY_ROUND = ThreadLocalRandom.current().nextLong();
+    private static final long KEY_ROUND = KEYS.nextLong();
     private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
     private KeyedHash() {
