@@ -17,6 +17,8 @@ import java.util.List;
  * Confined to its loop.
  */
 final class WriteBatch implements Responder {
+    /** How many of the channels last listed {@link #needsFlush} looks through. */
+    private static final int RECENT = 8;
     private final EventLoop loop;
     private final List<Channel> unflushed = new ArrayList<>();
     private final Runnable flushTask = this::flush;
@@ -45,9 +47,14 @@ final class WriteBatch implements Responder {
         needsFlush(client);
     }
 
-    /** {@code ch} was written to: flush it with the rest at the end of this wake-up. */
+    /**
+     * {@code ch} was written to: flush it with the rest at the end of this wake-up. Only the last
+     * few channels listed are looked through: writes to one channel mostly come together (a
+     * loop's UDP socket, a connection's answers), a second flush of a channel is a cheap no-op,
+     * and a wake-up that writes to a thousand TCP clients does not compare each with all.
+     */
     void needsFlush(Channel ch) {
-        for (int i = unflushed.size() - 1; i >= 0; i--) {
+        for (int i = unflushed.size() - 1, last = Math.max(0, unflushed.size() - RECENT); i >= last; i--) {
             if (unflushed.get(i) == ch) {
                 return;
             }
