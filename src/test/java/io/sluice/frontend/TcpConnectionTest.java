@@ -171,11 +171,23 @@ class TcpConnectionTest {
         return out.toByteArray();
     }
 
-    /** Writes {@code bytes} to {@code c} from a thread of its own, which a full socket may block. */
-    private static void writeAside(Socket c, byte[] bytes) {
+    /** Asks {@code name} TXT once over {@code c} and reads the answer, so that it is cached. */
+    private static void cache(Socket c, String name) throws IOException {
+        Dns.writeFrame(c, Dns.query(1, name, Type.TXT));
+        assertEquals(1, Dns.id(Dns.readFrame(c)));
+    }
+
+    /**
+     * Writes {@code bytes} to {@code c} from a thread of its own, which a full socket may block,
+     * then half-closes it if {@code thenShutdown}.
+     */
+    private static void writeAside(Socket c, byte[] bytes, boolean thenShutdown) {
         Thread writer = new Thread(() -> {
             try {
                 c.getOutputStream().write(bytes);
+                if (thenShutdown) {
+                    c.shutdownOutput();
+                }
             } catch (IOException closed) {
                 // the server closed
             }
@@ -195,9 +207,8 @@ class TcpConnectionTest {
              RunningSluice s = RunningSluice.start(List.of(up), "cache.size", "1000");
              Socket c = new Socket(s.address().getAddress(), s.address().getPort())) {
             c.setSoTimeout(5000);
-            Dns.writeFrame(c, Dns.query(1, TestUpstream.HUGE, Type.TXT)); // now cached
-            assertEquals(1, Dns.id(Dns.readFrame(c)));
-            writeAside(c, frames(3000, 2, TestUpstream.HUGE));
+            cache(c, TestUpstream.HUGE);
+            writeAside(c, frames(3000, 2, TestUpstream.HUGE), false);
             long read;
             long before = -1;
             do { // until two looks 300 ms apart see the same count: it stopped reading
@@ -224,9 +235,8 @@ class TcpConnectionTest {
              RunningSluice s = RunningSluice.start(List.of(up), "cache.size", "1000");
              Socket c = new Socket(s.address().getAddress(), s.address().getPort())) {
             c.setSoTimeout(5000);
-            Dns.writeFrame(c, Dns.query(1, TestUpstream.GIANT, Type.TXT)); // now cached
-            assertEquals(1, Dns.id(Dns.readFrame(c)));
-            writeAside(c, frames(1000, 2, TestUpstream.GIANT));
+            cache(c, TestUpstream.GIANT);
+            writeAside(c, frames(1000, 2, TestUpstream.GIANT), false);
             Thread.sleep(500); // let them back up
             for (int i = 0; i < 1000; i++) {
                 assertEquals(2 + i, Dns.id(Dns.readFrame(c)));
@@ -249,19 +259,8 @@ class TcpConnectionTest {
              RunningSluice s = RunningSluice.start(List.of(up), "cache.size", "1000", "tcp-idle-timeout", "500ms");
              Socket c = new Socket(s.address().getAddress(), s.address().getPort())) {
             c.setSoTimeout(5000);
-            Dns.writeFrame(c, Dns.query(1, TestUpstream.HUGE, Type.TXT)); // now cached
-            assertEquals(1, Dns.id(Dns.readFrame(c)));
-            byte[] queries = frames(60_000, 2, TestUpstream.HUGE);
-            Thread writer = new Thread(() -> {
-                try {
-                    c.getOutputStream().write(queries);
-                    c.shutdownOutput();
-                } catch (IOException closed) {
-                    // the server closed
-                }
-            });
-            writer.setDaemon(true);
-            writer.start();
+            cache(c, TestUpstream.HUGE);
+            writeAside(c, frames(60_000, 2, TestUpstream.HUGE), true);
             long deadline = System.nanoTime() + 10_000_000_000L;
             while (s.sluice().metrics().count("tcp_idle_closed") == 0 && System.nanoTime() < deadline) {
                 Thread.sleep(20);
