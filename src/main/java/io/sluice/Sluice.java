@@ -179,7 +179,7 @@ public final class Sluice implements AutoCloseable {
             }
             forwarding = Forwarders.start(group, transport, settings, meters, upstreamReplies);
             if (limits.active()) {
-                backend = Backend.start(settings, limits.limiter(), meters);
+                backend = Backend.start(settings, limits.limiter(), meters, transport == Transport.EPOLL ? group : null);
             }
             LongAdder aclDenied = meters.counter("acl_denied",
                     "Queries (and TCP connections) from clients outside allow-clients.");
@@ -225,10 +225,10 @@ public final class Sluice implements AutoCloseable {
             if (forwarding != null) {
                 forwarding.close();
             }
-            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
             if (backend != null) {
-                backend.close();
+                backend.close(); // before the loops stop: Redis's connection may be on one
             }
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
             if (deniedLog != null) {
                 deniedLog.close();
             }
@@ -552,10 +552,10 @@ public final class Sluice implements AutoCloseable {
                 retire(r);
             }
         }
-        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
         if (backend != null) {
-            backend.close();
+            backend.close(); // before the loops stop: Redis's connection may be on one
         }
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
         deniedLog.close();
         limits.close();
     }

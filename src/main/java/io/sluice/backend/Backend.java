@@ -1,5 +1,6 @@
 package io.sluice.backend;
 
+import io.netty.channel.EventLoopGroup;
 import io.sluice.backend.chronicle.ChronicleCounters;
 import io.sluice.backend.redis.RedisBackend;
 import io.sluice.config.BackendSettings;
@@ -37,11 +38,17 @@ public interface Backend extends Decisions.Maker, AutoCloseable {
         };
     }
 
-    /** Starts the backend for {@code limiter}, whose store {@link #counters} opened. */
-    static Backend start(Settings settings, DomainLimiter limiter, Registry meters) {
+    /**
+     * Starts the backend for {@code limiter}, whose store {@link #counters} opened.
+     *
+     * @param loops sluice's event loops when they are epoll's, which a client of the backend may
+     *              share; else null
+     */
+    static Backend start(Settings settings, DomainLimiter limiter, Registry meters, EventLoopGroup loops) {
         return switch (settings.backend().kind()) {
             case MEMORY, CHRONICLE -> new Local(Decisions.local(limiter)); // the counters decide
-            case REDIS -> RedisBackend.start(settings.backend(), settings.limits().algorithm(), limiter, meters);
+            case REDIS -> RedisBackend.start(settings.backend(), settings.limits().algorithm(), limiter, meters, loops,
+                    settings.threads());
         };
     }
 

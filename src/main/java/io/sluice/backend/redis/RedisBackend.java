@@ -1,5 +1,6 @@
 package io.sluice.backend.redis;
 
+import io.netty.channel.EventLoopGroup;
 import io.sluice.backend.Backend;
 import io.sluice.config.BackendSettings;
 import io.sluice.config.LimitSettings;
@@ -37,7 +38,7 @@ public final class RedisBackend implements Backend {
     private final ConcurrentHashMap<Counter, Integer> reservations = new ConcurrentHashMap<>();
 
     private RedisBackend(BackendSettings settings, LimitSettings.Algorithm algorithm, DomainLimiter limiter,
-                         Registry meters) {
+                         Registry meters, EventLoopGroup loops, int loopCount) {
         this.settings = settings;
         this.conflicts = meters.counter("redis_conflicts", "Compare-and-sets of a domain's word in Redis that another"
                 + " writer (another instance, another loop) got to first: each is worked out again and retried, until"
@@ -45,7 +46,7 @@ public final class RedisBackend implements Backend {
         meters.gauge("redis_up", "1 while Redis answers, else 0.", () -> up() ? 1 : 0);
         this.limiter = limiter;
         this.algorithmName = algorithm.toString();
-        this.link = RedisLink.open(settings);
+        this.link = RedisLink.open(settings, loops, loopCount);
         this.sync = limiter.store() instanceof SyncedCounters synced
                 ? new DeltaSync(this, limiter, synced, settings.syncInterval()) : null;
     }
@@ -62,10 +63,11 @@ public final class RedisBackend implements Backend {
      * Connects (or starts trying to) and, in async mode, starts syncing.
      *
      * @param limiter a limiter whose store is {@link #counters}'s
+     * @param loops   sluice's epoll event loops, for Lettuce's connection, or null for threads of Lettuce's own
      */
     public static RedisBackend start(BackendSettings settings, LimitSettings.Algorithm algorithm,
-                                     DomainLimiter limiter, Registry meters) {
-        RedisBackend b = new RedisBackend(settings, algorithm, limiter, meters);
+                                     DomainLimiter limiter, Registry meters, EventLoopGroup loops, int loopCount) {
+        RedisBackend b = new RedisBackend(settings, algorithm, limiter, meters, loops, loopCount);
         if (b.sync != null) {
             b.sync.start();
         }

@@ -18,6 +18,9 @@ import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import io.lettuce.core.resource.Delay;
+import io.lettuce.core.resource.Transports;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.epoll.EpollSocketChannel;
 import io.sluice.config.BackendSettings;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -73,12 +76,17 @@ public final class RedisLink implements AutoCloseable {
     private long lastBackLine = System.nanoTime() - LINE_INTERVAL_NANOS;
     private int flaps;
 
-    private RedisLink(BackendSettings settings) {
+    private RedisLink(BackendSettings settings, EventLoopGroup loops, int loopCount) {
         this.settings = settings;
-        // Redis work is light: Lettuce's smallest pools (2 each), beside sluice's own loops.
-        this.resources = DefaultClientResources.builder().ioThreadPoolSize(2).computationThreadPoolSize(2)
-                .reconnectDelay(Delay.exponential(Duration.ofMillis(100), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS))
-                .build();
+        DefaultClientResources.Builder made = DefaultClientResources.builder().computationThreadPoolSize(1)
+                .reconnectDelay(Delay.exponential(Duration.ofMillis(100), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS));
+        // Lettuce picks its channel class by itself: sluice's loops serve it only when that is epoll's.
+        if (loops != null && Transports.socketChannelClass() == EpollSocketChannel.class) {
+            made.eventLoopGroupProvider(new SharedLoops(loops, loopCount));
+        } else {
+            made.ioThreadPoolSize(2); // Redis work is light: Lettuce's smallest pool
+        }
+        this.resources = made.build();
         SocketOptions socket = SocketOptions.builder().connectTimeout(CONNECT_TIMEOUT).build();
         TimeoutOptions timeouts = TimeoutOptions.enabled(settings.redisTimeout());
         if (settings.cluster()) {
@@ -118,9 +126,15 @@ public final class RedisLink implements AutoCloseable {
         };
     }
 
-    /** Connects now if Redis is there, else keeps trying in the background; never throws for an absent Redis. */
-    public static RedisLink open(BackendSettings settings) {
-        RedisLink link = new RedisLink(settings);
+    /**
+     * Connects now if Redis is there, else keeps trying in the background; never throws for an
+     * absent Redis. Never on an event loop: connecting blocks.
+     *
+     * @param loops sluice's epoll event loops, for Lettuce's connections ({@link SharedLoops}), or
+     *              null for threads of Lettuce's own
+     */
+    public static RedisLink open(BackendSettings settings, EventLoopGroup loops, int loopCount) {
+        RedisLink link = new RedisLink(settings, loops, loopCount);
         if (!link.connect()) {
             link.connector.scheduleWithFixedDelay(() -> {
                 if (link.connection == null && link.connect()) {
