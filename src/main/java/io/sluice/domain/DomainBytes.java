@@ -8,7 +8,7 @@ import java.util.Arrays;
  * Domain names as sluice keys them: wire-format labels (length octet, then the octets), lower-cased,
  * without the root label's zero octet. The root is the empty array.
  */
-final class DomainBytes {
+public final class DomainBytes {
     private DomainBytes() {
     }
 
@@ -39,7 +39,7 @@ final class DomainBytes {
      * @throws IllegalArgumentException when a label is empty or longer than 63 octets, or the name
      *                                  longer than 255 octets on the wire
      */
-    static byte[] fromText(String text) {
+    public static byte[] fromText(String text) {
         String s = text.endsWith(".") && !text.endsWith("\\.") ? text.substring(0, text.length() - 1) : text;
         if (s.isEmpty()) {
             return new byte[0];
@@ -85,29 +85,47 @@ final class DomainBytes {
         }
     }
 
+    /** The most bytes {@link #writeText} writes: every octet of a 255-octet name as {@code \DDD}. */
+    public static final int MAX_TEXT = 4 * 255;
+
     /** Presentation format, lower case, no trailing dot; the root is ".". */
-    static String toText(byte[] key, int length) {
+    public static String toText(byte[] key, int length) {
+        byte[] text = new byte[MAX_TEXT];
+        return new String(text, 0, writeText(key, length, text, 0), java.nio.charset.StandardCharsets.US_ASCII);
+    }
+
+    /**
+     * Writes {@link #toText}'s text of the wire name {@code key[0, length)} into {@code out} from
+     * {@code at}, in ASCII, allocating nothing; returns where it ends. {@code out} needs room for
+     * {@link #MAX_TEXT} bytes.
+     */
+    public static int writeText(byte[] key, int length, byte[] out, int at) {
         if (length == 0) {
-            return ".";
+            out[at] = '.';
+            return at + 1;
         }
-        StringBuilder sb = new StringBuilder(length);
+        int start = at;
         int i = 0;
         while (i < length) {
             int len = key[i++] & 0xFF;
-            if (sb.length() > 0) {
-                sb.append('.');
+            if (at > start) {
+                out[at++] = '.';
             }
             for (int j = 0; j < len; j++) {
                 int b = key[i++] & 0xFF;
                 if (b == '.' || b == '\\') {
-                    sb.append('\\').append((char) b);
+                    out[at++] = '\\';
+                    out[at++] = (byte) b;
                 } else if (b <= 0x20 || b >= 0x7F) {
-                    sb.append('\\').append(String.format("%03d", b));
+                    out[at++] = '\\';
+                    out[at++] = (byte) ('0' + b / 100);
+                    out[at++] = (byte) ('0' + b / 10 % 10);
+                    out[at++] = (byte) ('0' + b % 10);
                 } else {
-                    sb.append((char) b);
+                    out[at++] = (byte) b;
                 }
             }
         }
-        return sb.toString();
+        return at;
     }
 }

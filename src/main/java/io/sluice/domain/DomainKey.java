@@ -79,6 +79,11 @@ public class DomainKey {
         return hash;
     }
 
+    /** The name's wire bytes, a copy. */
+    public byte[] wire() {
+        return bytes();
+    }
+
     private byte[] bytes() {
         byte[] b = new byte[Math.max(length, INLINE_BYTES)];
         LONGS.set(b, 0, w0);

@@ -19,6 +19,8 @@ public final class DomainProbe {
     long w1;
     long w2;
     int hash;
+    /** The keyed 64-bit hash {@link #hash} is folded from: the counter table's bucket and fingerprint. */
+    long hash64;
 
     /**
      * A probe holding {@code name} as it is (not reduced), e.g. {@code example.com}.
@@ -34,12 +36,37 @@ public final class DomainProbe {
         return p;
     }
 
+    /** A probe holding {@code key}'s domain: for a domain kept past its query. */
+    public static DomainProbe of(DomainKey key) {
+        DomainProbe p = new DomainProbe();
+        byte[] b = key.wire();
+        System.arraycopy(b, 0, p.bytes, 0, b.length);
+        p.length = b.length;
+        p.seal();
+        return p;
+    }
+
     /** Packs the first bytes into words and hashes the whole: called once the bytes are final. */
     void seal() {
         w0 = DomainKey.word(bytes, 0, length);
         w1 = DomainKey.word(bytes, 8, length);
         w2 = DomainKey.word(bytes, 16, length);
-        hash = KeyedHash.of(bytes, length); // keyed per process: no client can aim names at one bin
+        hash64 = KeyedHash.of64(bytes, length); // keyed per process: no client can aim names at one bin
+        hash = (int) (hash64 ^ hash64 >>> 32);
+    }
+
+    /** The keyed 64-bit hash of the name. */
+    public long hash64() {
+        return hash64;
+    }
+
+    /** The name's wire bytes, {@link #length()} of them; read-only, and changed by the next reduction. */
+    public byte[] bytes() {
+        return bytes;
+    }
+
+    public int length() {
+        return length;
     }
 
     /**

@@ -10,13 +10,13 @@ import io.sluice.config.LimitSettings;
  * forgotten).
  *
  * <p>No algorithm ever stores a word whose low 24 bits are all zero and whose sign bit is set, so
- * {@link #REFUSE} and {@link Counter#DEAD} can never be mistaken for a state.
+ * {@link #REFUSE} and {@link CounterTable#DEAD} can never be mistaken for a state.
  */
 public interface Algorithm {
     /** Returned by {@link #acquire} when the query is over the budget; the word stays as it was. */
     long REFUSE = Long.MIN_VALUE | (1L << 32);
 
-    /** Whether some algorithm may store {@code word}: false for {@link #REFUSE} and {@link Counter#DEAD}. */
+    /** Whether some algorithm may store {@code word}: false for {@link #REFUSE} and {@link CounterTable#DEAD}. */
     static boolean isWord(long word) {
         return word >= 0 || (word & 0xFFFFFF) != 0;
     }

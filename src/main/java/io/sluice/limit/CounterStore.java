@@ -1,38 +1,40 @@
 package io.sluice.limit;
 
-import io.sluice.domain.DomainKey;
 import io.sluice.domain.DomainProbe;
 
 /**
- * Where the limiter's words live: in the {@link Counter} objects themselves ({@link HeapCounters},
- * the default) or outside the process, where other processes and later runs see them. The
- * {@link DomainLimiter} keeps its table of counters either way, for the policies, the bound and
- * the refusal texts; a store only keeps the words.
+ * Where the limiter's words live: in the {@link CounterTable}'s slots ({@link HeapCounters}, the
+ * default) or outside the process, where other processes and later runs see them. The
+ * {@link DomainLimiter} keeps its table either way, for the budgets, the bound and flood
+ * detection; a store only keeps the words.
  */
 public interface CounterStore extends AutoCloseable {
     int ALLOWED = 0;
     int REFUSED = 1;
-    /** The counter left the table under us: look the domain up again. */
+    /** The slot was retired under us: look the domain up again. */
     int RETIRED = 2;
 
-    /** Counts one query for {@code c} if its budget allows: {@link #ALLOWED}, {@link #REFUSED} or {@link #RETIRED}. */
-    int acquire(Counter c, Algorithm algorithm, long now);
+    /**
+     * Counts one query for {@code domain}, whose counter is {@code slot} of {@code table}, if
+     * {@code budget} allows: {@link #ALLOWED}, {@link #REFUSED} or {@link #RETIRED}.
+     */
+    int acquire(CounterTable table, int slot, DomainProbe domain, Policy budget, Algorithm algorithm, long now);
 
     /**
-     * Whether {@code c} may leave the limiter's table: nothing it holds changes a decision from
-     * {@code now} on. Once true, a loop still holding {@code c} must either see {@link #RETIRED}
-     * or count correctly through it.
+     * Whether {@code slot}, whose word is {@code word}, may be retired: nothing it holds changes a
+     * decision from {@code now} on. Off the loops. Once true, a loop still holding the slot must
+     * either see {@link #RETIRED} or count correctly all the same.
      */
-    boolean release(Counter c, Algorithm algorithm, long now);
-
-    /** A counter for a domain seen for the first time, as the limiter's loop probe holds it. */
-    default Counter newCounter(DomainProbe domain, Policy p) {
-        return new Counter(domain, p);
+    default boolean idle(CounterTable table, int slot, long word, Policy p, Algorithm algorithm, long now) {
+        return algorithm.idle(word, p, now);
     }
 
-    /** A counter taking over from one the janitor retired. */
-    default Counter newCounter(DomainKey domain, Policy p) {
-        return new Counter(domain, p);
+    /** Called once, before traffic, with the table whose slots {@link #acquire} will be given. */
+    default void bind(CounterTable table) {
+    }
+
+    /** The janitor emptied {@code slot}: what the store keeps for it belongs to no domain now. Off the loops. */
+    default void emptied(int slot) {
     }
 
     /** Removes state of ended windows kept outside the process; returns how many entries went. */

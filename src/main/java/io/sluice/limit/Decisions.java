@@ -1,5 +1,7 @@
 package io.sluice.limit;
 
+import io.sluice.domain.DomainKey;
+import io.sluice.domain.DomainProbe;
 import io.sluice.pipeline.ParkedQuery;
 import io.sluice.pipeline.Query;
 import java.util.concurrent.Executor;
@@ -15,8 +17,11 @@ public interface Decisions {
     /** A copy of the query is kept, and its verdict comes later on this loop through {@link Verdicts}. */
     int PARKED = 2;
 
-    /** Decides a query for {@code c}'s domain: {@link #ALLOWED}, {@link #REFUSED} or {@link #PARKED}. */
-    int decide(Counter c, Query q);
+    /**
+     * Decides a query for {@code domain}, whose counter is {@code slot} of the limiter: {@link #ALLOWED},
+     * {@link #REFUSED} or {@link #PARKED}.
+     */
+    int decide(int slot, DomainProbe domain, Query q);
 
     /** The end of a read burst: what was parked goes out. */
     default void endOfBurst() {
@@ -31,7 +36,8 @@ public interface Decisions {
     interface Verdicts {
         void allow(ParkedQuery q);
 
-        void refuse(ParkedQuery q, Counter over);
+        /** {@code q} is over the budget of {@code domain}, whose counter was {@code slot}. */
+        void refuse(ParkedQuery q, int slot, DomainKey domain);
     }
 
     /** Makes the decisions of each loop: what a backend supplies. */
@@ -43,7 +49,7 @@ public interface Decisions {
 
     /** The limiter's own counters decide at once: memory and Chronicle Map. */
     static Maker local(DomainLimiter limiter) {
-        Decisions d = (c, q) -> limiter.tryAcquire(c) ? ALLOWED : REFUSED;
+        Decisions d = (slot, domain, q) -> limiter.tryAcquire(slot, domain) ? ALLOWED : REFUSED;
         return (loop, verdicts) -> d;
     }
 }

@@ -1,35 +1,46 @@
 package io.sluice.limit;
 
 import io.sluice.config.LimitSettings;
+import io.sluice.domain.DomainBytes;
 import io.sluice.domain.DomainKey;
 import io.sluice.domain.DomainProbe;
 import io.sluice.sketch.RecentHashes;
+import java.nio.charset.StandardCharsets;
+import java.util.IdentityHashMap;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Decides whether a query for a registrable domain is within its budget: the one place that knows
  * overrides, unlimited domains, the table bound and the overflow counter. The algorithm only moves
- * a counter's word.
+ * a slot's word.
  *
- * <p>Counters live in a {@link ConcurrentHashMap} searched with the event loop's reusable
- * {@link DomainProbe}, so a known domain costs a lookup and a CAS and allocates nothing; a key is
- * made only for a domain seen for the first time. The table holds at most {@code maxDomains}
- * counters: past that, new domains share one overflow counter with the default limit until the
- * {@link Janitor} frees room, so a flood of random domains is limited as one and memory stays
- * bounded. Its last tenth admits only domains asked for before (a {@link RecentHashes} doorkeeper), so that a
- * flood of domains asked once cannot keep a domain with repeated traffic out.
+ * <p>Counters are slots of a {@link CounterTable}, found by the keyed hash of the event loop's
+ * reusable {@link DomainProbe}: a decision allocates nothing, for a domain seen before or not. A
+ * slot is named by its index, valid for one decision ({@link CounterTable} says why); what keeps a
+ * domain longer (Redis calls, the refusal log) keeps its fingerprint and name with it. The table
+ * holds at most {@code maxDomains} live counters: past that, new domains share one overflow
+ * counter with the default limit until the {@link Janitor} frees room, so a flood of random
+ * domains is limited as one and memory stays bounded. Its last tenth admits only domains asked for
+ * before (a {@link RecentHashes} doorkeeper), so that a flood of domains asked once cannot keep a
+ * domain with repeated traffic out.
  */
 public final class DomainLimiter {
+    /** No counter: the domain is not counted. */
+    public static final int NONE = CounterTable.NONE;
     static final String OVERFLOW_NAME = "overflow.sluice.invalid";
+    private static final byte[] REFUSAL_PREFIX = "sluice: ".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] REFUSAL_OVER = " over ".getBytes(StandardCharsets.US_ASCII);
+    /** The longest text {@link #refusalText} writes. */
+    public static final int MAX_REFUSAL_TEXT = 512 + DomainBytes.MAX_TEXT;
 
     private final Algorithm algorithm;
     private final CounterStore store;
     private final Clock clock;
-    /** Replaced whole by {@link #policies(PolicyTable)}, off the loops. */
-    private volatile PolicyTable policies;
+    private final CounterTable table;
+    /** Replaced whole when the budgets or the flood settings change, off the loops. */
+    private volatile View view;
     private final int maxDomains;
     /**
      * The last tenth of the table, kept for domains the {@code doorkeeper} has seen before: a
@@ -38,11 +49,12 @@ public final class DomainLimiter {
     private final int reserve;
     /** The domains asked for lately, of those the table could not take at once: TinyLFU's doorkeeper. */
     private final RecentHashes doorkeeper;
-    /** Each counter is its own key. */
-    private final ConcurrentHashMap<DomainKey, Counter> counters;
-    /** Counters in the table, kept apart from the map's own count to bound it without a scan. */
+    /** Live counters, kept apart to bound the table without a scan. */
     private final AtomicInteger tracked = new AtomicInteger();
-    private final Counter overflow;
+    private final int overflow;
+    private final long overflowFingerprint;
+    /** The overflow counter's name, as stores keep its word; read, never changed. */
+    private final DomainProbe overflowName = DomainProbe.of(OVERFLOW_NAME);
     final LongAdder overflowHits = new LongAdder();
     private final RefusalLog refusals = new RefusalLog();
     /** Unlimited domains get counters too (never refused), so that the busiest domains include them. */
@@ -51,6 +63,28 @@ public final class DomainLimiter {
     private volatile boolean counting;
     /** Flood detection, or null when off; set before traffic. */
     private volatile Floods floods;
+
+    /**
+     * The policies in force as a decision reads them: the table, each policy's flood cut and the
+     * text a refusal gives of each, made once per change so that no decision allocates.
+     */
+    private record View(PolicyTable table, Map<Policy, Policy> cuts, Map<Policy, byte[]> texts) {
+        static View of(PolicyTable table, Floods floods) {
+            Map<Policy, Policy> cuts = new IdentityHashMap<>();
+            Map<Policy, byte[]> texts = new IdentityHashMap<>();
+            java.util.List<Policy> all = new java.util.ArrayList<>(table.overrides().values());
+            all.add(table.defaultPolicy());
+            for (Policy p : all) {
+                texts.put(p, p.toString().getBytes(StandardCharsets.US_ASCII));
+                if (floods != null && p != Policy.UNLIMITED) {
+                    Policy cut = floods.cut(p);
+                    cuts.put(p, cut);
+                    texts.put(cut, Floods.cutText(cut).getBytes(StandardCharsets.US_ASCII));
+                }
+            }
+            return new View(table, cuts, texts);
+        }
+    }
 
     /**
      * @param defaultPolicy the budget of a domain without an override; may be {@link Policy#UNLIMITED}
@@ -65,12 +99,15 @@ public final class DomainLimiter {
         this.algorithm = algorithm;
         this.store = store;
         this.clock = clock;
-        this.policies = policies;
         this.maxDomains = maxDomains;
         this.reserve = maxDomains / 10;
         this.doorkeeper = new RecentHashes(maxDomains, 16);
-        this.counters = new ConcurrentHashMap<>(Math.min(maxDomains, 1 << 16));
-        this.overflow = store.newCounter(DomainProbe.of(OVERFLOW_NAME), policies.defaultPolicy());
+        this.table = new CounterTable(maxDomains);
+        this.overflow = table.extraSlot();
+        this.overflowFingerprint = CounterTable.fingerprint(overflowName.hash64());
+        table.setExtraKey(overflowFingerprint);
+        store.bind(table);
+        this.view = View.of(policies, null);
         this.counting = !policies.unlimited();
     }
 
@@ -85,43 +122,43 @@ public final class DomainLimiter {
 
     /** The budgets in force. */
     public PolicyTable policies() {
-        return policies;
+        return view.table();
     }
 
     /**
-     * Puts {@code next} in force: the next lookup on every loop reads it, and every counter whose
-     * budget it changes gets the new one in place, its word kept (a count carries over; a window of
+     * Puts {@code next} in force: the next decision on every loop reads it, and each counter's
+     * override flag is set or cleared to match, its word kept (a count carries over; a window of
      * another length starts afresh, as the algorithm sees another window). Off the loops, one
      * caller at a time ({@link Budgets} holds its lock).
      *
-     * <p>A loop that read the old table may be adding a counter meanwhile; {@link #track} reads the
-     * table again once its counter is in the map, and the map's volatile accesses order that read
-     * after this write whenever the walk below missed the counter.
+     * <p>A loop that read the old table may be claiming a slot meanwhile; {@link #track} reads the
+     * table again once its slot is claimed, and the key's volatile accesses order that read after
+     * this write whenever the walk below missed the slot.
      */
     void policies(PolicyTable next) {
-        policies = next;
+        view = View.of(next, floods);
         counting = trackUnlimited || !next.unlimited();
-        for (Counter c : counters.values()) {
-            repolicy(c, next);
-        }
-        overflow.policy = next.defaultPolicy();
+        table.forEachLive((slot, key) -> reflag(slot, key, next));
     }
 
-    /** Gives {@code c} its budget from {@code table}, and a flooded counter its cut of it. */
-    private void repolicy(Counter c, PolicyTable table) {
-        Policy p = table.of(c);
-        if (!p.equals(c.policy)) {
-            c.policy = p;
-            Floods f = floods;
-            if (f != null) {
-                f.repolicy(c, p);
-            }
+    /** Floods' settings changed: the cuts are made again. Off the loops. */
+    void floodSettingsChanged() {
+        view = View.of(view.table(), floods);
+    }
+
+    private void reflag(int slot, long key, PolicyTable t) {
+        long fp = CounterTable.fingerprintOf(key);
+        Policy o = t.override(fp);
+        table.flag(slot, fp, CounterTable.OVERRIDDEN, o != null);
+        if (o == Policy.UNLIMITED) {
+            table.flag(slot, fp, CounterTable.FLOODED, false); // nothing to cut
         }
     }
 
     /** From now on the upstream's answers to each domain are watched for floods; before traffic. */
     public void watchFloods(LimitSettings.Flood settings) {
-        floods = new Floods(settings, clock);
+        floods = new Floods(settings, clock, table.capacity());
+        view = View.of(view.table(), floods);
     }
 
     /** Flood detection, or null when off. */
@@ -130,40 +167,38 @@ public final class DomainLimiter {
     }
 
     /** The counter of {@code domain} if it has one; never makes one. */
-    public Counter existing(DomainProbe domain) {
-        return counters.get(domain);
-    }
-
-    /** Walks the table: off the loops. */
-    void forEachCounter(java.util.function.Consumer<Counter> each) {
-        counters.values().forEach(each);
+    public int existing(DomainProbe domain) {
+        return table.find(domain.hash64());
     }
 
     /** Domains flooded now: a walk of the table, for scrapes and the admin API, off the loops. */
     public int floodedDomains() {
-        int n = 0;
-        for (Counter c : counters.values()) {
-            if (c.flooded()) {
-                n++;
-            }
-        }
-        return n;
+        int[] n = {0};
+        table.forEachLive((slot, key) -> n[0] += (key & CounterTable.FLOODED) != 0 ? 1 : 0);
+        return n[0];
     }
 
     /** Whether {@code domain} (a registrable domain's name) is flooded now. */
     public boolean flooded(String domain) {
-        Counter c = counters.get(DomainKey.of(domain));
-        return c != null && c.flooded();
+        int s = table.find(DomainProbe.of(domain).hash64());
+        return s != NONE && flooded(s);
     }
 
-    /** The counter of {@code domain}, made if it is new; null when the domain is never counted. */
-    public Counter counterFor(DomainProbe domain) {
-        Counter c = counters.get(domain);
-        if (c != null) {
-            return c;
+    /** Whether the domain of {@code slot} is flooded now. */
+    public boolean flooded(int slot) {
+        return (table.key(slot) & CounterTable.FLOODED) != 0;
+    }
+
+    /** The counter of {@code domain}, made if it is new; {@link #NONE} when the domain is never counted. */
+    public int counterFor(DomainProbe domain) {
+        int s = table.find(domain.hash64());
+        if (s != NONE) {
+            return s;
         }
-        Policy p = policies.of(domain);
-        return p == Policy.UNLIMITED && !trackUnlimited ? null : track(domain, null, p);
+        PolicyTable t = view.table();
+        Policy o = t.override(CounterTable.fingerprint(domain.hash64()));
+        Policy p = o != null ? o : t.defaultPolicy();
+        return p == Policy.UNLIMITED && !trackUnlimited ? NONE : track(domain, o != null);
     }
 
     /**
@@ -176,94 +211,171 @@ public final class DomainLimiter {
         counting = true;
     }
 
-    /** Counts a query for {@code c}'s domain in this process's store: true when it is allowed. */
-    public boolean tryAcquire(Counter c) {
+    /** The policy of {@code slot}'s domain: its override, or the default. */
+    public Policy policy(int slot) {
+        long k = table.key(slot);
+        PolicyTable t = view.table();
+        if ((k & CounterTable.OVERRIDDEN) != 0) {
+            Policy o = t.override(CounterTable.fingerprintOf(k));
+            if (o != null) {
+                return o;
+            }
+        }
+        return t.defaultPolicy();
+    }
+
+    /** The budget decisions of {@code slot} count against: the policy, or its cut while flooded. */
+    public Policy budget(int slot) {
+        Policy p = policy(slot);
+        return flooded(slot) && p != Policy.UNLIMITED ? cut(p) : p;
+    }
+
+    private Policy cut(Policy p) {
+        Policy c = view.cuts().get(p);
+        Floods f = floods;
+        return c != null ? c : f != null ? f.cut(p) : p; // a policy set since the view was made: rare
+    }
+
+    /**
+     * Counts a query for {@code domain}, whose counter is {@code slot}, in this process's store:
+     * true when it is allowed.
+     */
+    public boolean tryAcquire(int slot, DomainProbe domain) {
         long now = clock.epochNanos();
         while (true) {
-            switch (store.acquire(c, algorithm, now)) {
+            Policy budget = budget(slot);
+            switch (store.acquire(table, slot, keptAs(slot, domain), budget, algorithm, now)) {
                 case CounterStore.ALLOWED:
                     return true;
                 case CounterStore.REFUSED:
-                    refusals.note(c, now);
+                    noteRefusal(slot, domain);
                     return false;
-                default:
-                    c = successor(c);
-                    if (c == null) {
+                default: // retired under us: the domain's next counter
+                    slot = counterFor(domain);
+                    if (slot == NONE) {
                         return true; // its budget became unlimited meanwhile
                     }
             }
         }
     }
 
-    /** The counter that took over from one the janitor retired: the same domain, maybe new; null when unlimited. */
-    private Counter successor(Counter retired) {
-        Counter c = counters.get(retired); // a retired counter is equal to its successor
-        if (c != null) {
-            return c;
-        }
-        Policy p = policies.of(retired);
-        return p == Policy.UNLIMITED ? null : track(null, retired, p);
+    /** The name {@code slot}'s word is kept under outside the process: {@code domain}'s, or the overflow counter's. */
+    public DomainProbe keptAs(int slot, DomainProbe domain) {
+        return slot == overflow ? overflowName : domain;
     }
 
     /**
-     * Puts a new counter for the domain of {@code probe} (or else {@code key}) in the table, made
-     * only once there is room: a flood of new domains past the bound allocates nothing. In the
-     * table's last tenth only a domain seen before gets one (TinyLFU's admission, as a doorkeeper).
+     * Puts a counter for {@code domain} in the table, made only once there is room: a flood of
+     * new domains past the bound goes to the overflow counter. In the table's last tenth only a
+     * domain seen before gets one (TinyLFU's admission, as a doorkeeper).
      */
-    private Counter track(DomainProbe probe, DomainKey key, Policy p) {
-        boolean override = p != policies.defaultPolicy();
+    private int track(DomainProbe domain, boolean override) {
         if (!override) {
             int n = tracked.incrementAndGet();
-            if (n > maxDomains - reserve && (!doorkeeper.seenBefore(probe != null ? probe.hashCode() : key.hashCode())
-                    || n > maxDomains)) {
+            if (n > maxDomains - reserve && (!doorkeeper.seenBefore(domain.hashCode()) || n > maxDomains)) {
                 tracked.decrementAndGet();
                 overflowHits.increment();
                 return overflow;
             }
-        }
-        Counter fresh = probe != null ? store.newCounter(probe, p) : store.newCounter(key, p);
-        Counter existing = counters.putIfAbsent(fresh, fresh);
-        if (existing != null) {
-            if (!override) {
-                tracked.decrementAndGet();
-            }
-            return existing;
-        }
-        if (override) {
+        } else {
             tracked.incrementAndGet(); // overrides are few and configured: they may exceed the bound
         }
-        repolicy(fresh, policies); // see policies(PolicyTable)
-        return fresh;
+        int r = table.claim(domain.hash64(), override ? CounterTable.OVERRIDDEN : 0);
+        if (r == NONE) { // both buckets full: rare below the bound
+            tracked.decrementAndGet();
+            overflowHits.increment();
+            return overflow;
+        }
+        int slot = r & ~CounterTable.CLAIMED;
+        if ((r & CounterTable.CLAIMED) == 0) {
+            tracked.decrementAndGet(); // another loop's
+        } else {
+            reflag(slot, table.key(slot), view.table()); // see policies(PolicyTable)
+        }
+        return slot;
     }
 
-    /** Queues {@code c} for the refusal log (at most once per window): for refusals decided elsewhere. */
-    public void noteRefusal(Counter c) {
-        refusals.note(c, clock.epochNanos());
+    /** Queues the domain of {@code slot} for the refusal log (at most once per window); {@code name} is read now. */
+    public void noteRefusal(int slot, Object name) {
+        Policy budget = budget(slot);
+        refusals.note(CounterTable.fingerprintOf(table.key(slot)), slot == overflow ? OVERFLOW_NAME : name, budget,
+                isCut(slot, budget), clock.epochNanos() / budget.windowNanos());
+    }
+
+    /** Whether {@code budget}, {@code slot}'s, is a flood's cut. */
+    private boolean isCut(int slot, Policy budget) {
+        return flooded(slot) && budget != policy(slot);
     }
 
     /**
-     * Removes the counters whose state no longer matters, then lets the store prune what it keeps
-     * elsewhere. Runs off the event loops.
+     * Writes the Extended DNS Error text of a refusal of the domain {@code wire[0, length)}
+     * ({@code slot}'s) into
+     * {@code out}, {@link #MAX_REFUSAL_TEXT} long at least: {@code sluice: example.com over 100
+     * queries per 1s}. Returns its length. Allocates nothing for the budgets in force.
+     */
+    public int refusalText(int slot, byte[] wire, int length, byte[] out) {
+        Policy budget = budget(slot);
+        byte[] b = view.texts().get(budget);
+        if (b == null) {
+            b = (isCut(slot, budget) ? Floods.cutText(budget) : budget.toString()).getBytes(StandardCharsets.US_ASCII);
+        }
+        int n = REFUSAL_PREFIX.length;
+        System.arraycopy(REFUSAL_PREFIX, 0, out, 0, n);
+        if (slot == overflow) {
+            byte[] name = OVERFLOW_NAME.getBytes(StandardCharsets.US_ASCII);
+            System.arraycopy(name, 0, out, n, name.length);
+            n += name.length;
+        } else {
+            n = DomainBytes.writeText(wire, length, out, n);
+        }
+        System.arraycopy(REFUSAL_OVER, 0, out, n, REFUSAL_OVER.length);
+        n += REFUSAL_OVER.length;
+        System.arraycopy(b, 0, out, n, b.length);
+        return n + b.length;
+    }
+
+    /**
+     * Retires the counters whose state no longer matters, empties those a pass ago retired, then
+     * lets the store prune what it keeps elsewhere. Runs off the event loops.
+     *
+     * @return the counters retired
      */
     int evictIdle() {
         long now = clock.epochNanos();
-        int removed = 0;
-        for (Counter c : counters.values()) {
-            if (store.release(c, algorithm, now) && counters.remove(c, c)) {
-                tracked.decrementAndGet();
-                removed++;
-                Floods f = floods;
-                if (f != null) {
-                    f.forgotten(c);
-                }
+        Floods f = floods;
+        long swept = table.sweep((slot, key, word) -> {
+            Policy p = policy(slot);
+            if (!store.idle(table, slot, word, p, algorithm, now)) {
+                return false;
             }
-        }
+            if (f != null && (key & CounterTable.FLOODED) != 0) {
+                f.forgotten(CounterTable.fingerprintOf(key));
+            }
+            return true;
+        }, slot -> {
+            if (f != null) {
+                f.emptied(slot);
+            }
+            store.emptied(slot);
+        });
+        int retired = (int) swept;
+        tracked.addAndGet(-retired);
         store.prune(algorithm, now);
-        return removed; // the overflow counter is not in the table: its word simply moves on
+        return retired; // the overflow counter is not in the table: its word simply moves on
     }
 
     public CounterStore store() {
         return store;
+    }
+
+    /** Where the words are, for a store that keeps them in step with others (Redis). */
+    public CounterTable table() {
+        return table;
+    }
+
+    /** The fingerprint of {@code slot}'s domain, which a store keeps to know the slot is still its. */
+    public long fingerprint(int slot) {
+        return CounterTable.fingerprintOf(table.key(slot));
     }
 
     /** How the words move: for a store that decides away from the limiter (Redis exact). */
@@ -275,9 +387,14 @@ public final class DomainLimiter {
         return clock;
     }
 
-    /** Counters in the table now. */
+    /** Live counters in the table now. */
     public int tracked() {
         return tracked.get();
+    }
+
+    /** The overflow counter's slot: the domains the full table could not take. */
+    public int overflowSlot() {
+        return overflow;
     }
 
     RefusalLog refusals() {

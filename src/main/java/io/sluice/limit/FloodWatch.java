@@ -32,8 +32,9 @@ public final class FloodWatch implements UpstreamReplies {
             return;
         }
         limits.domains().reduce(query, view.nameStart(), view.nameEnd(), domain);
-        Counter c = limiter.existing(domain);
-        if (c != null && floods.answered(c, Wire.rcode(reply) == Wire.RCODE_NXDOMAIN) == Floods.Change.ENTERED) {
+        int slot = limiter.existing(domain);
+        if (slot != DomainLimiter.NONE && floods.answered(limiter, slot, domain, Wire.rcode(reply) == Wire.RCODE_NXDOMAIN)
+                == Floods.Change.ENTERED) {
             detected.increment();
         }
     }

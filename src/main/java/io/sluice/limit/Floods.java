@@ -1,6 +1,11 @@
 package io.sluice.limit;
 
 import io.sluice.config.LimitSettings;
+import io.sluice.domain.DomainProbe;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
@@ -10,17 +15,19 @@ import org.slf4j.LoggerFactory;
  * Random-subdomain flood detection for the domains of one limiter: each counter counts the
  * upstream's answers for its domain in the domain's windows, and each window, once over, is
  * judged: enough answers (min-answers, or the whole budget if smaller) of which at least
- * nxdomain-ratio were NXDOMAIN, and the domain's budget becomes its cut ({@link Counter#budget});
+ * nxdomain-ratio were NXDOMAIN, and the domain's budget becomes its cut ({@link DomainLimiter#budget});
  * a window below the ratio, or more than {@link #MAX_GAP_WINDOWS} quiet ones, and it is whole
  * again. NXDOMAIN is the signal because random labels
  * do not exist: a victim's real names, answered by the cache or the upstream, are not.
  *
- * <p>The count is one word per counter, moved by compare-and-set: bits 40-63 the window's number
+ * <p>The count is one word per slot of the counter table, moved by compare-and-set (and zeroed
+ * when the janitor empties the slot): bits 40-63 the window's number
  * (modulo 2^24), bits 20-39 the answers, bits 0-19 the NXDOMAINs (each stops at 2^20 - 1). The
  * loop whose CAS moves the word into a new window judges the window it ends, so each window is
- * judged exactly once, without a lock, whichever loops its answers came on; the cut itself moves
- * by compare-and-set, so each change into or out of a flood is made and logged once. What is
- * logged is queued and written by the {@link Janitor}, never on a loop.
+ * judged exactly once, without a lock, whichever loops its answers came on; the slot's
+ * {@link CounterTable#FLOODED} flag moves by compare-and-set, so each change into or out of a
+ * flood is made and logged once, and the cut is worked out from the policy in force by each
+ * decision. What is logged is queued and written by the {@link Janitor}, never on a loop.
  */
 public final class Floods {
     private static final Logger log = LoggerFactory.getLogger(Floods.class);
@@ -39,34 +46,41 @@ public final class Floods {
     /** What an answer changed. */
     enum Change { NONE, ENTERED, LEFT }
 
-    /** Replaced whole by a reload ({@link #settings(LimitSettings.Flood)}), off the loops. */
+    private static final VarHandle WATCH = MethodHandles.arrayElementVarHandle(long[].class);
+
+    /** Replaced whole by a reload ({@link #settings}), off the loops. */
     private volatile LimitSettings.Flood settings;
     private final Clock clock;
+    /** Per slot of the counter table, what its domain's current window was answered. */
+    private final long[] watch;
+    /** The names of the domains flooded now, for the line that says a flood ended with its counter. */
+    private final Map<Long, String> floodedNames = new ConcurrentHashMap<>();
     private final ConcurrentLinkedQueue<String> lines = new ConcurrentLinkedQueue<>();
     private final AtomicInteger queued = new AtomicInteger();
 
-    Floods(LimitSettings.Flood settings, Clock clock) {
+    Floods(LimitSettings.Flood settings, Clock clock, int slots) {
         this.settings = settings;
         this.clock = clock;
+        this.watch = new long[slots + 1];
     }
 
     /**
-     * Counts one upstream answer for {@code c}'s domain; judges the window it ends, if any. A
-     * window followed by more than {@link #MAX_GAP_WINDOWS} quiet ones is not: the domain was
-     * quiet, and a flood of it is over.
+     * Counts one upstream answer for {@code domain}, whose counter is {@code slot} of
+     * {@code limiter}; judges the window it ends, if any. A window followed by more than
+     * {@link #MAX_GAP_WINDOWS} quiet ones is not: the domain was quiet, and a flood of it is over.
      */
-    Change answered(Counter c, boolean nxdomain) {
-        Policy p = c.policy;
+    Change answered(DomainLimiter limiter, int slot, DomainProbe domain, boolean nxdomain) {
+        Policy p = limiter.policy(slot);
+        long fp = limiter.fingerprint(slot);
         if (p == Policy.UNLIMITED) {
-            Policy was = c.floodBudget();
-            if (was != null) {
-                c.swapFloodBudget(was, null); // made unlimited as it entered a flood: nothing to cut
+            if (limiter.table().swapFlag(slot, fp, CounterTable.FLOODED, false)) {
+                floodedNames.remove(fp); // made unlimited as it entered a flood: nothing to cut
             }
             return Change.NONE;
         }
         long window = (clock.epochNanos() / p.windowNanos()) & WINDOW_MASK;
         while (true) {
-            long w = c.floodWatch();
+            long w = (long) WATCH.getVolatile(watch, slot);
             long answers = (w >>> COUNT_BITS) & COUNT_MAX;
             long nx = w & COUNT_MAX;
             boolean ends = (w >>> WINDOW_SHIFT) != window;
@@ -78,41 +92,40 @@ public final class Floods {
             } else {
                 next = w + (1L << COUNT_BITS) + (nxdomain ? 1 : 0);
             }
-            if (c.compareAndSetFloodWatch(w, next)) {
+            if (WATCH.compareAndSet(watch, slot, w, next)) {
                 if (!ends || answers == 0) {
                     return Change.NONE;
                 }
                 long gap = (window - (w >>> WINDOW_SHIFT)) & WINDOW_MASK;
-                return gap <= MAX_GAP_WINDOWS ? judge(c, p, answers, nx) : judge(c, p, 0, 0);
+                return gap <= MAX_GAP_WINDOWS ? judge(limiter, slot, fp, domain, p, answers, nx)
+                        : judge(limiter, slot, fp, domain, p, 0, 0);
             }
         }
     }
 
     /** Judges a window of {@code answers}, {@code nx} of them NXDOMAIN (none: quiet windows passed). */
-    private Change judge(Counter c, Policy p, long answers, long nx) {
+    private Change judge(DomainLimiter limiter, int slot, long fp, DomainProbe domain, Policy p, long answers,
+                         long nx) {
         LimitSettings.Flood settings = this.settings; // one reading for the whole judgement
         boolean mostlyNx = answers > 0 && nx >= settings.nxdomainRatio() * answers;
-        Policy was = c.floodBudget();
-        if (was == null && mostlyNx && answers >= Math.min(settings.minAnswers(), p.queries())) {
-            Policy cut = cut(p, settings);
-            if (!c.swapFloodBudget(null, cut)) {
+        boolean was = limiter.flooded(slot);
+        if (!was && mostlyNx && answers >= Math.min(settings.minAnswers(), p.queries())) {
+            if (!limiter.table().swapFlag(slot, fp, CounterTable.FLOODED, true)) {
                 return Change.NONE;
             }
-            Policy now = c.policy;
-            LimitSettings.Flood latest = this.settings;
-            if (now != p || latest != settings) { // changed while this was judged (a reload's walk may have passed c)
-                c.swapFloodBudget(cut, now == Policy.UNLIMITED ? null : cut(now, latest));
-            }
-            note(c.cachedName() + ": random-subdomain flood: " + nx + " of " + answers + " upstream answers in a"
-                    + " window were NXDOMAIN; its budget for cache misses is " + cut + " (was " + p
+            String name = domain.toString();
+            floodedNames.put(fp, name);
+            note(name + ": random-subdomain flood: " + nx + " of " + answers + " upstream answers in a"
+                    + " window were NXDOMAIN; its budget for cache misses is " + cut(p, settings) + " (was " + p
                     + ") until they fall below " + Math.round(settings.nxdomainRatio() * 100) + "%");
             return Change.ENTERED;
         }
-        if (was != null && !mostlyNx) {
-            if (!c.swapFloodBudget(was, null)) {
+        if (was && !mostlyNx) {
+            if (!limiter.table().swapFlag(slot, fp, CounterTable.FLOODED, false)) {
                 return Change.NONE;
             }
-            note(c.cachedName() + ": flood over: " + (answers == 0 ? "quiet for more than " + MAX_GAP_WINDOWS + " windows"
+            floodedNames.remove(fp);
+            note(domain + ": flood over: " + (answers == 0 ? "quiet for more than " + MAX_GAP_WINDOWS + " windows"
                     : nx + " of " + answers + " upstream answers in a window were NXDOMAIN")
                     + "; its budget is " + p + " again");
             return Change.LEFT;
@@ -120,13 +133,10 @@ public final class Floods {
         return Change.NONE;
     }
 
-    /**
-     * Puts {@code next} in force (a reload): windows are judged by it from now on, and each
-     * flooded counter of {@code limiter} gets its new cut. Off the loops.
-     */
+    /** Puts {@code next} in force (a reload): windows are judged by it from now on, and the cuts follow. Off the loops. */
     void settings(LimitSettings.Flood next, DomainLimiter limiter) {
         settings = next;
-        limiter.forEachCounter(c -> repolicy(c, c.policy));
+        limiter.floodSettingsChanged();
     }
 
     /** What a flooded domain with policy {@code p} gets. */
@@ -138,20 +148,20 @@ public final class Floods {
         return p.scaled(settings.fraction());
     }
 
-    /** A flooded {@code c} gets the cut of its new policy {@code p}; off the loops. */
-    void repolicy(Counter c, Policy p) {
-        Policy was = c.floodBudget();
-        if (was != null) {
-            c.swapFloodBudget(was, p == Policy.UNLIMITED ? null : cut(p));
-        }
+    /** How the refusal text and the log say a cut budget. */
+    static String cutText(Policy cut) {
+        return cut + " (cut: a random-subdomain flood)";
     }
 
-    /** {@code c} left the table: if it was flooded, nothing asked for it for a window. */
-    void forgotten(Counter c) {
-        Policy was = c.floodBudget();
-        if (was != null && c.swapFloodBudget(was, null)) {
-            note(c.cachedName() + ": flood over: no queries for a window; its counter is gone");
-        }
+    /** A flooded domain's counter was retired: nothing asked for it for a window. */
+    void forgotten(long fingerprint) {
+        String name = floodedNames.remove(fingerprint);
+        note((name != null ? name : "a domain") + ": flood over: no queries for a window; its counter is gone");
+    }
+
+    /** {@code slot} was emptied: the next domain in it starts unwatched. */
+    void emptied(int slot) {
+        WATCH.setVolatile(watch, slot, 0L);
     }
 
     private void note(String line) {

@@ -1,6 +1,7 @@
 package io.sluice.limit;
 
 import io.sluice.config.LimitSettings;
+import io.sluice.domain.DomainKey;
 import io.sluice.domain.DomainProbe;
 import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.ParkedQuery;
@@ -31,6 +32,8 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
     private final DomainLimiter perClient;
     private final DomainProbe clientDomain = new DomainProbe();
     private final byte[] clientLabel = new byte[DomainProbe.MAX_LABEL];
+    /** Where a refusal's Extended DNS Error text is written, reused per refusal. */
+    private final byte[] refusalText = new byte[DomainLimiter.MAX_REFUSAL_TEXT];
     private final int ipv4Prefix;
     private final int ipv6Prefix;
     private final LongAdder limitedPerClient;
@@ -73,42 +76,54 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
         if (perClient != null) {
             // The client's budget first: a query it refuses spends none of the domain's.
             clientDomain.under(clientLabel, clientLabel(q.clientIp()), domain);
-            Counter cc = perClient.counterFor(clientDomain);
-            if (cc != null && !perClient.tryAcquire(cc)) {
+            int cc = perClient.counterFor(clientDomain);
+            if (cc != DomainLimiter.NONE && !perClient.tryAcquire(cc, clientDomain)) {
                 limitedPerClient.increment();
                 if (recent != null) {
-                    recent.refused(cc);
+                    recent.refused(perClient.fingerprint(cc), clientDomain.bytes(), clientDomain.length());
                 }
-                Outcome o = refuse(cc, q);
+                Outcome o = refuse(perClient, cc, clientDomain.bytes(), clientDomain.length(), q);
                 if (o != Outcome.CONTINUE) {
                     return o;
                 } // a dry run: on to the domain's budget, as if the client's had allowed it
             }
         }
-        Counter c = limits.limiter().counterFor(domain);
-        if (c == null) {
+        DomainLimiter limiter = limits.limiter();
+        int c = limiter.counterFor(domain);
+        if (c == DomainLimiter.NONE) {
             return Outcome.CONTINUE;
         }
-        if (c.policy == Policy.UNLIMITED) { // counted for the busiest domains only, or made unlimited while running
+        if (limiter.policy(c) == Policy.UNLIMITED) { // counted for the busiest domains only, or made unlimited while running
             if (recent != null) {
-                recent.allowed(c);
+                record(limiter, c, false);
             }
             return Outcome.CONTINUE;
         }
-        int d = decisions.decide(c, q);
+        int d = decisions.decide(c, domain, q);
         if (recent != null) {
-            if (d == Decisions.REFUSED) {
-                recent.refused(c);
-            } else {
-                recent.allowed(c); // a parked query's later refusal adds only the refusal
-            }
+            record(limiter, c, d == Decisions.REFUSED); // a parked query's later refusal adds only the refusal
         }
         return switch (d) {
             case Decisions.ALLOWED -> Outcome.CONTINUE;
-            case Decisions.REFUSED -> refuse(c, q);
+            case Decisions.REFUSED -> refuse(limiter, c, domain.bytes(), domain.length(), q);
             default -> Outcome.PARKED; // allow() or refuse() below, once the store answers
         };
     }
+
+    /** Writes a decision on {@code slot} in the busiest domains' ring: the overflow counter under its own name. */
+    private void record(DomainLimiter limiter, int slot, boolean refused) {
+        long fp = limiter.fingerprint(slot);
+        boolean overflow = slot == limiter.overflowSlot();
+        byte[] name = overflow ? OVERFLOW_WIRE : domain.bytes();
+        int length = overflow ? OVERFLOW_WIRE.length : domain.length();
+        if (refused) {
+            recent.refused(fp, name, length);
+        } else {
+            recent.allowed(fp, name, length);
+        }
+    }
+
+    private static final byte[] OVERFLOW_WIRE = DomainKey.of(DomainLimiter.OVERFLOW_NAME).wire();
 
     /**
      * Writes the label of {@code client}'s network into {@link #clientLabel}: the address's bytes
@@ -156,12 +171,14 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
     }
 
     @Override
-    public void refuse(ParkedQuery parked, Counter over) {
+    public void refuse(ParkedQuery parked, int slot, DomainKey over) {
+        DomainLimiter limiter = limits.limiter();
+        byte[] wire = slot == limiter.overflowSlot() ? OVERFLOW_WIRE : over.wire();
         if (recent != null) {
-            recent.refusedLater(over);
+            recent.refusedLater(limiter.fingerprint(slot), wire, wire.length);
         }
         Query q = next.reopen(parked);
-        Outcome o = refuse(over, q);
+        Outcome o = refuse(limiter, slot, wire, wire.length, q);
         if (o == Outcome.CONTINUE) {
             next.proceed(q);
         } else if (o == Outcome.DROPPED) {
@@ -170,10 +187,11 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
     }
 
     /**
-     * Acts on a query over {@code over}'s budget: answered by {@link #whenOver} if it can, else
-     * answered or dropped by the action, or (dry run) counted and passed on.
+     * Acts on a query over the budget of the domain {@code wire[0, length)}, {@code slot} of
+     * {@code limiter}: answered by {@link #whenOver} if it can, else answered or dropped by the
+     * action, or (dry run) counted and passed on.
      */
-    private Outcome refuse(Counter over, Query q) {
+    private Outcome refuse(DomainLimiter limiter, int slot, byte[] wire, int length, Query q) {
         if (limits.dryRun()) {
             limitedDryRun.increment();
             return Outcome.CONTINUE;
@@ -202,7 +220,8 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
             }
             default -> rcode = Wire.RCODE_REFUSED;
         }
-        q.answerWithQuestion(flags, rcode, Answers.EDE_OTHER, over.refusalText());
+        q.answerWithQuestion(flags, rcode, Answers.EDE_OTHER, refusalText, limiter.refusalText(slot, wire, length,
+                refusalText));
         return Outcome.ANSWERED;
     }
 

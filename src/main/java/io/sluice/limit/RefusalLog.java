@@ -10,37 +10,52 @@ import org.slf4j.LoggerFactory;
  * Which domains went over their budget, for the log: at most one entry per domain per window is
  * queued by the event loops (a lock-free offer), and the {@link Janitor} writes them out, a bounded
  * number of lines per second with a count of the rest. Nothing is logged on an event loop.
+ *
+ * <p>The table keeps no names, so an entry takes the domain's name from the query when queued,
+ * and which domains were queued in their current window is kept by fingerprint in a small lossy
+ * table: two domains sharing an entry of it may each be listed twice in a window, never missed.
  */
 final class RefusalLog {
     private static final Logger log = LoggerFactory.getLogger(RefusalLog.class);
     private static final int MAX_QUEUED = 10_000;
     private static final int MAX_LINES_PER_DRAIN = 20;
+    private static final int LOGGED_SIZE = 1 << 12;
 
-    private final ConcurrentLinkedQueue<Counter> queue = new ConcurrentLinkedQueue<>();
+    private record Entry(String name, String budget) {
+    }
+
+    private final ConcurrentLinkedQueue<Entry> queue = new ConcurrentLinkedQueue<>();
     private final AtomicInteger queued = new AtomicInteger();
     private final LongAdder unlisted = new LongAdder();
+    /** Per entry, a mix of the fingerprint and the window last queued; racy, which is harmless. */
+    private final long[] logged = new long[LOGGED_SIZE];
 
-    void note(Counter c, long now) {
-        long window = now / c.policy.windowNanos();
-        if (c.loggedWindow == window) {
+    /**
+     * Queues a line for the domain with {@code fingerprint}, once per {@code window}; the texts of
+     * {@code name} and the budget (its flood cut when {@code cut}) are made only then.
+     */
+    void note(long fingerprint, Object name, Policy budget, boolean cut, long window) {
+        int i = (int) (fingerprint >>> 3) & (LOGGED_SIZE - 1);
+        long tag = fingerprint ^ (window * 0x9E3779B97F4A7C15L);
+        if (logged[i] == tag) {
             return;
         }
-        c.loggedWindow = window; // racy: two loops may both queue it once, which is harmless
+        logged[i] = tag;
         if (queued.incrementAndGet() > MAX_QUEUED) {
             queued.decrementAndGet();
             unlisted.increment();
             return;
         }
-        queue.offer(c);
+        queue.offer(new Entry(name.toString(), cut ? Floods.cutText(budget) : budget.toString()));
     }
 
     void drain(String verb) {
         int lines = 0;
-        Counter c;
-        while ((c = queue.poll()) != null) {
+        Entry e;
+        while ((e = queue.poll()) != null) {
             queued.decrementAndGet();
             if (lines++ < MAX_LINES_PER_DRAIN) {
-                log.warn("{} {}: over {}", verb, c.name(), c.budgetText());
+                log.warn("{} {}: over {}", verb, e.name(), e.budget());
             } else {
                 unlisted.increment();
             }

@@ -1,6 +1,7 @@
 package io.sluice.limit;
 
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
+import io.sluice.domain.DomainBytes;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.ArrayDeque;
@@ -17,14 +18,16 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The hottest domains of about the last ten seconds, after dnsdist's ring buffers: each event
- * loop writes the counter of every query it limits into a {@link Ring} of its own (two plain
- * stores and a release store: no lock, no allocation), and a thread of this class drains the
- * rings four times a second into per-second tallies, of which it keeps {@link #SECONDS}.
+ * loop writes the fingerprint and name of every query it limits into a {@link Ring} of its own
+ * (plain stores, a copy of the name's few bytes and two release stores: no lock, no allocation),
+ * and a thread of this class drains the rings four times a second into per-second tallies, of
+ * which it keeps {@link #SECONDS}.
  *
- * <p>Memory is bounded whatever arrives: a ring holds {@link Ring#SIZE} entries, and a second's
- * tally keeps at most {@link #MAX_TALLY} domains, the busiest, once it is over
- * {@link #PRUNE_AT}. A loop that writes more than a ring holds between two drains (over 260,000
- * queries a second) overwrites entries not yet read; those are skipped, and the figures are then
+ * <p>Memory is bounded whatever arrives: a ring holds {@link Ring#SIZE} entries and
+ * {@link Ring#NAME_BYTES} bytes of names, and a second's tally keeps at most {@link #MAX_TALLY}
+ * domains, the busiest, once it is over {@link #PRUNE_AT}. A loop that writes more than a ring
+ * holds between two drains (over 260,000 queries a second, or names longer than 15 bytes on
+ * average at fewer) overwrites entries not yet read; those are skipped, and the figures are then
  * low, in proportion.
  */
 public final class TopDomains implements AutoCloseable {
@@ -41,54 +44,103 @@ public final class TopDomains implements AutoCloseable {
     public record Entry(String domain, long queries, long refused) {
     }
 
+    /** One domain's counts in one second. */
+    private static final class Tally {
+        final String name;
+        long queries;
+        long refused;
+
+        Tally(String name) {
+            this.name = name;
+        }
+    }
+
     /** One loop's recent decisions; written by that loop only. */
     public static final class Ring {
         static final int SIZE = 1 << 16;
+        static final int NAME_BYTES = SIZE * 16;
         private static final VarHandle WRITTEN;
+        private static final VarHandle NAMES_WRITTEN;
 
         static {
             try {
                 WRITTEN = MethodHandles.lookup().findVarHandle(Ring.class, "written", long.class);
+                NAMES_WRITTEN = MethodHandles.lookup().findVarHandle(Ring.class, "namesWritten", long.class);
             } catch (ReflectiveOperationException e) {
                 throw new ExceptionInInitializerError(e);
             }
         }
 
-        private final Counter[] counters = new Counter[SIZE];
+        private final long[] fingerprints = new long[SIZE];
+        /** Where each entry's name starts in {@link #names}, counted from the ring's first byte ever. */
+        private final long[] nameAt = new long[SIZE];
         private final byte[] kinds = new byte[SIZE];
-        /** The writer's own count: read without ordering, as only its loop writes. */
+        /** Each name as a length octet and its wire bytes, one after the other, round. */
+        private final byte[] names = new byte[NAME_BYTES];
+        /** The writer's own counts: read without ordering, as only its loop writes. */
         private long next;
-        /** {@link #next}, published with release semantics for the drain to read entries before it. */
+        private long namesNext;
+        /** {@link #next} and {@link #namesNext}, published with release semantics for the drain to read entries before them. */
         @SuppressWarnings("unused") // through WRITTEN
         private volatile long written;
+        @SuppressWarnings("unused") // through NAMES_WRITTEN
+        private volatile long namesWritten;
         /** Entries drained so far: the drain's thread only. */
         private long read;
 
-        public void allowed(Counter c) {
-            put(c, ALLOWED);
+        public void allowed(long fingerprint, byte[] name, int length) {
+            put(fingerprint, name, length, ALLOWED);
         }
 
-        public void refused(Counter c) {
-            put(c, REFUSED);
+        public void refused(long fingerprint, byte[] name, int length) {
+            put(fingerprint, name, length, REFUSED);
         }
 
-        public void refusedLater(Counter c) {
-            put(c, REFUSED_LATER);
+        public void refusedLater(long fingerprint, byte[] name, int length) {
+            put(fingerprint, name, length, REFUSED_LATER);
         }
 
-        private void put(Counter c, byte kind) {
+        private void put(long fingerprint, byte[] name, int length, byte kind) {
+            long pos = namesNext;
+            int at = (int) (pos % NAME_BYTES);
+            if (at + 1 + length > NAME_BYTES) { // names do not wrap: start again at the ring's first byte
+                pos += NAME_BYTES - at;
+                at = 0;
+            }
+            names[at] = (byte) length;
+            System.arraycopy(name, 0, names, at + 1, length);
+            namesNext = pos + 1 + length;
             long n = next;
             int i = (int) n & (SIZE - 1);
-            counters[i] = c;
+            fingerprints[i] = fingerprint;
+            nameAt[i] = pos;
             kinds[i] = kind;
             next = n + 1;
+            NAMES_WRITTEN.setRelease(this, namesNext);
             WRITTEN.setRelease(this, n + 1);
+        }
+
+        /** The name of entry {@code n} at {@code pos}, or null when the writer has written over it meanwhile. */
+        private String name(long n, long pos, byte[] scratch) {
+            int at = (int) (pos % NAME_BYTES);
+            int length = names[at] & 0xFF;
+            if (at + 1 + length > NAME_BYTES) {
+                return null; // torn
+            }
+            System.arraycopy(names, at + 1, scratch, 0, length);
+            long namesNow = (long) NAMES_WRITTEN.getAcquire(this);
+            long now = (long) WRITTEN.getAcquire(this);
+            if (namesNow - pos > NAME_BYTES - 256 || now - n >= SIZE) {
+                return null;
+            }
+            return DomainBytes.toText(scratch, length);
         }
     }
 
     private final List<Ring> rings = new CopyOnWriteArrayList<>();
-    private final Deque<Map<Counter, long[]>> seconds = new ArrayDeque<>();
-    private Map<Counter, long[]> current = new HashMap<>();
+    private final Deque<Map<Long, Tally>> seconds = new ArrayDeque<>();
+    private Map<Long, Tally> current = new HashMap<>();
+    private final byte[] scratch = new byte[256];
     private int drains;
     private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(
             new ThreadFactoryBuilder().setNameFormat("sluice-top").setDaemon(true).build());
@@ -111,13 +163,23 @@ public final class TopDomains implements AutoCloseable {
             long from = Math.max(r.read, w - Ring.SIZE);
             for (long n = from; n < w; n++) {
                 int i = (int) n & (Ring.SIZE - 1);
-                Counter c = r.counters[i];
-                if (c != null) {
-                    long[] t = current.computeIfAbsent(c, k -> new long[2]);
-                    byte kind = r.kinds[i];
-                    t[0] += kind == REFUSED_LATER ? 0 : 1;
-                    t[1] += kind == ALLOWED ? 0 : 1;
+                long fp = r.fingerprints[i];
+                long pos = r.nameAt[i];
+                byte kind = r.kinds[i];
+                if ((long) Ring.WRITTEN.getAcquire(r) - n >= Ring.SIZE) {
+                    continue; // written over while read
                 }
+                Tally t = current.get(fp);
+                if (t == null) {
+                    String name = r.name(n, pos, scratch);
+                    if (name == null) {
+                        continue;
+                    }
+                    t = new Tally(name);
+                    current.put(fp, t);
+                }
+                t.queries += kind == REFUSED_LATER ? 0 : 1;
+                t.refused += kind == ALLOWED ? 0 : 1;
             }
             r.read = w;
         }
@@ -133,10 +195,10 @@ public final class TopDomains implements AutoCloseable {
         }
     }
 
-    private static Map<Counter, long[]> busiest(Map<Counter, long[]> tally, int keep) {
-        List<Map.Entry<Counter, long[]>> list = new ArrayList<>(tally.entrySet());
-        list.sort(Comparator.comparingLong((Map.Entry<Counter, long[]> e) -> e.getValue()[0]).reversed());
-        Map<Counter, long[]> out = new HashMap<>();
+    private static Map<Long, Tally> busiest(Map<Long, Tally> tally, int keep) {
+        List<Map.Entry<Long, Tally>> list = new ArrayList<>(tally.entrySet());
+        list.sort(Comparator.comparingLong((Map.Entry<Long, Tally> e) -> e.getValue().queries).reversed());
+        Map<Long, Tally> out = new HashMap<>();
         for (int i = 0; i < Math.min(keep, list.size()); i++) {
             out.put(list.get(i).getKey(), list.get(i).getValue());
         }
@@ -146,14 +208,14 @@ public final class TopDomains implements AutoCloseable {
     /** The {@code n} busiest domains, by queries or by refusals, over the kept seconds and the one filling. */
     public synchronized List<Entry> top(int n, boolean byRefused) {
         Map<String, long[]> sum = new HashMap<>();
-        List<Map<Counter, long[]>> all = new ArrayList<>(seconds);
+        List<Map<Long, Tally>> all = new ArrayList<>(seconds);
         all.add(current);
-        for (Map<Counter, long[]> second : all) {
-            second.forEach((c, t) -> {
-                long[] s = sum.computeIfAbsent(c.cachedName(), k -> new long[2]);
-                s[0] += t[0];
-                s[1] += t[1];
-            });
+        for (Map<Long, Tally> second : all) {
+            for (Tally t : second.values()) {
+                long[] s = sum.computeIfAbsent(t.name, k -> new long[2]);
+                s[0] += t.queries;
+                s[1] += t.refused;
+            }
         }
         int k = byRefused ? 1 : 0;
         return sum.entrySet().stream()

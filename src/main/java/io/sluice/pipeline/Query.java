@@ -76,6 +76,11 @@ public final class Query {
         answer(Answers.withQuestion(client.alloc(), message, view, flags, rcode, edeCode, text));
     }
 
+    /** {@link #answerWithQuestion}, the text being {@code text[0, textLength)}: a buffer reused per query. */
+    public void answerWithQuestion(int flags, int rcode, int edeCode, byte[] text, int textLength) {
+        answer(Answers.withQuestion(client.alloc(), message, view, flags, rcode, edeCode, text, textLength));
+    }
+
     /** A copy of this query to keep past the stages' run. */
     public ParkedQuery park() {
         ByteBuf copy = client.alloc().buffer(message.readableBytes())

@@ -30,6 +30,12 @@ public final class KeyedHash {
      * {@code length} rounded down to eight: the bytes past {@code length} are read and ignored.
      */
     public static int of(byte[] bytes, int length) {
+        long h = of64(bytes, length);
+        return (int) (h ^ h >>> 32);
+    }
+
+    /** {@link #of}'s hash before it is folded to 32 bits: a table's bucket and fingerprint both come from it. */
+    public static long of64(byte[] bytes, int length) {
         long h = KEY_STATE ^ length;
         for (int i = 0; i < length; i += Long.BYTES) {
             long w = (long) LONGS.get(bytes, i);
@@ -39,8 +45,7 @@ public final class KeyedHash {
             }
             h = fold(w ^ KEY_DATA, h ^ KEY_ROUND);
         }
-        h = fold(h ^ KEY_ROUND, length ^ KEY_DATA);
-        return (int) (h ^ h >>> 32);
+        return fold(h ^ KEY_ROUND, length ^ KEY_DATA);
     }
 
     /** Both halves of the 128-bit product, folded. */

@@ -38,7 +38,7 @@ public final class Answers {
         out.writeShort(0);
         out.writeShort(optAt < 0 ? 0 : 1);
         if (optAt >= 0) {
-            writeOpt(out, query, optAt, 0, null);
+            writeOpt(out, query, optAt, 0, null, 0);
         }
         return out;
     }
@@ -51,9 +51,15 @@ public final class Answers {
      */
     public static ByteBuf withQuestion(ByteBufAllocator alloc, ByteBuf query, QueryView view, int flags,
                                        int rcode, int edeCode, byte[] text) {
+        return withQuestion(alloc, query, view, flags, rcode, edeCode, text, text == null ? 0 : text.length);
+    }
+
+    /** {@link #withQuestion}, the text being {@code text[0, textLength)}. */
+    public static ByteBuf withQuestion(ByteBufAllocator alloc, ByteBuf query, QueryView view, int flags,
+                                       int rcode, int edeCode, byte[] text, int textLength) {
         int optAt = Opt.find(query, view.base(), view.base() + view.length(), view.questionEnd());
         int questionBytes = view.questionEnd() - view.nameStart();
-        int optBytes = optAt < 0 ? 0 : Opt.FIXED_BYTES + (text == null ? 0 : EDE_HEADER_BYTES + text.length);
+        int optBytes = optAt < 0 ? 0 : Opt.FIXED_BYTES + (text == null ? 0 : EDE_HEADER_BYTES + textLength);
         ByteBuf out = alloc.buffer(Wire.HEADER_BYTES + questionBytes + optBytes);
         out.writeShort(view.id());
         out.writeShort(responseFlags(view.flags(), rcode) | (flags & (Wire.FLAG_RA | Wire.FLAG_TC)));
@@ -63,13 +69,13 @@ public final class Answers {
         out.writeShort(optAt < 0 ? 0 : 1);
         out.writeBytes(query, view.nameStart(), questionBytes);
         if (optAt >= 0) {
-            writeOpt(out, query, optAt, edeCode, text);
+            writeOpt(out, query, optAt, edeCode, text, textLength);
         }
         return out;
     }
 
     /** sluice's OPT record, the DO bit copied from the query's at {@code optAt}; an EDE if {@code text}. */
-    private static void writeOpt(ByteBuf out, ByteBuf query, int optAt, int edeCode, byte[] text) {
+    private static void writeOpt(ByteBuf out, ByteBuf query, int optAt, int edeCode, byte[] text, int textLength) {
         long queryTtl = query.getUnsignedInt(optAt + 5);
         out.writeByte(0);
         out.writeShort(Wire.TYPE_OPT);
@@ -78,11 +84,11 @@ public final class Answers {
         if (text == null) {
             out.writeShort(0);
         } else {
-            out.writeShort(EDE_HEADER_BYTES + text.length);
+            out.writeShort(EDE_HEADER_BYTES + textLength);
             out.writeShort(Wire.EDNS_OPTION_EDE);
-            out.writeShort(2 + text.length);
+            out.writeShort(2 + textLength);
             out.writeShort(edeCode);
-            out.writeBytes(text);
+            out.writeBytes(text, 0, textLength);
         }
     }
 

@@ -8,7 +8,6 @@ import io.sluice.domain.DomainProbe;
 import io.sluice.domain.RegistrableDomains;
 import io.sluice.limit.Algorithm;
 import io.sluice.limit.Clock;
-import io.sluice.limit.Counter;
 import io.sluice.limit.CounterStore;
 import io.sluice.limit.Decide;
 import io.sluice.limit.DomainLimiter;
@@ -138,7 +137,7 @@ public class DecisionBenchmark {
     }
 
     @Benchmark
-    public Counter decide(Table t, Queries q) {
+    public int decide(Table t, Queries q) {
         q.nextName();
         t.psl.reduce(q.packet, 0, q.packet.writerIndex(), q.probe);
         return Decide.refusedBy(t.limiter, q.probe);

@@ -142,12 +142,12 @@ class CacheAwareLimitsTest {
             Dns.udp(s.address(), Dns.query(1, "next.victim.example.", Type.A)); // ends the window: judged
             DomainLimiter limiter = s.sluice().limits().limiter();
             assertTrue(limiter.flooded("victim.example"));
-            assertEquals(10, limiter.existing(DomainProbe.of("victim.example")).budget().queries());
+            assertEquals(10, limiter.budget(limiter.existing(DomainProbe.of("victim.example"))).queries());
 
             Files.writeString(conf, "limits:\n  default: { queries: 100, window: 1s }\n  flood: { budget: 0.5 }\n");
             List<String> changes = s.sluice().reload();
             assertEquals(List.of("limits.flood.budget: 0.1 -> 0.5"), changes);
-            assertEquals(50, limiter.existing(DomainProbe.of("victim.example")).budget().queries(), "cut again");
+            assertEquals(50, limiter.budget(limiter.existing(DomainProbe.of("victim.example"))).queries(), "cut again");
 
             Files.writeString(conf, "limits:\n  default: { queries: 100, window: 1s }\n"
                     + "  flood: { budget: 0.5, detect: false }\n");

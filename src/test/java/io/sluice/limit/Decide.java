@@ -7,9 +7,14 @@ public final class Decide {
     private Decide() {
     }
 
-    /** Counts a query for {@code domain}: null when it is allowed, else the counter whose budget it is over. */
-    public static Counter refusedBy(DomainLimiter limiter, DomainProbe domain) {
-        Counter c = limiter.counterFor(domain);
-        return c == null || limiter.tryAcquire(c) ? null : c;
+    /** Counts a query for {@code domain}: {@link DomainLimiter#NONE} when it is allowed, else the slot whose budget it is over. */
+    public static int refusedBy(DomainLimiter limiter, DomainProbe domain) {
+        int c = limiter.counterFor(domain);
+        return c == DomainLimiter.NONE || limiter.tryAcquire(c, domain) ? DomainLimiter.NONE : c;
+    }
+
+    /** Counts a query for {@code domain}: whether it is allowed. */
+    public static boolean allowed(DomainLimiter limiter, DomainProbe domain) {
+        return refusedBy(limiter, domain) == DomainLimiter.NONE;
     }
 }

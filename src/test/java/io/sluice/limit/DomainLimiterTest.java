@@ -1,14 +1,14 @@
 package io.sluice.limit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.config.LimitSettings.Algorithm;
 import io.sluice.domain.DomainKey;
 import io.sluice.domain.DomainProbe;
 import io.sluice.domain.RegistrableDomains;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
@@ -33,11 +33,16 @@ class DomainLimiterTest {
         return p;
     }
 
+    private static String refusalText(DomainLimiter l, int slot, DomainProbe p) {
+        byte[] out = new byte[DomainLimiter.MAX_REFUSAL_TEXT];
+        return new String(out, 0, l.refusalText(slot, p.bytes(), p.length(), out), StandardCharsets.US_ASCII);
+    }
+
     private static int allowed(DomainLimiter l, String name, int tries) {
         DomainProbe p = probe(name);
         int n = 0;
         for (int i = 0; i < tries; i++) {
-            if (Decide.refusedBy(l, p) == null) {
+            if (Decide.allowed(l, p)) {
                 n++;
             }
         }
@@ -70,7 +75,7 @@ class DomainLimiterTest {
                     return;
                 }
                 for (int i = 0; i < 2000; i++) {
-                    if (Decide.refusedBy(l, p) == null) {
+                    if (Decide.allowed(l, p)) {
                         allowed.incrementAndGet();
                     }
                 }
@@ -125,10 +130,10 @@ class DomainLimiterTest {
     void refusalsNameTheDomainAndTheLimit() {
         DomainLimiter l = limiter(Algorithm.FIXED_WINDOW, 1, Map.of(), 1000);
         DomainProbe p = probe("www.example.com");
-        assertNull(Decide.refusedBy(l, p));
-        Counter c = Decide.refusedBy(l, p);
-        assertNotNull(c);
-        assertEquals("sluice: example.com over 1 queries per 1s", new String(c.refusalText()));
+        assertTrue(Decide.allowed(l, p));
+        int c = Decide.refusedBy(l, p);
+        assertNotEquals(DomainLimiter.NONE, c);
+        assertEquals("sluice: example.com over 1 queries per 1s", refusalText(l, c, p));
     }
 
     @Test
@@ -199,7 +204,7 @@ class DomainLimiterTest {
         int allowed = 0;
         for (int i = 0; i < 200_000; i++) {
             PSL.reduce("www.r" + Long.toHexString(r.nextLong()) + ".com", p);
-            if (Decide.refusedBy(l, p) == null) {
+            if (Decide.allowed(l, p)) {
                 allowed++;
             }
         }
@@ -225,11 +230,11 @@ class DomainLimiterTest {
         assertTrue(l.tracked() >= 900 && l.tracked() < max, "tracked " + l.tracked());
         PSL.reduce("www.regular.example", p);
         int asked = 0;
-        while (l.existing(p) == null && asked < 3) {
+        while (l.existing(p) == DomainLimiter.NONE && asked < 3) {
             Decide.refusedBy(l, p);
             asked++;
         }
-        assertTrue(l.existing(p) != null, "a counter of its own within three queries");
+        assertTrue(l.existing(p) != DomainLimiter.NONE, "a counter of its own within three queries");
         // its second query earns it, or its first by a false positive (the probe's hash seed is the JVM's own)
         assertTrue(asked <= 2, "queries before its counter: " + asked);
     }
@@ -240,19 +245,19 @@ class DomainLimiterTest {
         l.watchFloods(new io.sluice.config.LimitSettings.Flood(true, 0.5, 20, 0.1));
         DomainProbe p = new DomainProbe();
         PSL.reduce("x1.victim.example", p);
-        Counter c = l.counterFor(p);
+        int c = l.counterFor(p);
         for (int i = 0; i < 50; i++) {
-            assertEquals(Floods.Change.NONE, l.floods().answered(c, true));
+            assertEquals(Floods.Change.NONE, l.floods().answered(l, c, p, true));
         }
         clock.advanceMillis(2000); // a window of quiet, then the next burst's first answer
-        assertEquals(Floods.Change.ENTERED, l.floods().answered(c, true), "judged on the window it ran");
-        assertEquals(10, c.budget().queries());
+        assertEquals(Floods.Change.ENTERED, l.floods().answered(l, c, p, true), "judged on the window it ran");
+        assertEquals(10, l.budget(c).queries());
         assertEquals("sluice: victim.example over 10 queries per 1s (cut: a random-subdomain flood)",
-                new String(c.refusalText(), java.nio.charset.StandardCharsets.US_ASCII));
+                refusalText(l, c, p));
         clock.advanceMillis(9000); // nine windows of quiet: over
-        assertEquals(Floods.Change.LEFT, l.floods().answered(c, true));
-        assertEquals(100, c.budget().queries());
+        assertEquals(Floods.Change.LEFT, l.floods().answered(l, c, p, true));
+        assertEquals(100, l.budget(c).queries());
         assertEquals("sluice: victim.example over 100 queries per 1s",
-                new String(c.refusalText(), java.nio.charset.StandardCharsets.US_ASCII));
+                refusalText(l, c, p));
     }
 }

@@ -3,18 +3,17 @@ package io.sluice.backend.chronicle;
 import io.netty.util.concurrent.FastThreadLocal;
 import io.sluice.config.ConfigException;
 import io.sluice.domain.DomainKey;
+import io.sluice.domain.DomainProbe;
 import io.sluice.limit.Algorithm;
-import io.sluice.limit.Counter;
 import io.sluice.limit.CounterStore;
+import io.sluice.limit.CounterTable;
 import io.sluice.limit.Policy;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
 import net.openhft.chronicle.core.values.LongValue;
@@ -57,8 +56,6 @@ public final class ChronicleCounters implements CounterStore {
     private final Function<DomainKey, Policy> policies;
     /** Decisions that failed inside Chronicle (a full segment): counted, and the query allowed. */
     private final LongAdder failures = new LongAdder();
-    /** Counters found without an entry by the last janitor pass; only the janitor touches it. */
-    private final Set<Counter> absentOnce = new HashSet<>();
     private final FastThreadLocal<Scratch> scratch = new FastThreadLocal<>() {
         @Override
         protected Scratch initialValue() {
@@ -71,11 +68,14 @@ public final class ChronicleCounters implements CounterStore {
         final StringBuilder key = new StringBuilder(40);
         final LongValue value = Values.newHeapInstance(LongValue.class);
 
-        /** Puts {@code c}'s file key in {@link #key}: the salt, then the domain's wire chars. */
-        Scratch keyOf(Counter c) {
+        /** Puts {@code domain}'s file key in {@link #key}: the salt, then the domain's wire chars. */
+        Scratch keyOf(DomainProbe domain) {
             key.setLength(0);
             key.append(salt);
-            c.appendWireChars(key);
+            byte[] b = domain.bytes();
+            for (int i = 0; i < domain.length(); i++) {
+                key.append((char) (b[i] & 0xFF));
+            }
             return this;
         }
     }
@@ -178,15 +178,22 @@ public final class ChronicleCounters implements CounterStore {
         return e.getClass().getSimpleName() + (m == null ? "" : ": " + m.lines().findFirst().orElse(""));
     }
 
+    /**
+     * Decides in the file, under the entry's lock, then mirrors the word into {@code slot}, which
+     * the janitor retires by it like a word in memory: a slot retired while another process
+     * counts on leaves the entry, and the domain's next query here reads it again.
+     */
     @Override
-    public int acquire(Counter c, Algorithm algorithm, long now) {
-        Scratch s = scratch.get().keyOf(c);
+    public int acquire(CounterTable table, int slot, DomainProbe domain, Policy budget, Algorithm algorithm,
+                       long now) {
+        Scratch s = scratch.get().keyOf(domain);
         try (ExternalMapQueryContext<CharSequence, LongValue, ?> q = map.queryContext(s.key)) {
             q.updateLock().lock();
             MapEntry<CharSequence, LongValue> entry = q.entry();
             long word = entry == null ? 0 : entry.value().getUsing(s.value).getValue();
-            long next = algorithm.acquire(word, c.budget(), now);
+            long next = algorithm.acquire(word, budget, now);
             if (next == Algorithm.REFUSE) {
+                mirror(table, slot, word);
                 return REFUSED;
             }
             s.value.setValue(next);
@@ -195,6 +202,7 @@ public final class ChronicleCounters implements CounterStore {
             } else {
                 q.replaceValue(entry, q.wrapValueAsData(s.value));
             }
+            mirror(table, slot, next);
             return ALLOWED;
         } catch (RuntimeException e) {
             // A full segment (more domains than the file was sized for), or a lock left taken by a
@@ -205,24 +213,10 @@ public final class ChronicleCounters implements CounterStore {
         }
     }
 
-    /**
-     * The word lives in the file, reached by key, so a loop still holding {@code c} counts
-     * correctly: {@code c} may go as soon as its word is idle. A counter without an entry was
-     * either pruned by another process or is about to count its first query, so it goes only when
-     * a second pass still finds no entry; else the table's bound would not bound the file.
-     */
-    @Override
-    public boolean release(Counter c, Algorithm algorithm, long now) {
-        Scratch s = scratch.get().keyOf(c);
-        LongValue v = map.getUsing(s.key, s.value);
-        if (v != null) {
-            boolean idle = algorithm.idle(v.getValue(), c.policy(), now);
-            if (idle) {
-                absentOnce.remove(c);
-            }
-            return idle;
-        }
-        return !absentOnce.add(c) && absentOnce.remove(c);
+    /** Keeps {@code slot}'s word at the file's, unless the janitor retired the slot. */
+    private static void mirror(CounterTable table, int slot, long word) {
+        long fp = CounterTable.fingerprintOf(table.key(slot));
+        table.replace(slot, fp, w -> word);
     }
 
     /**

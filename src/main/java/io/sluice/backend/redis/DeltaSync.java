@@ -1,12 +1,11 @@
 package io.sluice.backend.redis;
 
 import io.sluice.limit.Algorithm;
+import io.sluice.limit.CounterTable;
 import io.sluice.limit.DomainLimiter;
-import io.sluice.limit.HeapCounters;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.IdentityHashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
@@ -31,15 +30,24 @@ import org.slf4j.LoggerFactory;
 final class DeltaSync implements AutoCloseable {
     private static final int TRIES = 3;
 
-    /** One domain's push in a pass. */
-    private record Push(SyncedCounter counter, String key, int slot) {
+    /** One domain's push in a pass: its counter's slot, fingerprint and key, and its key's cluster slot. */
+    private record Push(int slot, long fingerprint, String key, int keySlot) {
     }
 
     private final RedisBackend backend;
     private final DomainLimiter limiter;
     private final Algorithm algorithm;
     private final SyncedCounters counters;
+    private final CounterTable table;
     private final Duration interval;
+    /**
+     * Per counter slot, what this thread knows of its domain's word in Redis and what it took
+     * from the loops and has not yet pushed, for the domain whose fingerprint it holds: a slot
+     * the janitor gave to another domain starts again from nothing. This thread's only.
+     */
+    private final long[] knownFor;
+    private final long[] known;
+    private final int[] pending;
     /** Domains whose counts lost every try of the last pass: they go first in the next. */
     private List<Push> carried = new ArrayList<>();
     private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -53,7 +61,11 @@ final class DeltaSync implements AutoCloseable {
         this.limiter = limiter;
         this.algorithm = limiter.algorithm();
         this.counters = counters;
+        this.table = limiter.table();
         this.interval = interval;
+        this.knownFor = new long[table.capacity() + 1];
+        this.known = new long[table.capacity() + 1];
+        this.pending = new int[table.capacity() + 1];
     }
 
     void start() {
@@ -71,25 +83,31 @@ final class DeltaSync implements AutoCloseable {
     private void pass() {
         List<Push> due = carried;
         carried = new ArrayList<>();
-        Set<SyncedCounter> inPass = Collections.newSetFromMap(new IdentityHashMap<>());
+        Set<Integer> inPass = new HashSet<>();
         for (Push p : due) {
-            inPass.add(p.counter());
+            inPass.add(p.slot());
         }
-        SyncedCounter c;
+        SyncedCounters.Dirty c;
         while ((c = counters.dirty.poll()) != null) {
-            int d = c.takeUnsynced();
+            int d = counters.takeUnsynced(c.slot());
             if (d == 0) {
                 continue;
             }
-            c.pending += d;
-            if (inPass.add(c)) { // a carried counter, or one queued again while this loop drains: once per pass
-                String key = RedisKeys.key(c, backend.algorithmName());
-                due.add(new Push(c, key, backend.link().slot(key)));
+            int s = c.slot();
+            if (knownFor[s] != c.fingerprint()) { // the slot's first domain here, or another than before
+                knownFor[s] = c.fingerprint();
+                known[s] = 0;
+                pending[s] = 0;
+            }
+            pending[s] += d;
+            if (inPass.add(s)) { // a carried counter, or one queued again while this loop drains: once per pass
+                String key = RedisKeys.key(c.domain(), limiter.policy(s), backend.algorithmName());
+                due.add(new Push(s, c.fingerprint(), key, backend.link().slot(key)));
             }
         }
         for (int t = 0; t < TRIES && !due.isEmpty(); t++) {
             List<Push> lost = new ArrayList<>();
-            for (List<Push> call : backend.link().calls(due, Push::slot)) {
+            for (List<Push> call : backend.link().calls(due, Push::keySlot)) {
                 push(call, lost);
             }
             due = lost;
@@ -104,10 +122,10 @@ final class DeltaSync implements AutoCloseable {
         String[] args = new String[4 * pushes.size()];
         long[] next = new long[pushes.size()];
         for (int i = 0; i < pushes.size(); i++) {
-            SyncedCounter c = pushes.get(i).counter();
+            int s = pushes.get(i).slot();
             keys[i] = pushes.get(i).key();
-            next[i] = algorithm.addToCurrent(c.known, c.budget(), now, c.pending);
-            RedisKeys.casArguments(args, 4 * i, algorithm, c, c.known, next[i], now);
+            next[i] = algorithm.addToCurrent(known[s], limiter.budget(s), now, pending[s]);
+            RedisKeys.casArguments(args, 4 * i, algorithm, limiter.policy(s), known[s], next[i], now);
         }
         List<Object> replies = null;
         try {
@@ -122,19 +140,20 @@ final class DeltaSync implements AutoCloseable {
             replies = null; // not the script's answer
         }
         for (int i = 0; i < pushes.size(); i++) {
-            SyncedCounter c = pushes.get(i).counter();
+            Push p = pushes.get(i);
+            int s = p.slot();
             if (replies == null) {
-                c.pending = 0;
+                pending[s] = 0;
             } else if (replies.get(i) instanceof Long) {
-                c.known = next[i];
-                c.pending = 0;
+                known[s] = next[i];
+                pending[s] = 0;
                 long fleet = next[i];
-                HeapCounters.replace(c, local -> {
-                    int since = c.unsynced(); // allowed by the loops after this pass took its counts
-                    return since == 0 ? fleet : algorithm.addToCurrent(fleet, c.budget(), now, since);
+                table.replace(s, p.fingerprint(), local -> {
+                    int since = counters.unsynced(s); // allowed by the loops after this pass took its counts
+                    return since == 0 ? fleet : algorithm.addToCurrent(fleet, limiter.budget(s), now, since);
                 });
             } else {
-                c.known = RedisKeys.word(replies.get(i));
+                known[s] = RedisKeys.word(replies.get(i));
                 backend.conflicts().increment();
                 lost.add(pushes.get(i));
             }

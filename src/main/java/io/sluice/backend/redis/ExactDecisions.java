@@ -1,17 +1,17 @@
 package io.sluice.backend.redis;
 
+import io.netty.util.collection.IntObjectHashMap;
+import io.sluice.domain.DomainKey;
+import io.sluice.domain.DomainProbe;
 import io.sluice.limit.Algorithm;
-import io.sluice.limit.Counter;
+import io.sluice.limit.CounterTable;
 import io.sluice.limit.Decisions;
 import io.sluice.limit.DomainLimiter;
-import io.sluice.limit.HeapCounters;
 import io.sluice.limit.Policy;
 import io.sluice.pipeline.ParkedQuery;
 import io.sluice.pipeline.Query;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import org.slf4j.LoggerFactory;
@@ -25,7 +25,9 @@ import org.slf4j.LoggerFactory;
  * instance (or loop) changed meanwhile is worked out again from the word Redis returned, in the
  * next round, until its first query has waited the Redis timeout: then the failure policy decides.
  *
- * <p>The last known word is the counter's own (heap) word, shared by the loops: each call puts the
+ * <p>The last known word is the counter's own word in the limiter's table, shared by the loops
+ * (a batch keeps the slot and the domain's fingerprint, and a slot that no longer holds it is
+ * retired): each call puts the
  * words it sends in it, by compare-and-set, just before it goes out, so that the next round of any
  * loop works on from them and mostly lands after it on the one connection, rather than racing it;
  * a lost round puts Redis's word in it. So the rounds of one process seldom lose to each other
@@ -54,7 +56,9 @@ final class ExactDecisions implements Decisions {
 
     /** One domain's queries parked in this burst, and what this round asks for them. */
     private static final class Batch {
-        final Counter counter;
+        final int slot;
+        final long fingerprint;
+        final DomainKey domain;
         final List<ParkedQuery> queries = new ArrayList<>(4);
         /** When the first of {@code queries} was parked ({@link System#nanoTime}). */
         final long parkedAt = System.nanoTime();
@@ -67,8 +71,10 @@ final class ExactDecisions implements Decisions {
         long next;
         int allowed;
 
-        Batch(Counter counter) {
-            this.counter = counter;
+        Batch(int slot, long fingerprint, DomainKey domain) {
+            this.slot = slot;
+            this.fingerprint = fingerprint;
+            this.domain = domain;
         }
     }
 
@@ -76,9 +82,11 @@ final class ExactDecisions implements Decisions {
     private final RedisBackend backend;
     private final DomainLimiter limiter;
     private final Algorithm algorithm;
+    private final CounterTable table;
     private final Verdicts verdicts;
     private final long timeoutNanos;
-    private Map<Counter, Batch> waiting = new HashMap<>();
+    /** By slot: a slot holds one domain for longer than a burst waits. */
+    private IntObjectHashMap<Batch> waiting = new IntObjectHashMap<>();
     /**
      * Batches that lost a round, apart from {@code waiting}, so that each keeps its own wait: two
      * batches of one domain in one call chain, the later working on from the earlier's word.
@@ -92,6 +100,7 @@ final class ExactDecisions implements Decisions {
         this.backend = backend;
         this.limiter = limiter;
         this.algorithm = limiter.algorithm();
+        this.table = limiter.table();
         this.verdicts = verdicts;
         this.timeoutNanos = backend.settings().redisTimeout().toNanos();
     }
@@ -102,23 +111,24 @@ final class ExactDecisions implements Decisions {
      * {@link #PARKED}.
      */
     @Override
-    public int decide(Counter c, Query query) {
+    public int decide(int slot, DomainProbe domain, Query query) {
         if (!backend.link().up()) {
-            return backend.failure(c);
+            return backend.failure(slot, domain);
         }
-        boolean overIfTaken = algorithm.acquire(HeapCounters.word(c), c.budget(), limiter.clock().epochNanos())
-                == Algorithm.REFUSE;
-        if (overIfTaken && (parked >= MAX_PARKED || !backend.reserving(c))) { // a flood is never let through
-            limiter.noteRefusal(c);
+        long fp = limiter.fingerprint(slot);
+        boolean overIfTaken = algorithm.acquire(table.wordOf(slot, fp), limiter.budget(slot),
+                limiter.clock().epochNanos()) == Algorithm.REFUSE;
+        if (overIfTaken && (parked >= MAX_PARKED || !backend.reserving(fp))) { // a flood is never let through
+            limiter.noteRefusal(slot, domain);
             return REFUSED;
         }
         if (parked >= MAX_PARKED) {
-            return backend.failure(c);
+            return backend.failure(slot, domain);
         }
-        Batch b = waiting.get(c);
+        Batch b = waiting.get(slot);
         if (b == null) {
-            b = new Batch(c);
-            waiting.put(c, b);
+            b = new Batch(slot, fp, limiter.keptAs(slot, domain).toKey());
+            waiting.put(slot, b);
         }
         b.queries.add(query.park());
         parked++;
@@ -144,23 +154,23 @@ final class ExactDecisions implements Decisions {
         long now = limiter.clock().epochNanos();
         List<Batch> taken = retrying; // first: they went before
         taken.addAll(waiting.values());
-        waiting = new HashMap<>();
+        waiting = new IntObjectHashMap<>();
         retrying = new ArrayList<>();
         List<Batch> asking = new ArrayList<>(taken.size());
         for (Batch b : taken) {
-            if (algorithm.acquire(lastKnown(b), b.counter.budget(), now) != Algorithm.REFUSE) {
+            if (algorithm.acquire(lastKnown(b), limiter.budget(b.slot), now) != Algorithm.REFUSE) {
                 if (b.key == null) {
-                    b.key = RedisKeys.key(b.counter, backend.algorithmName());
+                    b.key = RedisKeys.key(b.domain, limiter.policy(b.slot), backend.algorithmName());
                 }
                 asking.add(b); // worked out in full when its call goes
-            } else if (backend.reserving(b.counter) && roundsInFlight > 0
+            } else if (backend.reserving(b.fingerprint) && roundsInFlight > 0
                     && System.nanoTime() - b.parkedAt < timeoutNanos) {
                 // Refused only by what Redis may not take: wait for it, as long as a round of this
                 // loop is out to call send() again when it settles, and no longer than the timeout.
                 if (b.tries > 0) {
                     retrying.add(b);
                 } else {
-                    waiting.put(b.counter, b);
+                    waiting.put(b.slot, b);
                 }
             } else {
                 settle(b, 0); // its last known word refuses them all
@@ -179,7 +189,7 @@ final class ExactDecisions implements Decisions {
 
     /** Works out, from the last known word, the word after as many of {@code b}'s queries as the budget allows. */
     private void workOut(Batch b, long now) {
-        Policy budget = b.counter.budget();
+        Policy budget = limiter.budget(b.slot);
         long word = lastKnown(b);
         b.expected = word;
         int allowed = 0;
@@ -196,16 +206,17 @@ final class ExactDecisions implements Decisions {
     }
 
     /** The word {@code b} is worked out from. */
-    private static long lastKnown(Batch b) {
-        return HeapCounters.retired(b.counter) && b.tries > 0 ? b.learnt : HeapCounters.word(b.counter);
+    private long lastKnown(Batch b) {
+        return table.retired(b.slot, b.fingerprint) && b.tries > 0 ? b.learnt : table.wordOf(b.slot, b.fingerprint);
     }
 
     /**
      * Makes {@code b}'s next word the last known word, unless another loop's round changed it
      * since {@link #workOut}: false then, and {@code b} is to be worked out again.
      */
-    private static boolean reserve(Batch b) {
-        return HeapCounters.retired(b.counter) || HeapCounters.compareAndSet(b.counter, b.expected, b.next);
+    private boolean reserve(Batch b) {
+        return table.retired(b.slot, b.fingerprint)
+                || table.compareAndSetWord(b.slot, b.fingerprint, b.expected, b.next);
     }
 
     /** The calls sent together; the round ends when the last is settled. */
@@ -230,15 +241,15 @@ final class ExactDecisions implements Decisions {
             Batch b = batches.get(i);
             keys[i] = b.key;
             workOut(b, now);
-            RedisKeys.casArguments(args, 4 * i, algorithm, b.counter, b.expected, b.next, now);
+            RedisKeys.casArguments(args, 4 * i, algorithm, limiter.policy(b.slot), b.expected, b.next, now);
         }
         for (int i = 0; i < batches.size(); i++) {
             Batch b = batches.get(i);
             while (!reserve(b)) {
                 workOut(b, now);
-                RedisKeys.casArguments(args, 4 * i, algorithm, b.counter, b.expected, b.next, now);
+                RedisKeys.casArguments(args, 4 * i, algorithm, limiter.policy(b.slot), b.expected, b.next, now);
             }
-            backend.reserved(b.counter);
+            backend.reserved(b.fingerprint);
         }
         backend.link().run(backend.casScript(), keys, args)
                 .whenComplete((reply, error) -> {
@@ -246,7 +257,7 @@ final class ExactDecisions implements Decisions {
                         loop.execute(() -> settle(round, batches, reply, error));
                     } catch (RejectedExecutionException stopping) {
                         batches.forEach(b -> {
-                            backend.settled(b.counter);
+                            backend.settled(b.fingerprint);
                             b.queries.forEach(ParkedQuery::release);
                         });
                     }
@@ -256,19 +267,19 @@ final class ExactDecisions implements Decisions {
     private void settle(Round round, List<Batch> batches, List<Object> reply, Throwable error) {
         for (int i = 0; i < batches.size(); i++) {
             Batch b = batches.get(i);
-            backend.settled(b.counter);
+            backend.settled(b.fingerprint);
             if (error != null || reply == null || reply.size() <= i) {
                 forget(b);
                 fail(b);
             } else if (reply.get(i) instanceof Long) {
                 // The heap word holds b.next, or a later round's; or a round that reached Redis
                 // before this one, though reserved after it, lost and put back what this replaced.
-                HeapCounters.compareAndSet(b.counter, b.expected, b.next);
+                table.compareAndSetWord(b.slot, b.fingerprint, b.expected, b.next);
                 settle(b, b.allowed);
             } else {
                 long word = RedisKeys.word(reply.get(i));
                 // Unless a later round reserved on top of b (it loses too, and learns then).
-                HeapCounters.compareAndSet(b.counter, b.next, word);
+                table.compareAndSetWord(b.slot, b.fingerprint, b.next, word);
                 backend.conflicts().increment();
                 b.learnt = word;
                 b.tries++;
@@ -296,9 +307,9 @@ final class ExactDecisions implements Decisions {
      * Either order of two failed rounds ends right: the later first, each undoes its own; the
      * earlier first, both end at 0.
      */
-    private static void forget(Batch b) {
-        if (!HeapCounters.compareAndSet(b.counter, b.next, b.expected)) {
-            HeapCounters.replace(b.counter, word -> 0);
+    private void forget(Batch b) {
+        if (!table.compareAndSetWord(b.slot, b.fingerprint, b.next, b.expected)) {
+            table.replace(b.slot, b.fingerprint, word -> 0);
         }
     }
 
@@ -306,10 +317,10 @@ final class ExactDecisions implements Decisions {
     private void settle(Batch b, int allowed) {
         parked -= b.queries.size();
         if (allowed < b.queries.size()) {
-            limiter.noteRefusal(b.counter);
+            limiter.noteRefusal(b.slot, b.domain);
         }
         for (int q = 0; q < b.queries.size(); q++) {
-            verdict(b.queries.get(q), q < allowed ? ALLOWED : REFUSED, b.counter);
+            verdict(b.queries.get(q), q < allowed ? ALLOWED : REFUSED, b);
         }
     }
 
@@ -317,7 +328,7 @@ final class ExactDecisions implements Decisions {
     private void fail(Batch b) {
         parked -= b.queries.size();
         for (ParkedQuery q : b.queries) {
-            verdict(q, backend.failure(b.counter), b.counter);
+            verdict(q, backend.failure(b.slot, b.domain), b);
         }
     }
 
@@ -326,12 +337,12 @@ final class ExactDecisions implements Decisions {
      * round parked (unreleased, unanswered, counted in {@link #parked}): the error is logged and
      * the round goes on.
      */
-    private void verdict(ParkedQuery q, int decision, Counter c) {
+    private void verdict(ParkedQuery q, int decision, Batch b) {
         try {
             if (decision == ALLOWED) {
                 verdicts.allow(q);
             } else {
-                verdicts.refuse(q, c);
+                verdicts.refuse(q, b.slot, b.domain);
             }
         } catch (RuntimeException e) {
             LoggerFactory.getLogger(ExactDecisions.class).error("a parked query's verdict failed; the others go on", e);

@@ -4,7 +4,8 @@ import io.netty.channel.EventLoopGroup;
 import io.sluice.backend.Backend;
 import io.sluice.config.BackendSettings;
 import io.sluice.config.LimitSettings;
-import io.sluice.limit.Counter;
+import io.sluice.domain.DomainKey;
+import io.sluice.domain.DomainProbe;
 import io.sluice.limit.CounterStore;
 import io.sluice.limit.Decisions;
 import io.sluice.limit.DomainLimiter;
@@ -32,10 +33,10 @@ public final class RedisBackend implements Backend {
     private final DeltaSync sync;
     private final LongAdder conflicts;
     /**
-     * Per domain, the calls out (of any loop) that reserved in its counter's word: until they
-     * settle the word may hold what Redis has not taken, so it refuses nothing by itself.
+     * Per domain (by fingerprint), the calls out (of any loop) that reserved in its counter's word:
+     * until they settle the word may hold what Redis has not taken, so it refuses nothing by itself.
      */
-    private final ConcurrentHashMap<Counter, Integer> reservations = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Long, Integer> reservations = new ConcurrentHashMap<>();
 
     private RedisBackend(BackendSettings settings, LimitSettings.Algorithm algorithm, DomainLimiter limiter,
                          Registry meters, EventLoopGroup loops, int loopCount) {
@@ -82,15 +83,16 @@ public final class RedisBackend implements Backend {
     @Override
     public Decisions forLoop(Executor loop, Decisions.Verdicts verdicts) {
         if (sync != null) {
-            return (c, q) -> link.up() ? (limiter.tryAcquire(c) ? Decisions.ALLOWED : Decisions.REFUSED) : failure(c);
+            return (slot, domain, q) -> link.up()
+                    ? (limiter.tryAcquire(slot, domain) ? Decisions.ALLOWED : Decisions.REFUSED) : failure(slot, domain);
         }
         return new ExactDecisions(loop, this, limiter, verdicts);
     }
 
-    /** The decision while Redis cannot give one. */
-    int failure(Counter c) {
+    /** The decision while Redis cannot give one, for a query for {@code domain}, whose counter is {@code slot}. */
+    int failure(int slot, DomainProbe domain) {
         return switch (settings.redisFailure()) {
-            case LOCAL -> limiter.tryAcquire(c) ? Decisions.ALLOWED : Decisions.REFUSED;
+            case LOCAL -> limiter.tryAcquire(slot, domain) ? Decisions.ALLOWED : Decisions.REFUSED;
             case OPEN -> Decisions.ALLOWED;
             case CLOSED -> Decisions.REFUSED;
         };
@@ -122,17 +124,23 @@ public final class RedisBackend implements Backend {
         return conflicts;
     }
 
-    void reserved(Counter c) {
-        reservations.merge(c, 1, Integer::sum);
+    /** {@link #failure(int, DomainProbe)} of a query kept past its loop's probe (a parked one). */
+    int failure(int slot, DomainKey domain) {
+        return settings.redisFailure() == BackendSettings.RedisFailure.LOCAL
+                ? failure(slot, DomainProbe.of(domain)) : failure(slot, (DomainProbe) null);
     }
 
-    void settled(Counter c) {
-        reservations.computeIfPresent(c, (k, n) -> n == 1 ? null : n - 1);
+    void reserved(long fingerprint) {
+        reservations.merge(fingerprint, 1, Integer::sum);
     }
 
-    /** Whether a call out has reserved in {@code c}'s word. */
-    boolean reserving(Counter c) {
-        return reservations.containsKey(c);
+    void settled(long fingerprint) {
+        reservations.computeIfPresent(fingerprint, (k, n) -> n == 1 ? null : n - 1);
+    }
+
+    /** Whether a call out has reserved in the word of the domain with {@code fingerprint}. */
+    boolean reserving(long fingerprint) {
+        return reservations.containsKey(fingerprint);
     }
 
     @Override

@@ -1,7 +1,8 @@
 package io.sluice.backend.redis;
 
+import io.sluice.domain.DomainKey;
 import io.sluice.limit.Algorithm;
-import io.sluice.limit.Counter;
+import io.sluice.limit.Policy;
 
 /**
  * Where a domain's word lives in Redis: {@code sluice:{example.com}:fixed-window:1000ms}. The hash
@@ -12,13 +13,14 @@ final class RedisKeys {
     private RedisKeys() {
     }
 
-    static String key(Counter c, String algorithm) {
-        return "sluice:{" + c.cachedName() + "}:" + algorithm + ":" + c.policy().windowNanos() / 1_000_000 + "ms";
+    /** The key of {@code domain}'s word, whose policy is {@code p}. */
+    static String key(DomainKey domain, Policy p, String algorithm) {
+        return "sluice:{" + domain.name() + "}:" + algorithm + ":" + p.windowNanos() / 1_000_000 + "ms";
     }
 
     /** A key lives as long as its word changes a decision (at least a millisecond). */
-    static String ttlMillis(Algorithm algorithm, long word, Counter c, long now) {
-        return Long.toString(Math.max(1, (algorithm.idleIn(word, c.policy(), now) + 999_999) / 1_000_000));
+    static String ttlMillis(Algorithm algorithm, long word, Policy p, long now) {
+        return Long.toString(Math.max(1, (algorithm.idleIn(word, p, now) + 999_999) / 1_000_000));
     }
 
     /** A word as the compare-and-set script returns it (which turns what is not a word into "0"). */
@@ -35,11 +37,11 @@ final class RedisKeys {
      * The compare-and-set's four arguments for one domain at {@code at}: the word expected, whether
      * it is idle (then an expired key matches it too), the next word and its ttl.
      */
-    static void casArguments(String[] args, int at, Algorithm algorithm, Counter c, long expected, long next,
+    static void casArguments(String[] args, int at, Algorithm algorithm, Policy p, long expected, long next,
                              long now) {
         args[at] = Long.toString(expected);
-        args[at + 1] = algorithm.idle(expected, c.policy(), now) ? "1" : "0";
+        args[at + 1] = algorithm.idle(expected, p, now) ? "1" : "0";
         args[at + 2] = Long.toString(next);
-        args[at + 3] = ttlMillis(algorithm, next, c, now);
+        args[at + 3] = ttlMillis(algorithm, next, p, now);
     }
 }

@@ -8,7 +8,7 @@
 -- Returns, for each domain, 1 when set, else the word Redis holds ("0": none), to work from next.
 -- A value that is not a word as sluice writes them (Algorithm.isWord: a decimal integer in a
 -- long's range, no sign but '-', no leading zero, and not negative with its low 24 bits all zero,
--- as Algorithm.REFUSE and Counter.DEAD are) is not sluice's: it counts as none, and is replaced.
+-- as Algorithm.REFUSE and CounterTable.DEAD are) is not sluice's: it counts as none, and is replaced.
 local function isWord(s)
   if s == '0' then
     return true

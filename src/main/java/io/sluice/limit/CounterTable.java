@@ -1,0 +1,331 @@
+package io.sluice.limit;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.function.LongUnaryOperator;
+import sun.misc.Unsafe;
+
+/**
+ * The limiter's counters without an object per domain: one {@code long[]} of slots, each a key
+ * (the domain's keyed 61-bit fingerprint and three flags) and the algorithm's 64-bit word, four
+ * slots to a cache line. A domain lives in the first of its two buckets with room, so a decision
+ * reads one line (two for a domain not yet tracked) and moves the word by compare-and-set: no
+ * lock, no allocation, nothing for the collector to trace or copy. Sized once, for twice the
+ * table's bound, so that a domain almost always finds room in one of its buckets.
+ *
+ * <p>The name is not kept: what shows a domain (the refusal log, the busiest domains, flood lines)
+ * copies it from the query. Two names share a fingerprint with a chance of about 2^-42 per
+ * lookup: they would share a counter.
+ *
+ * <p>A slot goes through three states, and the concurrency invariant is that each change is one
+ * compare-and-set or is made on a slot no loop can match:
+ * <ol>
+ *   <li>empty: key 0, word 0. A loop claims it by setting the key from 0 (the word is already a
+ *       fresh one), always the first empty slot of the domain's buckets, and looks again: a
+ *       domain put meanwhile in an earlier slot (one the janitor had just emptied) wins, and the
+ *       later slot is retired.</li>
+ *   <li>live: the key, and a word no algorithm makes {@link #DEAD}.</li>
+ *   <li>retired: the janitor swapped the word of an idle domain for {@link #DEAD}. Lookups pass
+ *       over it, so the domain's next query claims a fresh slot, and a loop that held the slot
+ *       sees {@code DEAD} and looks again: no count lands on a retired slot. One janitor pass
+ *       later, long after any loop let go of it, the janitor marks the key {@link #EMPTYING}
+ *       (which nothing matches), zeroes the word, then the key.</li>
+ * </ol>
+ * A loop holds a slot for one decision; the pass between retiring and emptying is the grace that
+ * covers it. Only a loop stalled for a whole janitor interval inside one decision could count that
+ * query against a domain that took the slot over.
+ */
+public final class CounterTable {
+    /** No slot: not tracked, or no room. */
+    static final int NONE = -1;
+    /** The word of a retired slot. No algorithm stores it in a live one ({@link Algorithm#isWord}). */
+    static final long DEAD = Long.MIN_VALUE;
+    /** Key flag: the domain has an override; its budget is looked up by fingerprint. */
+    static final long OVERRIDDEN = 1;
+    /** Key flag: the domain is in a random-subdomain flood ({@link Floods}): its budget is the cut. */
+    static final long FLOODED = 2;
+    /** Key flag: the janitor is emptying the slot; no lookup matches it. */
+    static final long EMPTYING = 4;
+    private static final long FLAGS = 7;
+    static final int BUCKET_SLOTS = 4;
+    private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
+    /**
+     * Longs before the first slot, so that a bucket is one cache line: a table this large is a
+     * humongous object, which G1 places at the start of a region.
+     */
+    private static final int PAD = padToLine();
+
+    private final long[] slots;
+    private final int bucketMask;
+    /** Slots of buckets, then the one slot outside them that {@link #extraSlot} names. */
+    private final int slotCount;
+    /** Retired slots seen by a pass, to be emptied by the next: the janitor's only. */
+    private final long[] retiredSeen;
+
+    /** A table for at most {@code maxDomains} live domains, with room for as many retired ones. */
+    CounterTable(int maxDomains) {
+        long wanted = Math.max(2, (2L * maxDomains + BUCKET_SLOTS - 1) / BUCKET_SLOTS);
+        int buckets = (int) Math.min(1 << 26, Long.highestOneBit(wanted - 1) << 1);
+        this.bucketMask = buckets - 1;
+        this.slotCount = buckets * BUCKET_SLOTS;
+        this.slots = new long[PAD + 2 * (slotCount + 1)];
+        this.retiredSeen = new long[(slotCount + 63) / 64];
+    }
+
+    private static int padToLine() {
+        try {
+            var f = Unsafe.class.getDeclaredField("theUnsafe");
+            f.setAccessible(true);
+            int base = ((Unsafe) f.get(null)).arrayBaseOffset(long[].class);
+            return (64 - base % 64) % 64 / Long.BYTES;
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return 0; // only a cache line's alignment is lost
+        }
+    }
+
+    /** The fingerprint of a name whose keyed 64-bit hash is {@code hash}: never 0, flags clear. */
+    public static long fingerprint(long hash) {
+        long fp = hash & ~FLAGS;
+        return fp == 0 ? FLAGS + 1 : fp;
+    }
+
+    /** Slots in buckets: where {@link #forEachSlot} walks. */
+    public int capacity() {
+        return slotCount;
+    }
+
+    /** A slot outside every bucket, never matched nor retired: the overflow counter's. */
+    int extraSlot() {
+        return slotCount;
+    }
+
+    public long key(int slot) {
+        return (long) LONGS.getVolatile(slots, PAD + 2 * slot);
+    }
+
+    public long word(int slot) {
+        return (long) LONGS.getVolatile(slots, PAD + 2 * slot + 1);
+    }
+
+    public boolean compareAndSetWord(int slot, long expected, long next) {
+        return LONGS.compareAndSet(slots, PAD + 2 * slot + 1, expected, next);
+    }
+
+    boolean compareAndSetKey(int slot, long expected, long next) {
+        return LONGS.compareAndSet(slots, PAD + 2 * slot, expected, next);
+    }
+
+    /** Sets the key of {@link #extraSlot}, which is never claimed. */
+    void setExtraKey(long key) {
+        LONGS.setVolatile(slots, PAD + 2 * slotCount, key);
+    }
+
+    public static long fingerprintOf(long key) {
+        return key & ~FLAGS;
+    }
+
+    /** Whether {@code slot} is live for {@code fp}: its key and a word not {@link #DEAD}. */
+    boolean holds(int slot, long fp) {
+        long k = key(slot);
+        return (k & ~FLAGS) == fp && (k & EMPTYING) == 0 && word(slot) != DEAD;
+    }
+
+    /** {@code slot}'s word while it holds {@code fp}; 0 (a domain never seen) once it is retired. */
+    public long wordOf(int slot, long fp) {
+        long w = word(slot);
+        return w == DEAD || !holds(slot, fp) ? 0 : w;
+    }
+
+    /** Whether {@code slot} no longer holds {@code fp}'s domain: its word is gone for good. */
+    public boolean retired(int slot, long fp) {
+        return !holds(slot, fp);
+    }
+
+    /** Sets {@code slot}'s word from {@code expected} to {@code next}: false when it held another, or no longer holds {@code fp}. */
+    public boolean compareAndSetWord(int slot, long fp, long expected, long next) {
+        return expected != DEAD && next != DEAD && holds(slot, fp) && compareAndSetWord(slot, expected, next);
+    }
+
+    /**
+     * Sets {@code slot}'s word to {@code next} of the word it holds, unless it no longer holds
+     * {@code fp} (a retired slot stays {@link #DEAD}). {@code next} may run more than once.
+     */
+    public void replace(int slot, long fp, LongUnaryOperator next) {
+        while (true) {
+            long s = word(slot);
+            long n;
+            if (s == DEAD || !holds(slot, fp) || (n = next.applyAsLong(s)) == DEAD || compareAndSetWord(slot, s, n)) {
+                return;
+            }
+        }
+    }
+
+    /** The live slot of the domain with {@code hash}, or {@link #NONE}. */
+    int find(long hash) {
+        long fp = fingerprint(hash);
+        int b1 = (int) hash & bucketMask;
+        int s = findIn(b1, fp);
+        return s != NONE ? s : findIn(secondBucket(hash, b1), fp);
+    }
+
+    private int secondBucket(long hash, int first) {
+        int b = (int) (hash >>> 32) & bucketMask;
+        return b != first ? b : first ^ 1;
+    }
+
+    private int findIn(int bucket, long fp) {
+        int first = bucket * BUCKET_SLOTS;
+        for (int s = first; s < first + BUCKET_SLOTS; s++) {
+            if (holds(s, fp)) {
+                return s;
+            }
+        }
+        return NONE;
+    }
+
+    private int firstEmpty(int bucket) {
+        int first = bucket * BUCKET_SLOTS;
+        for (int s = first; s < first + BUCKET_SLOTS; s++) {
+            if (key(s) == 0) {
+                return s;
+            }
+        }
+        return NONE;
+    }
+
+    /** Set in what {@link #claim} returns when the slot is the one that call claimed. */
+    static final int CLAIMED = 1 << 30;
+
+    /**
+     * The live slot of the domain with {@code hash}, claimed with {@code flags} if it has none
+     * (then with {@link #CLAIMED} set); {@link #NONE} when both its buckets are full.
+     */
+    int claim(long hash, long flags) {
+        long fp = fingerprint(hash);
+        int b1 = (int) hash & bucketMask;
+        int b2 = secondBucket(hash, b1);
+        while (true) {
+            int s = findIn(b1, fp);
+            if (s == NONE) {
+                s = findIn(b2, fp);
+            }
+            if (s != NONE) {
+                return s;
+            }
+            int e = firstEmpty(b1);
+            if (e == NONE) {
+                e = firstEmpty(b2);
+            }
+            if (e == NONE) {
+                return NONE;
+            }
+            if (compareAndSetKey(e, 0, fp | flags)) {
+                int first = findIn(b1, fp);
+                if (first == NONE) {
+                    first = findIn(b2, fp);
+                }
+                if (first == e) {
+                    return e | CLAIMED;
+                }
+                compareAndSetWord(e, 0, DEAD); // the earlier slot wins; the janitor empties this one
+                if (first != NONE) {
+                    return first;
+                }
+            }
+        }
+    }
+
+    /**
+     * The janitor's pass, off the loops: empties the slots the last pass saw retired (telling
+     * {@code emptied}, before a loop can claim them), then asks {@code idle} of each live slot and
+     * retires those it says may go.
+     *
+     * @return the slots retired, and (in the high half) the slots emptied
+     */
+    long sweep(SlotPredicate idle, java.util.function.IntConsumer emptied) {
+        long retired = 0;
+        long emptiedCount = 0;
+        for (int s = 0; s < slotCount; s++) {
+            long k = key(s);
+            if (k == 0) {
+                continue;
+            }
+            long w = word(s);
+            long bit = 1L << (s & 63);
+            if (w == DEAD) {
+                if ((retiredSeen[s >>> 6] & bit) != 0) {
+                    emptied.accept(s);
+                    empty(s);
+                    retiredSeen[s >>> 6] &= ~bit;
+                    emptiedCount++;
+                } else {
+                    retiredSeen[s >>> 6] |= bit; // retired by a loop's claim: emptied next pass
+                }
+            } else if ((k & EMPTYING) == 0 && idle.test(s, k, w) && compareAndSetWord(s, w, DEAD)) {
+                retiredSeen[s >>> 6] |= bit;
+                retired++;
+            }
+        }
+        return emptiedCount << 32 | retired;
+    }
+
+    /** Empties a slot retired a pass ago, which no loop holds; the janitor's only. */
+    private void empty(int slot) {
+        long k;
+        do {
+            k = key(slot);
+        } while (!compareAndSetKey(slot, k, k | EMPTYING)); // a loop may be setting a flag
+        LONGS.setVolatile(slots, PAD + 2 * slot + 1, 0L);
+        LONGS.setVolatile(slots, PAD + 2 * slot, 0L);
+    }
+
+    /** Calls {@code each} with every live slot and its key, off the loops. */
+    void forEachLive(SlotVisitor each) {
+        for (int s = 0; s < slotCount; s++) {
+            long k = key(s);
+            if (k != 0 && (k & EMPTYING) == 0 && word(s) != DEAD) {
+                each.visit(s, k);
+            }
+        }
+    }
+
+    /** Sets or clears {@code flag} in the key of {@code slot} if it still holds {@code fp}: false when it does not. */
+    boolean flag(int slot, long fp, long flag, boolean on) {
+        while (true) {
+            long k = key(slot);
+            if ((k & ~FLAGS) != fp || (k & EMPTYING) != 0) {
+                return false;
+            }
+            long next = on ? k | flag : k & ~flag;
+            if (k == next || compareAndSetKey(slot, k, next)) {
+                return true;
+            }
+        }
+    }
+
+    /**
+     * Sets {@code flag} of {@code slot} from {@code !on} to {@code on}, if it holds {@code fp}:
+     * true for the one caller that made the change.
+     */
+    boolean swapFlag(int slot, long fp, long flag, boolean on) {
+        while (true) {
+            long k = key(slot);
+            if ((k & ~FLAGS) != fp || (k & EMPTYING) != 0 || ((k & flag) != 0) == on) {
+                return false;
+            }
+            if (compareAndSetKey(slot, k, on ? k | flag : k & ~flag)) {
+                return true;
+            }
+        }
+    }
+
+    @FunctionalInterface
+    interface SlotPredicate {
+        boolean test(int slot, long key, long word);
+    }
+
+    @FunctionalInterface
+    interface SlotVisitor {
+        void visit(int slot, long key);
+    }
+}
