@@ -90,7 +90,7 @@ public final class DomainBytes {
 
     /** Presentation format, lower case, no trailing dot; the root is ".". */
     public static String toText(byte[] key, int length) {
-        byte[] text = new byte[MAX_TEXT];
+        byte[] text = new byte[Math.max(1, 4 * length)];
         return new String(text, 0, writeText(key, length, text, 0), java.nio.charset.StandardCharsets.US_ASCII);
     }
 

@@ -21,9 +21,9 @@ import sun.misc.Unsafe;
  * compare-and-set or is made on a slot no loop can match:
  * <ol>
  *   <li>empty: key 0, word 0. A loop claims it by setting the key from 0 (the word is already a
- *       fresh one), always the first empty slot of the domain's buckets, and looks again: a
- *       domain put meanwhile in an earlier slot (one the janitor had just emptied) wins, and the
- *       later slot is retired.</li>
+ *       fresh one), always the first empty slot of the domain's buckets, and looks again: of two
+ *       loops that claimed the domain at once (one of them in a slot the janitor had just
+ *       emptied), the slot first in the buckets' order is kept and the other retired.</li>
  *   <li>live: the key, and a word no algorithm makes {@link #DEAD}.</li>
  *   <li>retired: the janitor swapped the word of an idle domain for {@link #DEAD}. Lookups pass
  *       over it, so the domain's next query claims a fresh slot, and a loop that held the slot
@@ -39,7 +39,7 @@ public final class CounterTable {
     /** No slot: not tracked, or no room. */
     static final int NONE = -1;
     /** The word of a retired slot. No algorithm stores it in a live one ({@link Algorithm#isWord}). */
-    static final long DEAD = Long.MIN_VALUE;
+    public static final long DEAD = Long.MIN_VALUE;
     /** Key flag: the domain has an override; its budget is looked up by fingerprint. */
     static final long OVERRIDDEN = 1;
     /** Key flag: the domain is in a random-subdomain flood ({@link Floods}): its budget is the cut. */
@@ -61,6 +61,7 @@ public final class CounterTable {
     private final int slotCount;
     /** Retired slots seen by a pass, to be emptied by the next: the janitor's only. */
     private final long[] retiredSeen;
+    private final java.util.concurrent.atomic.AtomicInteger live = new java.util.concurrent.atomic.AtomicInteger();
 
     /** A table for at most {@code maxDomains} live domains, with room for as many retired ones. */
     CounterTable(int maxDomains) {
@@ -125,7 +126,7 @@ public final class CounterTable {
     }
 
     /** Whether {@code slot} is live for {@code fp}: its key and a word not {@link #DEAD}. */
-    boolean holds(int slot, long fp) {
+    public boolean holds(int slot, long fp) {
         long k = key(slot);
         return (k & ~FLAGS) == fp && (k & EMPTYING) == 0 && word(slot) != DEAD;
     }
@@ -193,12 +194,9 @@ public final class CounterTable {
         return NONE;
     }
 
-    /** Set in what {@link #claim} returns when the slot is the one that call claimed. */
-    static final int CLAIMED = 1 << 30;
-
     /**
-     * The live slot of the domain with {@code hash}, claimed with {@code flags} if it has none
-     * (then with {@link #CLAIMED} set); {@link #NONE} when both its buckets are full.
+     * The live slot of the domain with {@code hash}, claimed with {@code flags} if it has none;
+     * {@link #NONE} when both its buckets are full.
      */
     int claim(long hash, long flags) {
         long fp = fingerprint(hash);
@@ -220,31 +218,66 @@ public final class CounterTable {
                 return NONE;
             }
             if (compareAndSetKey(e, 0, fp | flags)) {
-                int first = findIn(b1, fp);
-                if (first == NONE) {
-                    first = findIn(b2, fp);
-                }
-                if (first == e) {
-                    return e | CLAIMED;
-                }
-                compareAndSetWord(e, 0, DEAD); // the earlier slot wins; the janitor empties this one
-                if (first != NONE) {
-                    return first;
+                live.incrementAndGet();
+                if (keepOne(fp, b1, b2, e)) {
+                    return e;
                 }
             }
         }
     }
 
     /**
-     * The janitor's pass, off the loops: empties the slots the last pass saw retired (telling
-     * {@code emptied}, before a loop can claim them), then asks {@code idle} of each live slot and
-     * retires those it says may go.
+     * After claiming {@code mine} for {@code fp}: any other live slot of {@code fp}, in the
+     * buckets' order, is another loop's claim of the same domain (in a slot the janitor had just
+     * emptied). The first in that order is kept and the others retired, so that one slot counts
+     * the domain from now on; a query a loop counted on a retired one meanwhile is a count apart.
      *
-     * @return the slots retired, and (in the high half) the slots emptied
+     * @return whether {@code mine} is the one kept
      */
-    long sweep(SlotPredicate idle, java.util.function.IntConsumer emptied) {
-        long retired = 0;
-        long emptiedCount = 0;
+    private boolean keepOne(long fp, int b1, int b2, int mine) {
+        int kept = NONE;
+        for (int i = 0; i < 2 * BUCKET_SLOTS; i++) {
+            int s = (i < BUCKET_SLOTS ? b1 : b2) * BUCKET_SLOTS + i % BUCKET_SLOTS;
+            if (holds(s, fp)) {
+                if (kept == NONE) {
+                    kept = s;
+                } else {
+                    retire(s);
+                }
+            }
+        }
+        if (kept == mine) {
+            return true;
+        }
+        retire(mine);
+        return false;
+    }
+
+    /** Swaps a live slot's word, whatever it is, for {@link #DEAD}. */
+    private void retire(int slot) {
+        long w;
+        while ((w = word(slot)) != DEAD) {
+            if (compareAndSetWord(slot, w, DEAD)) {
+                live.decrementAndGet();
+                return;
+            }
+        }
+    }
+
+    /** Live slots now: each claim adds one, and whoever swaps a live word for {@link #DEAD} takes it off. */
+    int live() {
+        return live.get();
+    }
+
+    /**
+     * The janitor's pass, off the loops: empties the slots the last pass saw retired (telling
+     * {@code emptied} with the key they had, before a loop can claim them), then asks {@code idle}
+     * of each live slot, retires those it says may go and tells {@code retired}.
+     *
+     * @return the slots retired
+     */
+    int sweep(SlotPredicate idle, SlotVisitor retired, SlotVisitor emptied) {
+        int count = 0;
         for (int s = 0; s < slotCount; s++) {
             long k = key(s);
             if (k == 0) {
@@ -254,19 +287,20 @@ public final class CounterTable {
             long bit = 1L << (s & 63);
             if (w == DEAD) {
                 if ((retiredSeen[s >>> 6] & bit) != 0) {
-                    emptied.accept(s);
+                    emptied.visit(s, k);
                     empty(s);
                     retiredSeen[s >>> 6] &= ~bit;
-                    emptiedCount++;
                 } else {
                     retiredSeen[s >>> 6] |= bit; // retired by a loop's claim: emptied next pass
                 }
             } else if ((k & EMPTYING) == 0 && idle.test(s, k, w) && compareAndSetWord(s, w, DEAD)) {
+                live.decrementAndGet();
                 retiredSeen[s >>> 6] |= bit;
-                retired++;
+                retired.visit(s, k);
+                count++;
             }
         }
-        return emptiedCount << 32 | retired;
+        return count;
     }
 
     /** Empties a slot retired a pass ago, which no loop holds; the janitor's only. */

@@ -8,7 +8,6 @@ import io.sluice.sketch.RecentHashes;
 import java.nio.charset.StandardCharsets;
 import java.util.IdentityHashMap;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -32,6 +31,7 @@ public final class DomainLimiter {
     static final String OVERFLOW_NAME = "overflow.sluice.invalid";
     private static final byte[] REFUSAL_PREFIX = "sluice: ".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] REFUSAL_OVER = " over ".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] OVERFLOW_TEXT = OVERFLOW_NAME.getBytes(StandardCharsets.US_ASCII);
     /** The longest text {@link #refusalText} writes. */
     public static final int MAX_REFUSAL_TEXT = 512 + DomainBytes.MAX_TEXT;
 
@@ -49,8 +49,6 @@ public final class DomainLimiter {
     private final int reserve;
     /** The domains asked for lately, of those the table could not take at once: TinyLFU's doorkeeper. */
     private final RecentHashes doorkeeper;
-    /** Live counters, kept apart to bound the table without a scan. */
-    private final AtomicInteger tracked = new AtomicInteger();
     private final int overflow;
     private final long overflowFingerprint;
     /** The overflow counter's name, as stores keep its word; read, never changed. */
@@ -150,8 +148,9 @@ public final class DomainLimiter {
         long fp = CounterTable.fingerprintOf(key);
         Policy o = t.override(fp);
         table.flag(slot, fp, CounterTable.OVERRIDDEN, o != null);
-        if (o == Policy.UNLIMITED) {
-            table.flag(slot, fp, CounterTable.FLOODED, false); // nothing to cut
+        Floods f = floods;
+        if (o == Policy.UNLIMITED && table.swapFlag(slot, fp, CounterTable.FLOODED, false) && f != null) {
+            f.cleared(fp); // nothing to cut
         }
     }
 
@@ -252,7 +251,7 @@ public final class DomainLimiter {
                     return false;
                 default: // retired under us: the domain's next counter
                     slot = counterFor(domain);
-                    if (slot == NONE) {
+                    if (slot == NONE || policy(slot) == Policy.UNLIMITED) {
                         return true; // its budget became unlimited meanwhile
                     }
             }
@@ -270,28 +269,23 @@ public final class DomainLimiter {
      * domain seen before gets one (TinyLFU's admission, as a doorkeeper).
      */
     private int track(DomainProbe domain, boolean override) {
-        if (!override) {
-            int n = tracked.incrementAndGet();
-            if (n > maxDomains - reserve && (!doorkeeper.seenBefore(domain.hashCode()) || n > maxDomains)) {
-                tracked.decrementAndGet();
-                overflowHits.increment();
-                return overflow;
-            }
-        } else {
-            tracked.incrementAndGet(); // overrides are few and configured: they may exceed the bound
-        }
-        int r = table.claim(domain.hash64(), override ? CounterTable.OVERRIDDEN : 0);
-        if (r == NONE) { // both buckets full: rare below the bound
-            tracked.decrementAndGet();
+        // Checked, then claimed: loops claiming at once may pass the bound by one each. Overrides
+        // are few and configured: they may exceed it.
+        int n = table.live() + 1;
+        if (!override && n > maxDomains - reserve && (!doorkeeper.seenBefore(domain.hashCode()) || n > maxDomains)) {
             overflowHits.increment();
             return overflow;
         }
-        int slot = r & ~CounterTable.CLAIMED;
-        if ((r & CounterTable.CLAIMED) == 0) {
-            tracked.decrementAndGet(); // another loop's
-        } else {
-            reflag(slot, table.key(slot), view.table()); // see policies(PolicyTable)
+        int slot = table.claim(domain.hash64(), override ? CounterTable.OVERRIDDEN : 0);
+        if (slot == NONE) { // both buckets full: rare below the bound
+            overflowHits.increment();
+            return overflow;
         }
+        View v;
+        do { // see policies(PolicyTable)
+            v = view;
+            reflag(slot, table.key(slot), v.table());
+        } while (v != view);
         return slot;
     }
 
@@ -322,9 +316,8 @@ public final class DomainLimiter {
         int n = REFUSAL_PREFIX.length;
         System.arraycopy(REFUSAL_PREFIX, 0, out, 0, n);
         if (slot == overflow) {
-            byte[] name = OVERFLOW_NAME.getBytes(StandardCharsets.US_ASCII);
-            System.arraycopy(name, 0, out, n, name.length);
-            n += name.length;
+            System.arraycopy(OVERFLOW_TEXT, 0, out, n, OVERFLOW_TEXT.length);
+            n += OVERFLOW_TEXT.length;
         } else {
             n = DomainBytes.writeText(wire, length, out, n);
         }
@@ -343,23 +336,17 @@ public final class DomainLimiter {
     int evictIdle() {
         long now = clock.epochNanos();
         Floods f = floods;
-        long swept = table.sweep((slot, key, word) -> {
-            Policy p = policy(slot);
-            if (!store.idle(table, slot, word, p, algorithm, now)) {
-                return false;
-            }
-            if (f != null && (key & CounterTable.FLOODED) != 0) {
-                f.forgotten(CounterTable.fingerprintOf(key));
-            }
-            return true;
-        }, slot -> {
-            if (f != null) {
-                f.emptied(slot);
-            }
-            store.emptied(slot);
-        });
-        int retired = (int) swept;
-        tracked.addAndGet(-retired);
+        int retired = table.sweep((slot, key, word) -> store.idle(table, slot, word, policy(slot), algorithm, now),
+                (slot, key) -> {
+                    if (f != null && (key & CounterTable.FLOODED) != 0) {
+                        f.forgotten(CounterTable.fingerprintOf(key));
+                    }
+                }, (slot, key) -> {
+                    if (f != null) {
+                        f.emptied(slot, CounterTable.fingerprintOf(key));
+                    }
+                    store.emptied(slot);
+                });
         store.prune(algorithm, now);
         return retired; // the overflow counter is not in the table: its word simply moves on
     }
@@ -389,7 +376,7 @@ public final class DomainLimiter {
 
     /** Live counters in the table now. */
     public int tracked() {
-        return tracked.get();
+        return table.live();
     }
 
     /** The overflow counter's slot: the domains the full table could not take. */

@@ -159,9 +159,15 @@ public final class Floods {
         note((name != null ? name : "a domain") + ": flood over: no queries for a window; its counter is gone");
     }
 
-    /** {@code slot} was emptied: the next domain in it starts unwatched. */
-    void emptied(int slot) {
+    /** {@code slot}, of the domain with {@code fingerprint}, was emptied: the next domain in it starts unwatched. */
+    void emptied(int slot, long fingerprint) {
         WATCH.setVolatile(watch, slot, 0L);
+        floodedNames.remove(fingerprint); // flooded as the slot was retired: no line for it
+    }
+
+    /** The domain with {@code fingerprint} is no longer flooded, by a change of its budget: no line for it. */
+    void cleared(long fingerprint) {
+        floodedNames.remove(fingerprint);
     }
 
     private void note(String line) {

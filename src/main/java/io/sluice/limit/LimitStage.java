@@ -80,7 +80,9 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
             if (cc != DomainLimiter.NONE && !perClient.tryAcquire(cc, clientDomain)) {
                 limitedPerClient.increment();
                 if (recent != null) {
-                    recent.refused(perClient.fingerprint(cc), clientDomain.bytes(), clientDomain.length());
+                    boolean overflow = cc == perClient.overflowSlot();
+                    recent.refused(perClient.fingerprint(cc), overflow ? OVERFLOW_WIRE : clientDomain.bytes(),
+                            overflow ? OVERFLOW_WIRE.length : clientDomain.length());
                 }
                 Outcome o = refuse(perClient, cc, clientDomain.bytes(), clientDomain.length(), q);
                 if (o != Outcome.CONTINUE) {

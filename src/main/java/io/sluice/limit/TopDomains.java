@@ -128,9 +128,11 @@ public final class TopDomains implements AutoCloseable {
                 return null; // torn
             }
             System.arraycopy(names, at + 1, scratch, 0, length);
+            VarHandle.acquireFence(); // the copy above is read before the counts below, as StampedLock.validate
             long namesNow = (long) NAMES_WRITTEN.getAcquire(this);
             long now = (long) WRITTEN.getAcquire(this);
-            if (namesNow - pos > NAME_BYTES - 256 || now - n >= SIZE) {
+            // The writer may be up to a skip and a name (2 x 256 bytes) past what it published.
+            if (namesNow - pos > NAME_BYTES - 512 || now - n >= SIZE) {
                 return null;
             }
             return DomainBytes.toText(scratch, length);
@@ -166,6 +168,7 @@ public final class TopDomains implements AutoCloseable {
                 long fp = r.fingerprints[i];
                 long pos = r.nameAt[i];
                 byte kind = r.kinds[i];
+                VarHandle.acquireFence(); // the entry is read before it is validated
                 if ((long) Ring.WRITTEN.getAcquire(r) - n >= Ring.SIZE) {
                     continue; // written over while read
                 }

@@ -15,18 +15,20 @@ import java.time.Duration;
 import java.util.Map;
 
 /**
- * Heap taken by the limiter's table per tracked domain: used heap after a full GC, before and
- * after tracking N domains of the benchmark workload. Run with {@code scripts/jmh}'s classpath:
- * {@code java -cp ... io.sluice.bench.HeapPerDomain 1000000}.
+ * Heap taken by the limiter per tracked domain, at a bound of N domains, flood detection on (the
+ * default): used heap after a full GC before the limiter is made and after it tracks N domains of
+ * the benchmark workload, so that the table made at once for the bound counts too. Run with
+ * {@code scripts/jmh}'s classpath: {@code java -cp ... io.sluice.bench.HeapPerDomain 1000000}.
  */
 public final class HeapPerDomain {
     public static void main(String[] args) {
         int n = args.length > 0 ? Integer.parseInt(args[0]) : 1_000_000;
         RegistrableDomains psl = RegistrableDomains.fromGuava();
         for (LimitSettings.Algorithm a : LimitSettings.Algorithm.values()) {
+            long before = usedAfterGc();
             DomainLimiter limiter = new DomainLimiter(Algorithm.of(a), new HeapCounters(),
                     new PolicyTable(Policy.of(100, Duration.ofHours(1), 0), Map.of()), n, Clock.system());
-            long before = usedAfterGc();
+            limiter.watchFloods(new LimitSettings.Flood(true, 0.5, 20, 0.1));
             DomainProbe p = new DomainProbe();
             for (int d = 0; d < n; d++) {
                 psl.reduce("www." + Workload.domain(d), p);

@@ -13,13 +13,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /** The flat counter table: its slots' states, its bound, and what a decision allocates. */
 class CounterTableTest {
     private static final CounterTable.SlotPredicate ALL_IDLE = (slot, key, word) -> true;
     private static final CounterTable.SlotPredicate NONE_IDLE = (slot, key, word) -> false;
+    private static final CounterTable.SlotVisitor NOTHING = (slot, key) -> { };
 
     /** A hash whose two buckets are {@code b1} and {@code b2}, told apart by {@code n}. */
     private static long hash(int b1, int b2, int n) {
@@ -31,18 +31,21 @@ class CounterTableTest {
         CounterTable t = new CounterTable(1); // two buckets of four
         long a = hash(0, 1, 1);
         long b = hash(0, 1, 2);
-        int sa = t.claim(a, 0) & ~CounterTable.CLAIMED;
+        int sa = t.claim(a, 0);
         long fpA = CounterTable.fingerprint(a);
         assertTrue(t.compareAndSetWord(sa, fpA, 0, 42));
-        assertEquals(1, (int) t.sweep(ALL_IDLE, slot -> { }), "retired");
+        assertEquals(1, t.live());
+        assertEquals(1, t.sweep(ALL_IDLE, NOTHING, NOTHING), "retired");
+        assertEquals(0, t.live());
         assertEquals(CounterTable.NONE, t.find(a), "a retired slot matches nothing");
         assertTrue(t.retired(sa, fpA));
         assertFalse(t.compareAndSetWord(sa, fpA, 42, 43), "no count lands on it");
         List<Integer> emptied = new ArrayList<>();
-        assertEquals(0, (int) (t.sweep(ALL_IDLE, emptied::add) >>> 32) - 1, "emptied a pass later");
-        assertEquals(List.of(sa), emptied);
+        assertEquals(0, t.sweep(ALL_IDLE, NOTHING, (slot, key) -> emptied.add(slot)));
+        assertEquals(List.of(sa), emptied, "emptied a pass later");
         int sb = t.claim(b, 0);
-        assertEquals(sa | CounterTable.CLAIMED, sb, "the first empty slot of the bucket");
+        assertEquals(sa, sb, "the first empty slot of the bucket");
+        assertEquals(1, t.live());
         assertEquals(0, t.word(sa), "a fresh word");
         assertEquals(0, t.wordOf(sa, fpA), "a holder of the old domain reads nothing of the new one");
         assertFalse(t.compareAndSetWord(sa, fpA, 0, 1), "nor counts on it");
@@ -55,7 +58,8 @@ class CounterTableTest {
             assertNotEquals(CounterTable.NONE, t.claim(hash(n % 2, (n + 1) % 2, n), 0));
         }
         assertEquals(CounterTable.NONE, t.claim(hash(0, 1, 99), 0));
-        assertEquals(0, (int) t.sweep(NONE_IDLE, slot -> { }));
+        assertEquals(2 * CounterTable.BUCKET_SLOTS, t.live());
+        assertEquals(0, t.sweep(NONE_IDLE, NOTHING, NOTHING));
     }
 
     @Test
@@ -63,7 +67,6 @@ class CounterTableTest {
         for (int round = 0; round < 200; round++) {
             CounterTable t = new CounterTable(64);
             long h = 0x9E3779B97F4A7C15L * (round + 1);
-            AtomicInteger claimed = new AtomicInteger();
             int[] got = new int[4];
             CountDownLatch go = new CountDownLatch(1);
             Thread[] threads = new Thread[got.length];
@@ -75,11 +78,7 @@ class CounterTableTest {
                     } catch (InterruptedException e) {
                         return;
                     }
-                    int r = t.claim(h, 0);
-                    if ((r & CounterTable.CLAIMED) != 0) {
-                        claimed.incrementAndGet();
-                    }
-                    got[me] = r & ~CounterTable.CLAIMED;
+                    got[me] = t.claim(h, 0);
                 });
                 threads[i].start();
             }
@@ -87,7 +86,7 @@ class CounterTableTest {
             for (Thread th : threads) {
                 th.join();
             }
-            assertEquals(1, claimed.get(), "round " + round);
+            assertEquals(1, t.live(), "round " + round);
             for (int g : got) {
                 assertEquals(got[0], g, "round " + round);
             }
@@ -98,7 +97,7 @@ class CounterTableTest {
     void aFlagMovesOnceWhoeverTriesIt() {
         CounterTable t = new CounterTable(8);
         long h = 12345;
-        int s = t.claim(h, 0) & ~CounterTable.CLAIMED;
+        int s = t.claim(h, 0);
         long fp = CounterTable.fingerprint(h);
         assertTrue(t.swapFlag(s, fp, CounterTable.FLOODED, true));
         assertFalse(t.swapFlag(s, fp, CounterTable.FLOODED, true), "already set");

@@ -215,8 +215,10 @@ public final class ChronicleCounters implements CounterStore {
 
     /** Keeps {@code slot}'s word at the file's, unless the janitor retired the slot. */
     private static void mirror(CounterTable table, int slot, long word) {
-        long fp = CounterTable.fingerprintOf(table.key(slot));
-        table.replace(slot, fp, w -> word);
+        long w;
+        while ((w = table.word(slot)) != CounterTable.DEAD && w != word && !table.compareAndSetWord(slot, w, word)) {
+            Thread.onSpinWait(); // another loop mirrored meanwhile; either word tells the janitor, and the file decides
+        }
     }
 
     /**

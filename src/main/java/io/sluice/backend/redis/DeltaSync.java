@@ -89,6 +89,9 @@ final class DeltaSync implements AutoCloseable {
         }
         SyncedCounters.Dirty c;
         while ((c = counters.dirty.poll()) != null) {
+            if (!table.holds(c.slot(), c.fingerprint())) {
+                continue; // retired: its window's counts are dropped, and the slot's next domain queues itself
+            }
             int d = counters.takeUnsynced(c.slot());
             if (d == 0) {
                 continue;

@@ -118,7 +118,7 @@ final class ExactDecisions implements Decisions {
         long fp = limiter.fingerprint(slot);
         boolean overIfTaken = algorithm.acquire(table.wordOf(slot, fp), limiter.budget(slot),
                 limiter.clock().epochNanos()) == Algorithm.REFUSE;
-        if (overIfTaken && (parked >= MAX_PARKED || !backend.reserving(fp))) { // a flood is never let through
+        if (overIfTaken && (parked >= MAX_PARKED || !backend.reserving(slot))) { // a flood is never let through
             limiter.noteRefusal(slot, domain);
             return REFUSED;
         }
@@ -126,6 +126,9 @@ final class ExactDecisions implements Decisions {
             return backend.failure(slot, domain);
         }
         Batch b = waiting.get(slot);
+        if (b != null && b.fingerprint != fp) { // the slot's domain of this burst was retired: rare
+            b = null;
+        }
         if (b == null) {
             b = new Batch(slot, fp, limiter.keptAs(slot, domain).toKey());
             waiting.put(slot, b);
@@ -163,7 +166,7 @@ final class ExactDecisions implements Decisions {
                     b.key = RedisKeys.key(b.domain, limiter.policy(b.slot), backend.algorithmName());
                 }
                 asking.add(b); // worked out in full when its call goes
-            } else if (backend.reserving(b.fingerprint) && roundsInFlight > 0
+            } else if (backend.reserving(b.slot) && roundsInFlight > 0
                     && System.nanoTime() - b.parkedAt < timeoutNanos) {
                 // Refused only by what Redis may not take: wait for it, as long as a round of this
                 // loop is out to call send() again when it settles, and no longer than the timeout.
@@ -249,7 +252,7 @@ final class ExactDecisions implements Decisions {
                 workOut(b, now);
                 RedisKeys.casArguments(args, 4 * i, algorithm, limiter.policy(b.slot), b.expected, b.next, now);
             }
-            backend.reserved(b.fingerprint);
+            backend.reserved(b.slot);
         }
         backend.link().run(backend.casScript(), keys, args)
                 .whenComplete((reply, error) -> {
@@ -257,7 +260,7 @@ final class ExactDecisions implements Decisions {
                         loop.execute(() -> settle(round, batches, reply, error));
                     } catch (RejectedExecutionException stopping) {
                         batches.forEach(b -> {
-                            backend.settled(b.fingerprint);
+                            backend.settled(b.slot);
                             b.queries.forEach(ParkedQuery::release);
                         });
                     }
@@ -267,7 +270,7 @@ final class ExactDecisions implements Decisions {
     private void settle(Round round, List<Batch> batches, List<Object> reply, Throwable error) {
         for (int i = 0; i < batches.size(); i++) {
             Batch b = batches.get(i);
-            backend.settled(b.fingerprint);
+            backend.settled(b.slot);
             if (error != null || reply == null || reply.size() <= i) {
                 forget(b);
                 fail(b);
@@ -328,7 +331,7 @@ final class ExactDecisions implements Decisions {
     private void fail(Batch b) {
         parked -= b.queries.size();
         for (ParkedQuery q : b.queries) {
-            verdict(q, backend.failure(b.slot, b.domain), b);
+            verdict(q, backend.failure(b.domain), b);
         }
     }
 

@@ -11,7 +11,7 @@ import io.sluice.limit.Decisions;
 import io.sluice.limit.DomainLimiter;
 import io.sluice.limit.HeapCounters;
 import io.sluice.metrics.Registry;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -33,10 +33,11 @@ public final class RedisBackend implements Backend {
     private final DeltaSync sync;
     private final LongAdder conflicts;
     /**
-     * Per domain (by fingerprint), the calls out (of any loop) that reserved in its counter's word:
-     * until they settle the word may hold what Redis has not taken, so it refuses nothing by itself.
+     * Per counter slot, the calls out (of any loop) that reserved in its word: until they settle
+     * the word may hold what Redis has not taken, so it refuses nothing by itself. Calls settle
+     * within the Redis timeout, long before a slot can be given to another domain.
      */
-    private final ConcurrentHashMap<Long, Integer> reservations = new ConcurrentHashMap<>();
+    private final AtomicIntegerArray reservations;
 
     private RedisBackend(BackendSettings settings, LimitSettings.Algorithm algorithm, DomainLimiter limiter,
                          Registry meters, EventLoopGroup loops, int loopCount) {
@@ -48,6 +49,7 @@ public final class RedisBackend implements Backend {
         this.limiter = limiter;
         this.algorithmName = algorithm.toString();
         this.link = RedisLink.open(settings, loops, loopCount);
+        this.reservations = new AtomicIntegerArray(limiter.table().capacity() + 1);
         this.sync = limiter.store() instanceof SyncedCounters synced
                 ? new DeltaSync(this, limiter, synced, settings.syncInterval()) : null;
     }
@@ -124,23 +126,30 @@ public final class RedisBackend implements Backend {
         return conflicts;
     }
 
-    /** {@link #failure(int, DomainProbe)} of a query kept past its loop's probe (a parked one). */
-    int failure(int slot, DomainKey domain) {
-        return settings.redisFailure() == BackendSettings.RedisFailure.LOCAL
-                ? failure(slot, DomainProbe.of(domain)) : failure(slot, (DomainProbe) null);
+    /**
+     * {@link #failure(int, DomainProbe)} of a query kept past its loop's probe (a parked one): the
+     * domain is looked up again, since a query may wait longer than its slot lives.
+     */
+    int failure(DomainKey domain) {
+        if (settings.redisFailure() != BackendSettings.RedisFailure.LOCAL) {
+            return failure(DomainLimiter.NONE, (DomainProbe) null);
+        }
+        DomainProbe p = DomainProbe.of(domain);
+        int slot = limiter.counterFor(p);
+        return slot == DomainLimiter.NONE ? Decisions.ALLOWED : failure(slot, p);
     }
 
-    void reserved(long fingerprint) {
-        reservations.merge(fingerprint, 1, Integer::sum);
+    void reserved(int slot) {
+        reservations.incrementAndGet(slot);
     }
 
-    void settled(long fingerprint) {
-        reservations.computeIfPresent(fingerprint, (k, n) -> n == 1 ? null : n - 1);
+    void settled(int slot) {
+        reservations.decrementAndGet(slot);
     }
 
-    /** Whether a call out has reserved in the word of the domain with {@code fingerprint}. */
-    boolean reserving(long fingerprint) {
-        return reservations.containsKey(fingerprint);
+    /** Whether a call out has reserved in the word of {@code slot}. */
+    boolean reserving(int slot) {
+        return reservations.get(slot) > 0;
     }
 
     @Override
