@@ -39,7 +39,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One Lettuce connection to a standalone Redis or a Redis Cluster, shared by every event loop:
- * Lettuce pipelines what they send on it. Runs the scripts by EVALSHA (EVAL once when a server
+ * Lettuce pipelines what they send on it, and with epoll its channel is on one of sluice's own
+ * loops ({@link SharedLoops}), so that loop's calls and every reply cost no thread hand-off. Runs the scripts by EVALSHA (EVAL once when a server
  * answers NOSCRIPT, which also loads it), and knows whether Redis is there: one log line when it
  * goes away (a lost connection, or three failed calls in a row) and one when it is back.
  *
