@@ -199,6 +199,10 @@ public final class Sluice implements AutoCloseable {
                         aclDenied, deniedLog, top, cacheStages.get(i)));
             }
             metrics = startMetrics(settings, meters, limits, forwarding, top);
+            // What start-up made and keeps (the suffix list's trie, pools, tables) is moved to the
+            // old generation now, before any query: else the first young collections under load
+            // copy it, the longest pauses of a run (docs/benchmarks.md, "Soak").
+            System.gc();
             Frontend frontend = Frontend.bind(settings, transport, group, pipelines, meters, allowed);
             limits.start();
             deniedLog.start();
