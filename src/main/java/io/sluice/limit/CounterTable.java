@@ -32,8 +32,8 @@ import sun.misc.Unsafe;
  *       (which nothing matches), zeroes the word, then the key.</li>
  * </ol>
  * A loop holds a slot for one decision; the pass between retiring and emptying is the grace that
- * covers it. Only a loop stalled for a whole janitor interval inside one decision could count that
- * query against a domain that took the slot over.
+ * covers it. A loop stalled for a whole janitor interval inside one decision could write into a
+ * slot another domain took over (count its query there, or set its word); nothing else can.
  */
 public final class CounterTable {
     /** No slot: not tracked, or no room. */
@@ -242,21 +242,21 @@ public final class CounterTable {
                 if (kept == NONE) {
                     kept = s;
                 } else {
-                    retire(s);
+                    retire(s, fp);
                 }
             }
         }
         if (kept == mine) {
             return true;
         }
-        retire(mine);
+        retire(mine, fp);
         return false;
     }
 
-    /** Swaps a live slot's word, whatever it is, for {@link #DEAD}. */
-    private void retire(int slot) {
+    /** Swaps the word of {@code slot}, whatever it is, for {@link #DEAD}, while it holds {@code fp}. */
+    private void retire(int slot, long fp) {
         long w;
-        while ((w = word(slot)) != DEAD) {
+        while (holds(slot, fp) && (w = word(slot)) != DEAD) {
             if (compareAndSetWord(slot, w, DEAD)) {
                 live.decrementAndGet();
                 return;

@@ -101,6 +101,7 @@ public final class TopDomains implements AutoCloseable {
         }
 
         private void put(long fingerprint, byte[] name, int length, byte kind) {
+            VarHandle.releaseFence(); // what the drain validated stays before what is overwritten now
             long pos = namesNext;
             int at = (int) (pos % NAME_BYTES);
             if (at + 1 + length > NAME_BYTES) { // names do not wrap: start again at the ring's first byte

@@ -187,13 +187,14 @@ public final class ChronicleCounters implements CounterStore {
     public int acquire(CounterTable table, int slot, DomainProbe domain, Policy budget, Algorithm algorithm,
                        long now) {
         Scratch s = scratch.get().keyOf(domain);
+        long fp = CounterTable.fingerprintOf(table.key(slot));
         try (ExternalMapQueryContext<CharSequence, LongValue, ?> q = map.queryContext(s.key)) {
             q.updateLock().lock();
             MapEntry<CharSequence, LongValue> entry = q.entry();
             long word = entry == null ? 0 : entry.value().getUsing(s.value).getValue();
             long next = algorithm.acquire(word, budget, now);
             if (next == Algorithm.REFUSE) {
-                mirror(table, slot, word);
+                mirror(table, slot, fp, word);
                 return REFUSED;
             }
             s.value.setValue(next);
@@ -202,7 +203,7 @@ public final class ChronicleCounters implements CounterStore {
             } else {
                 q.replaceValue(entry, q.wrapValueAsData(s.value));
             }
-            mirror(table, slot, next);
+            mirror(table, slot, fp, next);
             return ALLOWED;
         } catch (RuntimeException e) {
             // A full segment (more domains than the file was sized for), or a lock left taken by a
@@ -214,9 +215,10 @@ public final class ChronicleCounters implements CounterStore {
     }
 
     /** Keeps {@code slot}'s word at the file's, unless the janitor retired the slot. */
-    private static void mirror(CounterTable table, int slot, long word) {
+    private static void mirror(CounterTable table, int slot, long fp, long word) {
         long w;
-        while ((w = table.word(slot)) != CounterTable.DEAD && w != word && !table.compareAndSetWord(slot, w, word)) {
+        while (Algorithm.isWord(word) && (w = table.word(slot)) != CounterTable.DEAD && w != word
+                && !table.compareAndSetWord(slot, fp, w, word)) {
             Thread.onSpinWait(); // another loop mirrored meanwhile; either word tells the janitor, and the file decides
         }
     }

@@ -84,6 +84,7 @@ final class DeltaSync implements AutoCloseable {
         List<Push> due = carried;
         carried = new ArrayList<>();
         Set<Integer> inPass = new HashSet<>();
+        due.removeIf(p -> !table.holds(p.slot(), p.fingerprint())); // the slot went to another domain
         for (Push p : due) {
             inPass.add(p.slot());
         }

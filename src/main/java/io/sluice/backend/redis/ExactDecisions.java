@@ -127,6 +127,7 @@ final class ExactDecisions implements Decisions {
         }
         Batch b = waiting.get(slot);
         if (b != null && b.fingerprint != fp) { // the slot's domain of this burst was retired: rare
+            retrying.add(b); // it goes on its own, from what Redis says
             b = null;
         }
         if (b == null) {
