@@ -81,10 +81,6 @@ public class DomainKey {
 
     /** The name's wire bytes, a copy. */
     public byte[] wire() {
-        return bytes();
-    }
-
-    private byte[] bytes() {
         byte[] b = new byte[Math.max(length, INLINE_BYTES)];
         LONGS.set(b, 0, w0);
         LONGS.set(b, 8, w1);
@@ -95,19 +91,7 @@ public class DomainKey {
         return Arrays.copyOf(b, length);
     }
 
-    /**
-     * Appends the key's wire bytes, one char per byte: an exact and compact name for stores
-     * outside the process, made without allocating. {@link #fromWireChars} reads it back.
-     */
-    public final void appendWireChars(StringBuilder out) {
-        for (int i = 0; i < length; i++) {
-            long w = i < 8 ? w0 : i < 16 ? w1 : i < INLINE_BYTES ? w2 : 0;
-            int b = i < INLINE_BYTES ? (int) (w >>> ((i & 7) * 8)) : rest[i - INLINE_BYTES];
-            out.append((char) (b & 0xFF));
-        }
-    }
-
-    /** The key whose {@link #appendWireChars} gave {@code chars}. */
+    /** The key whose {@link DomainProbe#appendWireChars} gave {@code chars}. */
     public static DomainKey fromWireChars(CharSequence chars) {
         byte[] b = new byte[chars.length()];
         for (int i = 0; i < b.length; i++) {
@@ -118,7 +102,7 @@ public class DomainKey {
 
     /** Presentation format, lower case: {@code example.co.uk}. */
     public final String name() {
-        return DomainBytes.toText(bytes(), length);
+        return DomainBytes.toText(wire(), length);
     }
 
     @Override

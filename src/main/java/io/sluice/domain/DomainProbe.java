@@ -28,20 +28,18 @@ public final class DomainProbe {
      * @throws IllegalArgumentException when it is not a name: not ASCII, or over 255 octets
      */
     public static DomainProbe of(String name) {
-        DomainProbe p = new DomainProbe();
-        byte[] b = DomainBytes.fromText(name);
-        System.arraycopy(b, 0, p.bytes, 0, b.length);
-        p.length = b.length;
-        p.seal();
-        return p;
+        return ofWire(DomainBytes.fromText(name));
     }
 
     /** A probe holding {@code key}'s domain: for a domain kept past its query. */
     public static DomainProbe of(DomainKey key) {
+        return ofWire(key.wire());
+    }
+
+    private static DomainProbe ofWire(byte[] wire) {
         DomainProbe p = new DomainProbe();
-        byte[] b = key.wire();
-        System.arraycopy(b, 0, p.bytes, 0, b.length);
-        p.length = b.length;
+        System.arraycopy(wire, 0, p.bytes, 0, wire.length);
+        p.length = wire.length;
         p.seal();
         return p;
     }
@@ -67,6 +65,16 @@ public final class DomainProbe {
 
     public int length() {
         return length;
+    }
+
+    /**
+     * Appends the name's wire bytes, one char per byte: an exact and compact name for stores
+     * outside the process, made without allocating. {@link DomainKey#fromWireChars} reads it back.
+     */
+    public void appendWireChars(StringBuilder out) {
+        for (int i = 0; i < length; i++) {
+            out.append((char) (bytes[i] & 0xFF));
+        }
     }
 
     /**

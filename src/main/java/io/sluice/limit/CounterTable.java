@@ -2,6 +2,7 @@ package io.sluice.limit;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongUnaryOperator;
 import sun.misc.Unsafe;
 
@@ -61,7 +62,7 @@ public final class CounterTable {
     private final int slotCount;
     /** Retired slots seen by a pass, to be emptied by the next: the janitor's only. */
     private final long[] retiredSeen;
-    private final java.util.concurrent.atomic.AtomicInteger live = new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicInteger live = new AtomicInteger();
 
     /** A table for at most {@code maxDomains} live domains, with room for as many retired ones. */
     CounterTable(int maxDomains) {

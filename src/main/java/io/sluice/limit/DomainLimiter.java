@@ -6,7 +6,9 @@ import io.sluice.domain.DomainKey;
 import io.sluice.domain.DomainProbe;
 import io.sluice.sketch.RecentHashes;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.IdentityHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -70,7 +72,7 @@ public final class DomainLimiter {
         static View of(PolicyTable table, Floods floods) {
             Map<Policy, Policy> cuts = new IdentityHashMap<>();
             Map<Policy, byte[]> texts = new IdentityHashMap<>();
-            java.util.List<Policy> all = new java.util.ArrayList<>(table.overrides().values());
+            List<Policy> all = new ArrayList<>(table.overrides().values());
             all.add(table.defaultPolicy());
             for (Policy p : all) {
                 texts.put(p, p.toString().getBytes(StandardCharsets.US_ASCII));

@@ -72,10 +72,7 @@ public final class ChronicleCounters implements CounterStore {
         Scratch keyOf(DomainProbe domain) {
             key.setLength(0);
             key.append(salt);
-            byte[] b = domain.bytes();
-            for (int i = 0; i < domain.length(); i++) {
-                key.append((char) (b[i] & 0xFF));
-            }
+            domain.appendWireChars(key);
             return this;
         }
     }
