@@ -3,6 +3,7 @@ package io.sluice.metrics;
 import io.prometheus.metrics.expositionformats.PrometheusTextFormatWriter;
 import io.prometheus.metrics.exporter.httpserver.HTTPServer;
 import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
+import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -18,13 +19,26 @@ import java.nio.charset.StandardCharsets;
  * reading the counters.
  */
 public final class MetricsEndpoint implements AutoCloseable {
+    /**
+     * The JVM's metrics, registered once per process and collected into each endpoint's registry:
+     * {@link JvmMetrics} keeps every registry it registers with for the process's life, so one
+     * registration per endpoint kept each stopped sluice's registry, and the tables its gauges
+     * read, alive (a test suite that starts sluice many times ran out of heap).
+     */
+    private static final PrometheusRegistry JVM = jvm();
     private final PrometheusRegistry registry = new PrometheusRegistry();
     private HTTPServer server;
     private InetSocketAddress bound;
 
     public MetricsEndpoint(Registry metrics) {
         registry.register(metrics::snapshot);
-        JvmMetrics.builder().register(registry);
+        registry.register((MultiCollector) JVM::scrape);
+    }
+
+    private static PrometheusRegistry jvm() {
+        PrometheusRegistry jvm = new PrometheusRegistry();
+        JvmMetrics.builder().register(jvm);
+        return jvm;
     }
 
     /**
