@@ -161,7 +161,7 @@ public final class Sluice implements AutoCloseable {
         TopDomains top = null;
         Sluice started = null;
         try {
-            AnswerCache cache = settings.cache().on() ? new AnswerCache(settings.cache(), clock::epochNanos, meters) : null;
+            AnswerCache cache = settings.cache().on() ? new AnswerCache(settings.cache(), settings.threads(), clock::epochNanos, meters) : null;
             LimitMeters limitMeters = new LimitMeters(meters);
             List<CacheStage> cacheStages = new ArrayList<>();
             List<UpstreamReplies> upstreamReplies = new ArrayList<>();

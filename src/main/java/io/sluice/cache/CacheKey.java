@@ -15,15 +15,14 @@ import java.util.Arrays;
  * are left out.
  *
  * <p>Each loop fills one key in place for every lookup ({@link #fill}), which allocates nothing;
- * the cache keeps {@link #copy copies}. A filled key and a copy are equal when their bytes are.
+ * the cache keeps a copy of its bytes in each entry, to tell two keys of one hash apart.
  *
- * <p>A client chooses the bytes, so the hash is keyed per process ({@link KeyedHash}), and keys
- * are ordered as well, so that the cache's map searches a bin of equal hashes as a tree: a bin of
- * names made to collide would otherwise cost every lookup in it a walk of them all, on the loop.
+ * <p>A client chooses the bytes, so the hash is keyed per process ({@link KeyedHash}): names made
+ * to share a bucket of the {@link AnswerTable} cannot be computed from outside.
  */
-final class CacheKey implements Comparable<CacheKey> {
+final class CacheKey {
     /** Name, type and class, and one octet of flags. */
-    private static final int MAX_BYTES = Wire.MAX_NAME_BYTES + 5;
+    static final int MAX_BYTES = Wire.MAX_NAME_BYTES + 5;
     private static final int BIT_RD = 1;
     private static final int BIT_CD = 2;
     private static final int BIT_AD = 4;
@@ -31,20 +30,9 @@ final class CacheKey implements Comparable<CacheKey> {
     private static final int BIT_DO = 16;
     private static final int FLAG_AD = 0x0020;
 
-    private final byte[] bytes;
+    private final byte[] bytes = new byte[MAX_BYTES + Long.BYTES]; // whole longs can always be read
     private int length;
-    private int hash;
-
-    /** A key to fill. */
-    CacheKey() {
-        this.bytes = new byte[MAX_BYTES + Long.BYTES]; // whole longs can always be read
-    }
-
-    private CacheKey(byte[] bytes, int hash) {
-        this.bytes = bytes;
-        this.length = bytes.length;
-        this.hash = hash;
-    }
+    private long hash;
 
     /**
      * Fills this key from the query {@code view} and {@code edns} have read; the name must be
@@ -65,37 +53,22 @@ final class CacheKey implements Comparable<CacheKey> {
                 | (edns.dnssecOk() ? BIT_DO : 0);
         bytes[n++] = (byte) bits;
         length = n;
-        hash = KeyedHash.of(bytes, n);
+        hash = KeyedHash.of64(bytes, n);
     }
 
-    /** Bytes of the question's name on the wire. */
-    int nameBytes() {
-        return length - 5;
-    }
-
-    /** A copy to keep in the cache. */
-    CacheKey copy() {
-        return new CacheKey(Arrays.copyOf(bytes, length), hash);
-    }
-
-    /** Bytes the key takes on the heap, roughly: for the cache's weigher. */
-    int heapBytes() {
-        return 48 + length;
-    }
-
-    @Override
-    public int hashCode() {
+    /** The keyed 64-bit hash of the bytes. */
+    long hash() {
         return hash;
     }
 
-    @Override
-    public boolean equals(Object o) {
-        return o instanceof CacheKey k && k.hash == hash && Arrays.equals(bytes, 0, length, k.bytes, 0, k.length);
+    /** Copies the bytes to {@code to} at {@code at}: their length. */
+    int copyTo(byte[] to, int at) {
+        System.arraycopy(bytes, 0, to, at, length);
+        return length;
     }
 
-    /** By bytes: zero exactly when {@link #equals}. */
-    @Override
-    public int compareTo(CacheKey o) {
-        return Arrays.compareUnsigned(bytes, 0, length, o.bytes, 0, o.length);
+    /** Whether {@code length} bytes of {@code b} at {@code at} are this key's. */
+    boolean sameAs(byte[] b, int at, int length) {
+        return length == this.length && at + length <= b.length && Arrays.equals(bytes, 0, length, b, at, at + length);
     }
 }

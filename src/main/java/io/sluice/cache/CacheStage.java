@@ -23,12 +23,19 @@ import io.sluice.wire.ZoneTransfer;
 public final class CacheStage implements Stage, UpstreamReplies {
     private final AnswerCache cache;
     private final CacheKey probe = new CacheKey();
+    /** What a lookup found. */
+    private final CachedAnswer found = new CachedAnswer();
+    /** What an upstream's reply is kept as. */
+    private final CachedAnswer kept = new CachedAnswer();
     private final QueryEdns edns = new QueryEdns();
     private final ReplyRecords records = new ReplyRecords();
     private final boolean serveStale;
+    /** The loop's number: the ring of the cache it stores in. */
+    private final int loop;
 
-    CacheStage(AnswerCache cache) {
+    CacheStage(AnswerCache cache, int loop) {
         this.cache = cache;
+        this.loop = loop;
         this.serveStale = cache.staleWhenLimited();
     }
 
@@ -40,7 +47,7 @@ public final class CacheStage implements Stage, UpstreamReplies {
             }
             return Outcome.CONTINUE;
         }
-        CachedAnswer a = cache.get(probe);
+        CachedAnswer a = cache.find(loop, probe, found) ? found : null;
         long now = cache.now();
         if (a != null && a.freshAt(now)) {
             cache.hits.increment();
@@ -66,7 +73,7 @@ public final class CacheStage implements Stage, UpstreamReplies {
             if (!serveStale || !probe(q.message(), q.view())) {
                 return Outcome.CONTINUE;
             }
-            CachedAnswer a = cache.get(probe);
+            CachedAnswer a = cache.find(loop, probe, found) ? found : null;
             long now = cache.now();
             if (a == null || !a.staleAt(now)) {
                 return Outcome.CONTINUE;
@@ -86,10 +93,9 @@ public final class CacheStage implements Stage, UpstreamReplies {
                 || records.questionNameEnd() - reply.readerIndex() != view.nameEnd() - view.base()) {
             return; // not readable, or its question written otherwise than the query's: no name to swap in
         }
-        CachedAnswer previous = Wire.rcode(reply) == Wire.RCODE_SERVFAIL ? cache.get(probe) : null;
-        CachedAnswer keep = cache.toKeep(reply, records, previous);
-        if (keep != null) {
-            cache.put(probe.copy(), keep);
+        CachedAnswer previous = Wire.rcode(reply) == Wire.RCODE_SERVFAIL && cache.find(loop, probe, found) ? found : null;
+        if (cache.toKeep(probe, reply, records, previous, kept)) {
+            cache.put(loop, probe, kept);
         }
     }
 
@@ -104,7 +110,7 @@ public final class CacheStage implements Stage, UpstreamReplies {
         if (!probe(query, view)) {
             return null;
         }
-        CachedAnswer a = cache.get(probe);
+        CachedAnswer a = cache.find(loop, probe, found) ? found : null;
         long now = cache.now();
         if (a == null || a.rcode() == Wire.RCODE_SERVFAIL) {
             return null; // a SERVFAIL kept, the upstream's own maybe: relayed or made, not the cache's
@@ -117,7 +123,7 @@ public final class CacheStage implements Stage, UpstreamReplies {
         }
         cache.staleServed.increment();
         if (refreshFailed) {
-            cache.refreshFailed(probe, a);
+            cache.refreshFailed(loop, a);
         }
         return write(alloc, query, view, overUdp, a, now, true);
     }

@@ -1,33 +1,152 @@
 package io.sluice.cache;
 
+import static io.sluice.cache.AnswerTable.FRESH_UNTIL_AT;
+import static io.sluice.cache.AnswerTable.HASH_AT;
+import static io.sluice.cache.AnswerTable.HEADER;
+import static io.sluice.cache.AnswerTable.KEEP_UNTIL_AT;
+import static io.sluice.cache.AnswerTable.KEY_LENGTH_AT;
+import static io.sluice.cache.AnswerTable.MESSAGE_LENGTH_AT;
+import static io.sluice.cache.AnswerTable.OPT_AT;
+import static io.sluice.cache.AnswerTable.RECHECK_AT;
+import static io.sluice.cache.AnswerTable.STORED_AT;
+import static io.sluice.cache.AnswerTable.TOTAL_AT;
+import static io.sluice.cache.AnswerTable.TTL_COUNT_AT;
+
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.sluice.wire.QueryView;
+import io.sluice.wire.ReplyRecords;
 import io.sluice.wire.Wire;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 
 /**
- * One answer as an upstream gave it, with where its TTLs are and how long it may be served. Made
- * once, read by every loop, never changed.
- *
- * @param message    the reply's bytes (its OPT without the client's own options)
- * @param ttlOffsets offset in {@code message} of every record's TTL but the OPT's
- * @param optAt      offset of the OPT record, the message's last, or -1
- * @param storedAt   when it was stored, in the cache's clock's nanoseconds
- * @param freshUntil until when it is served as it is, its TTLs counted down
- * @param keepUntil  until when it may be served stale (RFC 8767); {@code freshUntil} when never
- * @param recheckAt  before this, a stale answer is served without asking an upstream: the
- *                   upstreams failed to refresh it lately ({@code storedAt} until they do)
+ * One loop's copy of a cached answer, as an {@link AnswerTable} entry: a header (lengths, the
+ * key's hash, when it was stored, until when it is fresh, may be served stale, is served stale
+ * without asking), the key, the offset of every record's TTL but the OPT's, and the reply's bytes
+ * (its OPT without the client's own options). Copied out of the table by a lookup, or built from an
+ * upstream's reply to be kept; one per use per loop, reused, so that neither allocates.
  */
-record CachedAnswer(byte[] message, int[] ttlOffsets, int optAt, long storedAt, long freshUntil, long keepUntil,
-                    long recheckAt) {
+final class CachedAnswer {
     /** TTL of every record of a stale answer (RFC 8767 section 4 recommends 30 seconds). */
     static final int STALE_TTL = 30;
     /** The EDE info code "Stale Answer" (RFC 8914 section 4.4). */
     static final int EDE_STALE_ANSWER = 3;
     private static final int EDE_OPTION_BYTES = 6;
+    private static final int MAX_MESSAGE = 0xFFFF;
+    /** The largest entry: the header, the longest key, a TTL per record, the longest message. */
+    static final int MAX_BYTES = HEADER + CacheKey.MAX_BYTES + 2 * ReplyRecords.MAX_RECORDS + MAX_MESSAGE;
+    private static final VarHandle LONG = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final VarHandle INT = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final VarHandle SHORT = MethodHandles.byteArrayViewVarHandle(short[].class, ByteOrder.LITTLE_ENDIAN);
+
+    private final byte[] entry = new byte[MAX_BYTES];
+    private int length;
+    private int ttlsAt;
+    private int ttlCount;
+    private int messageAt;
+    private int messageLength;
+    /** Offset of the OPT record in the message, the message's last, or -1. */
+    private int optAt;
+    private long storedAt;
+    private long freshUntil;
+    private long keepUntil;
+    private long recheckAt;
+    private int slot;
+    private long word;
+
+    byte[] entry() {
+        return entry;
+    }
+
+    /** Bytes of the entry. */
+    int length() {
+        return length;
+    }
+
+    /** Where {@link AnswerTable#find} found it: the slot, and the word it read there. */
+    void foundAt(int slot, long word) {
+        this.slot = slot;
+        this.word = word;
+    }
+
+    int slot() {
+        return slot;
+    }
+
+    long word() {
+        return word;
+    }
+
+    /**
+     * Reads the {@code length} bytes the table copied into {@link #entry}: false unless they are a
+     * whole entry of {@code hash} and {@code key}.
+     */
+    boolean read(int length, long hash, CacheKey key) {
+        int keyLength = Short.toUnsignedInt((short) SHORT.get(entry, KEY_LENGTH_AT));
+        int ttls = Short.toUnsignedInt((short) SHORT.get(entry, TTL_COUNT_AT));
+        int message = (int) INT.get(entry, MESSAGE_LENGTH_AT);
+        int at = HEADER + keyLength + 2 * ttls;
+        if ((long) LONG.get(entry, HASH_AT) != hash || message < Wire.HEADER_BYTES || message > MAX_MESSAGE
+                || at + message != length || !key.sameAs(entry, HEADER, keyLength)) {
+            return false;
+        }
+        parse(length);
+        return true;
+    }
+
+    /**
+     * Builds the entry to keep for {@code key} from the reply {@code records} has just read: false
+     * when it does not fit.
+     */
+    boolean build(CacheKey key, ByteBuf reply, ReplyRecords records, long now, long freshUntil, long keepUntil) {
+        int keyLength = key.copyTo(entry, HEADER);
+        int ttls = records.ttlCount();
+        int at = HEADER + keyLength + 2 * ttls;
+        int message = records.copyToKeep(reply, entry, at);
+        if (message < 0 || message > MAX_MESSAGE) {
+            return false;
+        }
+        int[] offsets = records.ttlOffsets();
+        for (int i = 0; i < ttls; i++) {
+            SHORT.set(entry, HEADER + keyLength + 2 * i, (short) offsets[i]);
+        }
+        INT.set(entry, TOTAL_AT, at + message);
+        SHORT.set(entry, KEY_LENGTH_AT, (short) keyLength);
+        SHORT.set(entry, TTL_COUNT_AT, (short) ttls);
+        LONG.set(entry, HASH_AT, key.hash());
+        LONG.set(entry, STORED_AT, now);
+        LONG.set(entry, FRESH_UNTIL_AT, freshUntil);
+        LONG.set(entry, KEEP_UNTIL_AT, keepUntil);
+        LONG.set(entry, RECHECK_AT, now);
+        INT.set(entry, MESSAGE_LENGTH_AT, message);
+        INT.set(entry, OPT_AT, records.optAt() < 0 ? -1 : records.optAt() - reply.readerIndex());
+        parse(at + message);
+        return true;
+    }
+
+    private void parse(int length) {
+        this.length = length;
+        int keyLength = Short.toUnsignedInt((short) SHORT.get(entry, KEY_LENGTH_AT));
+        ttlCount = Short.toUnsignedInt((short) SHORT.get(entry, TTL_COUNT_AT));
+        ttlsAt = HEADER + keyLength;
+        messageAt = ttlsAt + 2 * ttlCount;
+        messageLength = (int) INT.get(entry, MESSAGE_LENGTH_AT);
+        optAt = (int) INT.get(entry, OPT_AT);
+        storedAt = (long) LONG.get(entry, STORED_AT);
+        freshUntil = (long) LONG.get(entry, FRESH_UNTIL_AT);
+        keepUntil = (long) LONG.get(entry, KEEP_UNTIL_AT);
+        recheckAt = (long) LONG.get(entry, RECHECK_AT);
+    }
 
     int rcode() {
-        return message[3] & Wire.RCODE_MASK;
+        return entry[messageAt + 3] & Wire.RCODE_MASK;
+    }
+
+    /** Until when it may be served stale; its expiry when never. */
+    long keepUntil() {
+        return keepUntil;
     }
 
     boolean freshAt(long now) {
@@ -43,19 +162,15 @@ record CachedAnswer(byte[] message, int[] ttlOffsets, int optAt, long storedAt, 
         return staleAt(now) && now - recheckAt < 0;
     }
 
-    /** This answer, served stale without asking an upstream until {@code until}. */
-    CachedAnswer recheckingAt(long until) {
-        return new CachedAnswer(message, ttlOffsets, optAt, storedAt, freshUntil, keepUntil, until);
+    /** Serves it stale without asking an upstream until {@code until}, once kept again. */
+    void recheckAt(long until) {
+        recheckAt = until;
+        LONG.set(entry, RECHECK_AT, until);
     }
 
     /** Bytes {@link #write} writes. */
     int length(boolean stale) {
-        return message.length + (stale && optAt >= 0 ? EDE_OPTION_BYTES : 0);
-    }
-
-    /** Bytes the answer takes on the heap, roughly: for the cache's weigher. */
-    int heapBytes() {
-        return 64 + 16 + message.length + 16 + 4 * ttlOffsets.length;
+        return messageLength + (stale && optAt >= 0 ? EDE_OPTION_BYTES : 0);
     }
 
     /**
@@ -66,13 +181,14 @@ record CachedAnswer(byte[] message, int[] ttlOffsets, int optAt, long storedAt, 
     ByteBuf write(ByteBufAllocator alloc, ByteBuf query, QueryView view, long now, boolean stale) {
         ByteBuf out = alloc.buffer(length(stale));
         int base = out.writerIndex();
-        out.writeBytes(message);
+        out.writeBytes(entry, messageAt, messageLength);
         out.setShort(base + Wire.ID_OFFSET, view.id());
         out.setBytes(base + Wire.HEADER_BYTES, query, view.nameStart(), view.nameEnd() - view.nameStart());
         long age = Math.max(0, (now - storedAt) / 1_000_000_000L);
-        for (int at : ttlOffsets) {
-            long ttl = stale ? STALE_TTL : Math.max(0, out.getUnsignedInt(base + at) - age);
-            out.setInt(base + at, (int) ttl);
+        for (int i = 0; i < ttlCount; i++) {
+            int at = base + Short.toUnsignedInt((short) SHORT.get(entry, ttlsAt + 2 * i));
+            long ttl = stale ? STALE_TTL : Math.max(0, out.getUnsignedInt(at) - age);
+            out.setInt(at, (int) ttl);
         }
         if (stale && optAt >= 0) {
             int rdLength = base + optAt + 9;

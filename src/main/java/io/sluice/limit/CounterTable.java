@@ -1,10 +1,10 @@
 package io.sluice.limit;
 
+import io.sluice.sketch.CacheLines;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongUnaryOperator;
-import sun.misc.Unsafe;
 
 /**
  * The limiter's counters without an object per domain: one {@code long[]} of slots, each a key
@@ -54,7 +54,7 @@ public final class CounterTable {
      * Longs before the first slot, so that a bucket is one cache line: a table this large is a
      * humongous object, which G1 places at the start of a region.
      */
-    private static final int PAD = padToLine();
+    private static final int PAD = CacheLines.padOf(long[].class, Long.BYTES);
 
     private final long[] slots;
     private final int bucketMask;
@@ -72,17 +72,6 @@ public final class CounterTable {
         this.slotCount = buckets * BUCKET_SLOTS;
         this.slots = new long[PAD + 2 * (slotCount + 1)];
         this.retiredSeen = new long[(slotCount + 63) / 64];
-    }
-
-    private static int padToLine() {
-        try {
-            var f = Unsafe.class.getDeclaredField("theUnsafe");
-            f.setAccessible(true);
-            int base = ((Unsafe) f.get(null)).arrayBaseOffset(long[].class);
-            return (64 - base % 64) % 64 / Long.BYTES;
-        } catch (ReflectiveOperationException | RuntimeException e) {
-            return 0; // only a cache line's alignment is lost
-        }
     }
 
     /** The fingerprint of a name whose keyed 64-bit hash is {@code hash}: never 0, flags clear. */

@@ -102,36 +102,43 @@ public final class ReplyRecords {
     /**
      * The reply {@link #read} has just read, as bytes to keep: its OPT record without the options
      * that belong to the one client it was for, a COOKIE (RFC 7873) and PADDING (RFC 7830).
-     * Everything else, offsets included, stays as it was.
+     * Everything else, offsets included, stays as it was. Copied into {@code out} at {@code at}:
+     * their length, or -1 when they do not fit.
      */
-    public byte[] copyToKeep(ByteBuf buf) {
+    public int copyToKeep(ByteBuf buf, byte[] out, int at) {
         int base = buf.readerIndex();
         int end = buf.writerIndex();
-        if (optAt < 0) {
-            byte[] out = new byte[end - base];
-            buf.getBytes(base, out);
-            return out;
-        }
-        int options = optAt + Opt.FIXED_BYTES;
-        int kept = 0;
-        for (int pos = options; pos < end; pos += 4 + buf.getUnsignedShort(pos + 2)) {
-            if (!privateOption(buf.getUnsignedShort(pos))) {
-                kept += 4 + buf.getUnsignedShort(pos + 2);
+        int kept = end - base;
+        if (optAt >= 0) {
+            int options = optAt + Opt.FIXED_BYTES;
+            kept = options - base;
+            for (int pos = options; pos < end; pos += 4 + buf.getUnsignedShort(pos + 2)) {
+                if (!privateOption(buf.getUnsignedShort(pos))) {
+                    kept += 4 + buf.getUnsignedShort(pos + 2);
+                }
             }
         }
-        byte[] out = new byte[options - base + kept];
-        buf.getBytes(base, out, 0, options - base);
-        int at = options - base;
+        if (kept > out.length - at) {
+            return -1;
+        }
+        if (optAt < 0) {
+            buf.getBytes(base, out, at, kept);
+            return kept;
+        }
+        int options = optAt + Opt.FIXED_BYTES;
+        buf.getBytes(base, out, at, options - base);
+        int to = at + options - base;
         for (int pos = options; pos < end; pos += 4 + buf.getUnsignedShort(pos + 2)) {
             if (!privateOption(buf.getUnsignedShort(pos))) {
                 int n = 4 + buf.getUnsignedShort(pos + 2);
-                buf.getBytes(pos, out, at, n);
-                at += n;
+                buf.getBytes(pos, out, to, n);
+                to += n;
             }
         }
-        out[optAt - base + 9] = (byte) (kept >>> 8);
-        out[optAt - base + 10] = (byte) kept;
-        return out;
+        int rdLength = kept - (options - base);
+        out[at + optAt - base + 9] = (byte) (rdLength >>> 8);
+        out[at + optAt - base + 10] = (byte) rdLength;
+        return kept;
     }
 
     /** The options between {@code pos} and {@code end} end exactly at {@code end}. */

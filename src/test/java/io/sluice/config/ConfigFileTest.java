@@ -144,6 +144,7 @@ class ConfigFileTest {
         "limits:\\n  exempt-clients: [10.0.0.0/33]         | line 2: limits.exempt-clients: 33 is out of range",
         "limits:\\n  exempt-clients: [somewhere]          | line 2: limits.exempt-clients: 'somewhere' is not an address",
         "dry-run: maybe                                | line 1: dry-run: invalid boolean 'maybe'",
+        "cache:\\n  max-bytes: 68719476736             | line 2: cache.max-bytes: 68719476736 is more than half the heap",
         "public-suffix-list: /no/such/file             | line 1: public-suffix-list: cannot read",
         "timeout: [1s                                  | not valid YAML",
         "- just\\n- a list                              | expected a mapping of settings",

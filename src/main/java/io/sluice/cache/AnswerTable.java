@@ -1,0 +1,299 @@
+package io.sluice.cache;
+
+import io.sluice.sketch.CacheLines;
+import io.sluice.sketch.RecentHashes;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The cache's answers without an object per answer: their bytes in rings of byte arrays taken at
+ * start, one ring per writer (each event loop), found through one index of four-slot buckets, a
+ * cache line each. Nothing for the collector to trace or copy, so a flood of new answers leaves no
+ * pause behind it; a lookup reads one line of the index and the entry's own bytes.
+ *
+ * <p><b>The rings.</b> A writer writes its entries one after another in its own ring, at an
+ * ever-growing position (the byte offset is that position modulo the ring's size); an entry never
+ * straddles the end of one of the ring's arrays, the rest of which is skipped. The writer moves the
+ * ring's {@link #heads head} on past the entry, fences, then copies the entry in; so the bytes at
+ * position {@code p} are the entry written there exactly while {@code head - p <= ringBytes}. That
+ * is the concurrency invariant, and a reader's only check: it copies the entry out, fences, and
+ * reads the head again; an entry the writer began to overwrite meanwhile fails the check and is a
+ * miss (a seqlock whose sequence is the ring's position). A ring has one writer, its loop, so no
+ * write ever lands behind the head it announced: two writers sharing a ring would let one, stalled
+ * between its reservation and its copy while the other went round, overwrite an entry the check
+ * passes. A copy is never trusted before the check nor served after failing it, and a torn one
+ * cannot throw: every length in it is bounded before use.
+ *
+ * <p><b>The index.</b> A slot is the key's 64-bit keyed hash and a word: the entry's ring and
+ * position and a 2-bit count of hits ({@link #USES}). A writer sets the hash, then publishes the
+ * word with release semantics, after the entry's bytes; a reader that finds the hash reads the word
+ * with acquire semantics, then checks the entry's own hash and key: a slot half rewritten by another
+ * loop only makes a miss. Two loops storing at once into one bucket may lose one of the answers: it
+ * is asked for again.
+ *
+ * <p><b>What stays.</b> An answer stored goes into its bucket's slot of the same key, else an empty
+ * slot or one whose entry its ring has overwritten. In a bucket full of live answers it must first
+ * be admitted: only a name stored before, lately, gets in ({@link RecentHashes}, TinyLFU's
+ * doorkeeper), so that a flood of names asked once leaves the cache as it was. An admitted answer
+ * takes the first slot without hits from a starting point its key chooses, taking a hit off each
+ * one passed (the CLOCK algorithm, four slots to a clock, counts up to 3). A hit adds one to its
+ * slot, by compare-and-set, until it is 3: a hot name's slot is written three times, then only
+ * read. A ring would still overwrite hot answers as it wraps, so a hit on an entry in the older half
+ * of its ring copies it to the head of the reader's: a hot answer is copied once per half turn.
+ */
+final class AnswerTable {
+    /** Bytes of an entry's header. */
+    static final int HEADER = 56;
+    static final int TOTAL_AT = 0;
+    static final int KEY_LENGTH_AT = 4;
+    static final int TTL_COUNT_AT = 6;
+    static final int HASH_AT = 8;
+    static final int STORED_AT = 16;
+    static final int FRESH_UNTIL_AT = 24;
+    static final int KEEP_UNTIL_AT = 32;
+    static final int RECHECK_AT = 40;
+    static final int MESSAGE_LENGTH_AT = 48;
+    static final int OPT_AT = 52;
+    /** Writers (loops) at most: the ring's number takes 10 bits of a slot's word. */
+    static final int MAX_WRITERS = 1024;
+
+    private static final int BUCKET_SLOTS = 4;
+    private static final int LONGS_PER_BUCKET = 2 * BUCKET_SLOTS;
+    private static final int RING_SHIFT = 52;
+    private static final long POSITION = (1L << RING_SHIFT) - 1;
+    private static final int USES_SHIFT = 62;
+    /** One hit, in a slot's word. */
+    private static final long USES = 1L << USES_SHIFT;
+    private static final long MAX_USES = 3;
+    private static final long WHERE = USES - 1;
+    /** The largest array of a ring. */
+    private static final int MAX_SEGMENT = 1 << 30;
+    /** The position of a ring's first entry; 0 in a word is an empty slot. */
+    private static final long FIRST = 8;
+    /** Longs between two rings' heads: each on its own pair of cache lines. */
+    private static final int HEAD_STRIDE = 16;
+    private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
+    private static final VarHandle INT = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
+
+    private final long[] index;
+    private final int pad;
+    private final int buckets;
+    /** Each writer's ring: its arrays. */
+    private final byte[][][] rings;
+    private final int segmentBytes;
+    private final long ringBytes;
+    private final int maxEntry;
+    /** Each ring's head, the position past its last entry begun, every {@link #HEAD_STRIDE} longs. */
+    private final long[] heads;
+    private final LongAdder evictions;
+    private final LongAdder rejected;
+    /** The names stored into a full bucket lately: the second such store is admitted. */
+    private final RecentHashes doorkeeper;
+
+    /**
+     * @param maxEntries answers at most, rounded up to a multiple of four
+     * @param bytesEach  bytes of each ring, rounded up to a multiple of its arrays' size
+     * @param writers    the threads that store answers, each with its own ring ({@link #MAX_WRITERS} at most)
+     * @param evictions  counts answers replaced for room, or lost to a ring's wrap
+     * @param rejected   counts answers not admitted into a full bucket
+     */
+    AnswerTable(int maxEntries, long bytesEach, int writers, LongAdder evictions, LongAdder rejected) {
+        if (writers < 1 || writers > MAX_WRITERS) {
+            throw new IllegalArgumentException("writers " + writers);
+        }
+        this.buckets = Math.max(1, (maxEntries + BUCKET_SLOTS - 1) / BUCKET_SLOTS);
+        this.pad = CacheLines.padOf(long[].class, Long.BYTES);
+        this.index = new long[pad + buckets * LONGS_PER_BUCKET];
+        this.segmentBytes = (int) Math.min(MAX_SEGMENT, bytesEach);
+        int segments = (int) ((bytesEach + segmentBytes - 1) / segmentBytes);
+        this.ringBytes = (long) segments * segmentBytes;
+        this.rings = new byte[writers][segments][segmentBytes];
+        this.maxEntry = segmentBytes / 4;
+        this.heads = new long[(writers + 1) * HEAD_STRIDE];
+        for (int w = 0; w < writers; w++) {
+            heads[(w + 1) * HEAD_STRIDE] = FIRST;
+        }
+        this.evictions = evictions;
+        this.rejected = rejected;
+        this.doorkeeper = new RecentHashes(4L * buckets, 16);
+    }
+
+    /**
+     * Copies the entry kept for {@code key} into {@code into}, which then names its slot; false
+     * when there is none, or it is being overwritten. Counts the hit, and copies an entry from the
+     * older half of its ring to the head of {@code writer}'s.
+     */
+    boolean find(CacheKey key, CachedAnswer into, int writer) {
+        long hash = key.hash();
+        int first = firstSlot(hash);
+        for (int i = 0; i < BUCKET_SLOTS; i++) {
+            int at = first + 2 * i;
+            if ((long) LONGS.getOpaque(index, at) != hash) {
+                continue;
+            }
+            long word = (long) LONGS.getAcquire(index, at + 1);
+            if ((word & POSITION) == 0 || !intact(word)) {
+                continue;
+            }
+            int length = copy(word, into.entry());
+            VarHandle.acquireFence(); // the copy's reads before the check's
+            if (length < 0 || !intact(word) || !into.read(length, hash, key)) {
+                continue;
+            }
+            if (word >>> USES_SHIFT < MAX_USES && LONGS.compareAndSet(index, at + 1, word, word + USES)) {
+                word += USES;
+            }
+            into.foundAt(at, word);
+            if (head(ring(word)) - (word & POSITION) > ringBytes / 2) {
+                replace(writer, into);
+            }
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * Keeps the entry {@code answer} holds (found, and changed or to be moved), in the slot it was
+     * found in if that still names the entry found, else not at all: a newer answer another loop
+     * kept meanwhile stays.
+     */
+    void replace(int writer, CachedAnswer answer) {
+        long found = answer.word();
+        LONGS.compareAndSet(index, answer.slot() + 1, found, write(writer, answer) | found & ~WHERE);
+    }
+
+    /**
+     * Keeps the entry {@code answer} holds under {@code hash}, making room in its bucket, unless it
+     * is not admitted there or is larger than a quarter of one of a ring's arrays.
+     */
+    void put(int writer, long hash, CachedAnswer answer) {
+        if (answer.length() > maxEntry) {
+            return;
+        }
+        int at = room(firstSlot(hash), hash);
+        if (at < 0) {
+            rejected.increment();
+            return;
+        }
+        long uses = (long) LONGS.getOpaque(index, at) == hash
+                ? (long) LONGS.getVolatile(index, at + 1) & ~WHERE : 0;
+        long where = write(writer, answer);
+        LONGS.setOpaque(index, at, hash);
+        LONGS.setRelease(index, at + 1, where | uses);
+    }
+
+    /** Answers the index names now that their rings still hold (expired ones included). */
+    long entries() {
+        long n = 0;
+        for (int at = pad; at < index.length; at += 2) {
+            long word = (long) LONGS.getOpaque(index, at + 1);
+            if ((word & POSITION) != 0 && intact(word)) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** Bytes of the rings written so far, at most their size. */
+    long bytes() {
+        long n = 0;
+        for (int w = 0; w < rings.length; w++) {
+            n += Math.min(head(w) - FIRST, ringBytes);
+        }
+        return n;
+    }
+
+    /**
+     * The slot for {@code hash} to go in: its own, an empty or overwritten one, or, when the
+     * doorkeeper admits it, the clock's; -1 when not admitted.
+     */
+    private int room(int first, long hash) {
+        for (int i = 0; i < BUCKET_SLOTS; i++) {
+            if ((long) LONGS.getOpaque(index, first + 2 * i) == hash) {
+                return first + 2 * i;
+            }
+        }
+        for (int i = 0; i < BUCKET_SLOTS; i++) {
+            long word = (long) LONGS.getOpaque(index, first + 2 * i + 1);
+            if ((word & POSITION) == 0) {
+                return first + 2 * i;
+            }
+            if (!intact(word)) {
+                evictions.increment();
+                return first + 2 * i;
+            }
+        }
+        if (!doorkeeper.seenBefore((int) (hash ^ hash >>> 32))) {
+            return -1;
+        }
+        int hand = (int) hash & (BUCKET_SLOTS - 1);
+        for (int step = 0; step < BUCKET_SLOTS * (MAX_USES + 1); step++) {
+            int at = first + 2 * ((hand + step) & (BUCKET_SLOTS - 1));
+            long word = (long) LONGS.getVolatile(index, at + 1);
+            if (word >>> USES_SHIFT == 0) {
+                evictions.increment();
+                return at;
+            }
+            LONGS.compareAndSet(index, at + 1, word, word - USES);
+        }
+        evictions.increment(); // other loops' hits kept every count up: the hand's first
+        return first + 2 * hand;
+    }
+
+    /**
+     * Moves {@code writer}'s head past room for the entry {@code answer} holds (at most
+     * {@link #maxEntry} bytes), then copies it in: its ring and position as a slot's word holds
+     * them. Only {@code writer}'s thread calls it.
+     */
+    private long write(int writer, CachedAnswer answer) {
+        int length = answer.length();
+        long head = head(writer);
+        int offset = (int) (head % ringBytes % segmentBytes);
+        long pos = offset + length > segmentBytes ? head + segmentBytes - offset : head; // the array's rest is skipped
+        LONGS.setRelease(heads, (writer + 1) * HEAD_STRIDE, pos + length);
+        VarHandle.storeStoreFence(); // the new head before any byte it makes stale
+        System.arraycopy(answer.entry(), 0, segment(writer, pos), (int) (pos % ringBytes % segmentBytes), length);
+        return (long) writer << RING_SHIFT | pos;
+    }
+
+    private long head(int writer) {
+        return (long) LONGS.getVolatile(heads, (writer + 1) * HEAD_STRIDE);
+    }
+
+    private static int ring(long word) {
+        return (int) ((word & WHERE) >>> RING_SHIFT);
+    }
+
+    /** Whether the entry {@code word} names is not yet reserved over by a later one of its ring. */
+    private boolean intact(long word) {
+        return head(ring(word)) - (word & POSITION) <= ringBytes;
+    }
+
+    /** Copies the entry {@code word} names into {@code to}: its length, or -1 if what is there cannot be one. */
+    private int copy(long word, byte[] to) {
+        long pos = word & POSITION;
+        byte[] segment = segment(ring(word), pos);
+        int offset = (int) (pos % ringBytes % segmentBytes);
+        if (offset + HEADER > segmentBytes) {
+            return -1;
+        }
+        int length = (int) INT.get(segment, offset + TOTAL_AT);
+        if (length < HEADER || length > to.length || length > segmentBytes - offset) {
+            return -1;
+        }
+        System.arraycopy(segment, offset, to, 0, length);
+        return length;
+    }
+
+    private byte[] segment(int writer, long pos) {
+        return rings[writer][(int) (pos % ringBytes / segmentBytes)];
+    }
+
+    /** The first long of {@code hash}'s bucket: its high half picks the bucket, by multiply-shift. */
+    private int firstSlot(long hash) {
+        return pad + (int) (((hash >>> 32) * buckets) >>> 32) * LONGS_PER_BUCKET;
+    }
+}
