@@ -225,6 +225,17 @@ public final class DomainLimiter {
         return t.defaultPolicy();
     }
 
+    /**
+     * The policy of the domain whose fingerprint is {@code fp}: its override, or the default. For
+     * work that outlives a decision (a Redis round, a sync pass): by then the domain's slot may
+     * hold another domain, whose flags {@link #policy(int)} would read.
+     */
+    public Policy policyOf(long fp) {
+        PolicyTable t = view.table();
+        Policy o = t.override(fp);
+        return o != null ? o : t.defaultPolicy();
+    }
+
     /** The budget decisions of {@code slot} count against: the policy, or its cut while flooded. */
     public Policy budget(int slot) {
         Policy p = policy(slot);

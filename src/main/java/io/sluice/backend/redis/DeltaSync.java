@@ -105,7 +105,7 @@ final class DeltaSync implements AutoCloseable {
             }
             pending[s] += d;
             if (inPass.add(s)) { // a carried counter, or one queued again while this loop drains: once per pass
-                String key = RedisKeys.key(c.domain(), limiter.policy(s), backend.algorithmName());
+                String key = RedisKeys.key(c.domain(), limiter.policyOf(c.fingerprint()), backend.algorithmName());
                 due.add(new Push(s, c.fingerprint(), key, backend.link().slot(key)));
             }
         }
@@ -129,7 +129,7 @@ final class DeltaSync implements AutoCloseable {
             int s = pushes.get(i).slot();
             keys[i] = pushes.get(i).key();
             next[i] = algorithm.addToCurrent(known[s], limiter.budget(s), now, pending[s]);
-            RedisKeys.casArguments(args, 4 * i, algorithm, limiter.policy(s), known[s], next[i], now);
+            RedisKeys.casArguments(args, 4 * i, algorithm, limiter.policyOf(pushes.get(i).fingerprint()), known[s], next[i], now);
         }
         List<Object> replies = null;
         try {

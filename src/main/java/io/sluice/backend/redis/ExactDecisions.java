@@ -164,7 +164,7 @@ final class ExactDecisions implements Decisions {
         for (Batch b : taken) {
             if (algorithm.acquire(lastKnown(b), limiter.budget(b.slot), now) != Algorithm.REFUSE) {
                 if (b.key == null) {
-                    b.key = RedisKeys.key(b.domain, limiter.policy(b.slot), backend.algorithmName());
+                    b.key = RedisKeys.key(b.domain, limiter.policyOf(b.fingerprint), backend.algorithmName());
                 }
                 asking.add(b); // worked out in full when its call goes
             } else if (backend.reserving(b.slot) && roundsInFlight > 0
@@ -245,13 +245,13 @@ final class ExactDecisions implements Decisions {
             Batch b = batches.get(i);
             keys[i] = b.key;
             workOut(b, now);
-            RedisKeys.casArguments(args, 4 * i, algorithm, limiter.policy(b.slot), b.expected, b.next, now);
+            RedisKeys.casArguments(args, 4 * i, algorithm, limiter.policyOf(b.fingerprint), b.expected, b.next, now);
         }
         for (int i = 0; i < batches.size(); i++) {
             Batch b = batches.get(i);
             while (!reserve(b)) {
                 workOut(b, now);
-                RedisKeys.casArguments(args, 4 * i, algorithm, limiter.policy(b.slot), b.expected, b.next, now);
+                RedisKeys.casArguments(args, 4 * i, algorithm, limiter.policyOf(b.fingerprint), b.expected, b.next, now);
             }
             backend.reserved(b.slot);
         }
