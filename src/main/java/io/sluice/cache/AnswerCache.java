@@ -53,12 +53,12 @@ public final class AnswerCache {
         LongAdder evictions = metrics.counter("cache_evictions",
                 "Answers evicted to keep the cache within its bounds, or overwritten by the ring of bytes as it wraps.");
         LongAdder rejected = metrics.counter("cache_rejected",
-                "Answers not kept: their bucket of the cache full, and their name not stored lately (its next answer is kept).");
+                "Answers not kept: their bucket of the cache full and their name not stored lately (its next answer is kept), or too large.");
         answers = Responder.answerCounters(metrics, "cache");
         this.table = new AnswerTable(settings.size(), Math.max(MIN_RING, settings.maxBytes() / loops), loops, evictions,
                 rejected);
         metrics.gauge("cache_entries", "Answers in the cache now, expired ones not yet replaced included.", table::entries);
-        metrics.gauge("cache_bytes", "Bytes of the cache's ring of answers written so far (at most max-bytes).", table::bytes);
+        metrics.gauge("cache_bytes", "Bytes of the cache's rings of answers written so far (at most their size: max-bytes, 64 KiB a loop at least).", table::bytes);
     }
 
     /** Copies the entry kept for {@code probe} into {@code into}, for {@code loop}: false when there is none. */
@@ -107,8 +107,8 @@ public final class AnswerCache {
      * Builds into {@code into} the entry to keep for the reply to {@code key} that {@code records}
      * has just read (successfully): false when it is not one to keep: TC set, an extended RCODE, a
      * TTL of 0, an RCODE other than NOERROR, NXDOMAIN or SERVFAIL, or a negative answer without an
-     * SOA (RFC 2308 section 5). A negative answer lives no longer than
-     * its SOA's negative TTL nor than any of its records (a CNAME before the NXDOMAIN).
+     * SOA (RFC 2308 section 5). A negative answer lives no longer than its SOA's negative TTL nor
+     * than any of its records (a CNAME before the NXDOMAIN).
      *
      * @param previous the entry kept for the same question, or null: a SERVFAIL does not replace
      *                 an answer that may still be served stale

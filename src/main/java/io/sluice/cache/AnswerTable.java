@@ -11,8 +11,11 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * The cache's answers without an object per answer: their bytes in rings of byte arrays taken at
  * start, one ring per writer (each event loop), found through one index of four-slot buckets, a
- * cache line each. Nothing for the collector to trace or copy, so a flood of new answers leaves no
- * pause behind it; a lookup reads one line of the index and the entry's own bytes.
+ * cache line each, two buckets to a name. Nothing for the collector to trace or copy, so a flood of
+ * new answers leaves no pause behind it; a lookup reads one line of the index (two for a name in
+ * its second bucket, and for a miss) and the entry's own bytes. Hand-written
+ * where Caffeine served first: its object per answer made the longest pauses of a 40 s
+ * random-domain flood, 47.9 ms against this table's 7.1 (docs/benchmarks.md, "Soak").
  *
  * <p><b>The rings.</b> A writer writes its entries one after another in its own ring, at an
  * ever-growing position (the byte offset is that position modulo the ring's size); an entry never
@@ -34,15 +37,18 @@ import java.util.concurrent.atomic.LongAdder;
  * loop only makes a miss. Two loops storing at once into one bucket may lose one of the answers: it
  * is asked for again.
  *
- * <p><b>What stays.</b> An answer stored goes into its bucket's slot of the same key, else an empty
- * slot or one whose entry its ring has overwritten. In a bucket full of live answers it must first
- * be admitted: only a name stored before, lately, gets in ({@link RecentHashes}, TinyLFU's
- * doorkeeper), so that a flood of names asked once leaves the cache as it was. An admitted answer
- * takes the first slot without hits from a starting point its key chooses, taking a hit off each
- * one passed (the CLOCK algorithm, four slots to a clock, counts up to 3). A hit adds one to its
- * slot, by compare-and-set, until it is 3: a hot name's slot is written three times, then only
- * read. A ring would still overwrite hot answers as it wraps, so a hit on an entry in the older half
- * of its ring copies it to the head of the reader's: a hot answer is copied once per half turn.
+ * <p><b>What stays.</b> An answer stored goes into the slot of the same key in either of its
+ * buckets, else a free one (empty, or its entry overwritten by its ring) in whichever of the two
+ * has more, so that the index fills evenly. Into two buckets full of answers the rings still hold
+ * (expired ones included: their times are in the rings, not the index) it must first be admitted:
+ * only a name stored before, lately, gets in ({@link RecentHashes}, TinyLFU's doorkeeper), so that
+ * a flood of names asked once leaves the cache as it was. An admitted answer takes, in one of its
+ * two buckets, the first slot without hits from a starting point its key chooses, taking a hit off
+ * each one passed (the CLOCK algorithm, four slots to a clock, counts up to 3). A hit adds one to
+ * its slot, by compare-and-set, until it is 3: a hot name's slot is written only as the hand passes
+ * it, not on every hit. A ring would still overwrite hot answers as it wraps, so a hit on an entry
+ * in the older half of its ring copies it to the head of the reader's: a hot answer is copied once
+ * per half turn.
  */
 final class AnswerTable {
     /** Bytes of an entry's header. */
@@ -71,6 +77,8 @@ final class AnswerTable {
     private static final long WHERE = USES - 1;
     /** The largest array of a ring. */
     private static final int MAX_SEGMENT = 1 << 30;
+    /** Names a generation of the doorkeeper holds at most: 2^27 bits of filter, 16 bits a name. */
+    private static final long DOORKEEPER_NAMES = (1L << 27) / 16;
     /** The position of a ring's first entry; 0 in a word is an empty slot. */
     private static final long FIRST = 8;
     /** Longs between two rings' heads: each on its own pair of cache lines. */
@@ -95,7 +103,8 @@ final class AnswerTable {
 
     /**
      * @param maxEntries answers at most, rounded up to a multiple of four
-     * @param bytesEach  bytes of each ring, rounded up to a multiple of its arrays' size
+     * @param bytesEach  bytes of each ring, in equal arrays of at most 1 GiB (rounded down to share
+     *                   evenly among them)
      * @param writers    the threads that store answers, each with its own ring ({@link #MAX_WRITERS} at most)
      * @param evictions  counts answers replaced for room, or lost to a ring's wrap
      * @param rejected   counts answers not admitted into a full bucket
@@ -107,8 +116,8 @@ final class AnswerTable {
         this.buckets = Math.max(1, (maxEntries + BUCKET_SLOTS - 1) / BUCKET_SLOTS);
         this.pad = CacheLines.padOf(long[].class, Long.BYTES);
         this.index = new long[pad + buckets * LONGS_PER_BUCKET];
-        this.segmentBytes = (int) Math.min(MAX_SEGMENT, bytesEach);
-        int segments = (int) ((bytesEach + segmentBytes - 1) / segmentBytes);
+        int segments = (int) ((bytesEach + MAX_SEGMENT - 1) / MAX_SEGMENT);
+        this.segmentBytes = (int) (bytesEach / segments);
         this.ringBytes = (long) segments * segmentBytes;
         this.rings = new byte[writers][segments][segmentBytes];
         this.maxEntry = segmentBytes / 4;
@@ -118,7 +127,8 @@ final class AnswerTable {
         }
         this.evictions = evictions;
         this.rejected = rejected;
-        this.doorkeeper = new RecentHashes(4L * buckets, 16);
+        // a generation no longer than the doorkeeper's largest filter holds at 16 bits a name
+        this.doorkeeper = new RecentHashes(Math.min(4L * buckets, DOORKEEPER_NAMES), 16);
     }
 
     /**
@@ -128,7 +138,12 @@ final class AnswerTable {
      */
     boolean find(CacheKey key, CachedAnswer into, int writer) {
         long hash = key.hash();
-        int first = firstSlot(hash);
+        int one = firstSlot(hash);
+        int two = secondSlot(hash);
+        return findIn(one, hash, key, into, writer) || two != one && findIn(two, hash, key, into, writer);
+    }
+
+    private boolean findIn(int first, long hash, CacheKey key, CachedAnswer into, int writer) {
         for (int i = 0; i < BUCKET_SLOTS; i++) {
             int at = first + 2 * i;
             if ((long) LONGS.getOpaque(index, at) != hash) {
@@ -157,23 +172,33 @@ final class AnswerTable {
 
     /**
      * Keeps the entry {@code answer} holds (found, and changed or to be moved), in the slot it was
-     * found in if that still names the entry found, else not at all: a newer answer another loop
-     * kept meanwhile stays.
+     * found in if that still names the entry found, else not at all (a newer answer another loop
+     * kept meanwhile stays); {@code answer} then names the slot's new word. Its bytes may still be
+     * written to the ring when another loop changes the slot in between: they are never named.
      */
     void replace(int writer, CachedAnswer answer) {
         long found = answer.word();
-        LONGS.compareAndSet(index, answer.slot() + 1, found, write(writer, answer) | found & ~WHERE);
+        int at = answer.slot() + 1;
+        if ((long) LONGS.getVolatile(index, at) != found) {
+            return;
+        }
+        long where = write(writer, answer);
+        long next = where | found & ~WHERE;
+        if (where != 0 && LONGS.compareAndSet(index, at, found, next)) {
+            answer.foundAt(answer.slot(), next);
+        }
     }
 
     /**
-     * Keeps the entry {@code answer} holds under {@code hash}, making room in its bucket, unless it
-     * is not admitted there or is larger than a quarter of one of a ring's arrays.
+     * Keeps the entry {@code answer} holds under {@code hash}, making room in one of its buckets,
+     * unless it is not admitted there or is larger than a quarter of one of a ring's arrays.
      */
     void put(int writer, long hash, CachedAnswer answer) {
         if (answer.length() > maxEntry) {
+            rejected.increment();
             return;
         }
-        int at = room(firstSlot(hash), hash);
+        int at = room(hash);
         if (at < 0) {
             rejected.increment();
             return;
@@ -181,6 +206,9 @@ final class AnswerTable {
         long uses = (long) LONGS.getOpaque(index, at) == hash
                 ? (long) LONGS.getVolatile(index, at + 1) & ~WHERE : 0;
         long where = write(writer, answer);
+        if (where == 0) {
+            return;
+        }
         LONGS.setOpaque(index, at, hash);
         LONGS.setRelease(index, at + 1, where | uses);
     }
@@ -207,15 +235,45 @@ final class AnswerTable {
     }
 
     /**
-     * The slot for {@code hash} to go in: its own, an empty or overwritten one, or, when the
-     * doorkeeper admits it, the clock's; -1 when not admitted.
+     * The slot for {@code hash} to go in: its own in either of its buckets, else a free one (empty,
+     * or its entry overwritten by its ring) in the bucket with more of them, else, when the
+     * doorkeeper admits it, the clock's of one of the two; -1 when not admitted.
      */
-    private int room(int first, long hash) {
-        for (int i = 0; i < BUCKET_SLOTS; i++) {
-            if ((long) LONGS.getOpaque(index, first + 2 * i) == hash) {
-                return first + 2 * i;
+    private int room(long hash) {
+        int one = firstSlot(hash);
+        int two = secondSlot(hash);
+        // in find's order: of two slots a race left with one name, the one a lookup finds is replaced
+        for (int i = 0; i < 2 * BUCKET_SLOTS; i++) {
+            int at = (i < BUCKET_SLOTS ? one : two) + 2 * (i & (BUCKET_SLOTS - 1));
+            if ((long) LONGS.getOpaque(index, at) == hash) {
+                return at;
             }
         }
+        int freeOne = free(one);
+        int freeTwo = two == one ? 0 : free(two);
+        if (freeOne > 0 || freeTwo > 0) {
+            return takeFree(freeOne >= freeTwo ? one : two);
+        }
+        if (!doorkeeper.seenBefore((int) (hash ^ hash >>> 32))) {
+            return -1;
+        }
+        return clock((hash & BUCKET_SLOTS) == 0 ? one : two, (int) hash & (BUCKET_SLOTS - 1));
+    }
+
+    /** Slots of the bucket at {@code first} that are empty, or whose entry its ring overwrote. */
+    private int free(int first) {
+        int n = 0;
+        for (int i = 0; i < BUCKET_SLOTS; i++) {
+            long word = (long) LONGS.getOpaque(index, first + 2 * i + 1);
+            if ((word & POSITION) == 0 || !intact(word)) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** The first free slot of the bucket at {@code first}, which has one (or had, a moment ago). */
+    private int takeFree(int first) {
         for (int i = 0; i < BUCKET_SLOTS; i++) {
             long word = (long) LONGS.getOpaque(index, first + 2 * i + 1);
             if ((word & POSITION) == 0) {
@@ -226,10 +284,14 @@ final class AnswerTable {
                 return first + 2 * i;
             }
         }
-        if (!doorkeeper.seenBefore((int) (hash ^ hash >>> 32))) {
-            return -1;
-        }
-        int hand = (int) hash & (BUCKET_SLOTS - 1);
+        return first; // another loop took it: its first slot, as the clock's would be
+    }
+
+    /**
+     * The slot the CLOCK hand of the bucket at {@code first}, starting at slot {@code hand}, finds
+     * without hits, taking one off each slot it passes.
+     */
+    private int clock(int first, int hand) {
         for (int step = 0; step < BUCKET_SLOTS * (MAX_USES + 1); step++) {
             int at = first + 2 * ((hand + step) & (BUCKET_SLOTS - 1));
             long word = (long) LONGS.getVolatile(index, at + 1);
@@ -246,13 +308,18 @@ final class AnswerTable {
     /**
      * Moves {@code writer}'s head past room for the entry {@code answer} holds (at most
      * {@link #maxEntry} bytes), then copies it in: its ring and position as a slot's word holds
-     * them. Only {@code writer}'s thread calls it.
+     * them, or 0 once the ring's position has used its 52 bits (4 PiB written: the ring then keeps
+     * nothing more, rather than let a position spill into the ring's number). Only
+     * {@code writer}'s thread calls it.
      */
     private long write(int writer, CachedAnswer answer) {
         int length = answer.length();
         long head = head(writer);
         int offset = (int) (head % ringBytes % segmentBytes);
         long pos = offset + length > segmentBytes ? head + segmentBytes - offset : head; // the array's rest is skipped
+        if (pos + length > POSITION) {
+            return 0;
+        }
         LONGS.setRelease(heads, (writer + 1) * HEAD_STRIDE, pos + length);
         VarHandle.storeStoreFence(); // the new head before any byte it makes stale
         System.arraycopy(answer.entry(), 0, segment(writer, pos), (int) (pos % ringBytes % segmentBytes), length);
@@ -292,8 +359,13 @@ final class AnswerTable {
         return rings[writer][(int) (pos % ringBytes / segmentBytes)];
     }
 
-    /** The first long of {@code hash}'s bucket: its high half picks the bucket, by multiply-shift. */
+    /** The first long of {@code hash}'s first bucket: its high half picks it, by multiply-shift. */
     private int firstSlot(long hash) {
         return pad + (int) (((hash >>> 32) * buckets) >>> 32) * LONGS_PER_BUCKET;
+    }
+
+    /** The first long of {@code hash}'s second bucket: its low half picks it. */
+    private int secondSlot(long hash) {
+        return pad + (int) (((hash & 0xFFFF_FFFFL) * buckets) >>> 32) * LONGS_PER_BUCKET;
     }
 }

@@ -143,7 +143,7 @@ public final class SettingTable {
             "Reverse names under ip6.arpa count per network of this many bits (a multiple of 4).");
     public static final Setting<List<Network>> EXEMPT_CLIENTS = list("limits.exempt-clients", null, null, "none",
             List.of(), SettingTable::networks, true, "Client networks never limited.");
-    public static final Setting<Integer> CACHE_SIZE = one("cache.size", "--cache-size", "N", "100000", 100_000,
+    public static final Setting<Integer> CACHE_SIZE = one("cache.size", "--cache-size", "N", "200000", 200_000,
             v -> Values.integer(v, 0, 100_000_000), false, "Answers the cache keeps at most; 0 turns it off.");
     public static final Setting<Long> CACHE_MAX_BYTES = one("cache.max-bytes", null, null, "67108864", 64L << 20,
             SettingTable::cacheBytes, false,
