@@ -172,20 +172,31 @@ final class AnswerTable {
 
     /**
      * Keeps the entry {@code answer} holds (found, and changed or to be moved), in the slot it was
-     * found in if that still names the entry found, else not at all (a newer answer another loop
-     * kept meanwhile stays); {@code answer} then names the slot's new word. Its bytes may still be
-     * written to the ring when another loop changes the slot in between: they are never named.
+     * found in while that still names the entry found (whatever its hits meanwhile), else not at
+     * all (a newer answer another loop kept meanwhile stays); {@code answer} then names the slot's
+     * new word. Its bytes may still be written to the ring when another loop changes the slot in
+     * between: they are never named.
      */
     void replace(int writer, CachedAnswer answer) {
-        long found = answer.word();
+        long found = answer.word() & WHERE;
         int at = answer.slot() + 1;
-        if ((long) LONGS.getVolatile(index, at) != found) {
+        if (((long) LONGS.getVolatile(index, at) & WHERE) != found) {
             return;
         }
         long where = write(writer, answer);
-        long next = where | found & ~WHERE;
-        if (where != 0 && LONGS.compareAndSet(index, at, found, next)) {
-            answer.foundAt(answer.slot(), next);
+        if (where == 0) {
+            return;
+        }
+        while (true) { // another loop's hit, or a CLOCK hand, may move the count: the entry is the same
+            long word = (long) LONGS.getVolatile(index, at);
+            if ((word & WHERE) != found) {
+                return;
+            }
+            long next = where | word & ~WHERE;
+            if (LONGS.compareAndSet(index, at, word, next)) {
+                answer.foundAt(answer.slot(), next);
+                return;
+            }
         }
     }
 
@@ -237,7 +248,7 @@ final class AnswerTable {
     /**
      * The slot for {@code hash} to go in: its own in either of its buckets, else a free one (empty,
      * or its entry overwritten by its ring) in the bucket with more of them, else, when the
-     * doorkeeper admits it, the clock's of one of the two; -1 when not admitted.
+     * doorkeeper admits it, the clock's of the one with fewer hits; -1 when not admitted.
      */
     private int room(long hash) {
         int one = firstSlot(hash);
@@ -252,12 +263,24 @@ final class AnswerTable {
         int freeOne = free(one);
         int freeTwo = two == one ? 0 : free(two);
         if (freeOne > 0 || freeTwo > 0) {
-            return takeFree(freeOne >= freeTwo ? one : two);
+            int at = takeFree(freeOne >= freeTwo ? one : two);
+            if (at >= 0) {
+                return at;
+            }
         }
         if (!doorkeeper.seenBefore((int) (hash ^ hash >>> 32))) {
             return -1;
         }
-        return clock((hash & BUCKET_SLOTS) == 0 ? one : two, (int) hash & (BUCKET_SLOTS - 1));
+        return clock(two == one || uses(one) <= uses(two) ? one : two, (int) hash & (BUCKET_SLOTS - 1));
+    }
+
+    /** The hits of the bucket at {@code first}'s slots: the hand goes where they are fewer. */
+    private int uses(int first) {
+        int n = 0;
+        for (int i = 0; i < BUCKET_SLOTS; i++) {
+            n += (int) ((long) LONGS.getOpaque(index, first + 2 * i + 1) >>> USES_SHIFT);
+        }
+        return n;
     }
 
     /** Slots of the bucket at {@code first} that are empty, or whose entry its ring overwrote. */
@@ -272,7 +295,7 @@ final class AnswerTable {
         return n;
     }
 
-    /** The first free slot of the bucket at {@code first}, which has one (or had, a moment ago). */
+    /** The first free slot of the bucket at {@code first}; -1 when other loops took them since {@link #free}. */
     private int takeFree(int first) {
         for (int i = 0; i < BUCKET_SLOTS; i++) {
             long word = (long) LONGS.getOpaque(index, first + 2 * i + 1);
@@ -284,7 +307,7 @@ final class AnswerTable {
                 return first + 2 * i;
             }
         }
-        return first; // another loop took it: its first slot, as the clock's would be
+        return -1;
     }
 
     /**

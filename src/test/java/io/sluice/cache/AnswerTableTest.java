@@ -206,6 +206,23 @@ class AnswerTableTest {
     }
 
     @Test
+    void aFailedRefreshIsKeptThoughAnotherLoopsHitMovedTheCount() throws Exception {
+        AnswerTable table = new AnswerTable(1000, 1 << 16, 2, new LongAdder(), new LongAdder());
+        CachedAnswer mine = new CachedAnswer();
+        CachedAnswer theirs = new CachedAnswer();
+        Asked stale = new Asked(-1);
+        build(stale, -1, 0, mine);
+        table.put(0, stale.key.hash(), mine);
+        long now = FRESH + FRESH / 2;
+        assertTrue(table.find(stale.key, mine, 0));
+        assertTrue(table.find(stale.key, theirs, 1), "the other loop's hit adds one to the slot's count");
+        mine.recheckAt(now + 1000); // what AnswerCache.refreshFailed does
+        table.replace(0, mine);
+        assertTrue(table.find(stale.key, theirs, 1));
+        assertTrue(theirs.staleWithoutAskingAt(now), "the recheck time was kept");
+    }
+
+    @Test
     void aReaderRacingWritersOverATinyRingGetsTheRightAnswerOrNone() throws Exception {
         AnswerTable table = new AnswerTable(64, 4096, 4, new LongAdder(), new LongAdder());
         int names = 100;
