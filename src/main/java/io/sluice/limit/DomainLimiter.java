@@ -236,6 +236,15 @@ public final class DomainLimiter {
         return o != null ? o : t.defaultPolicy();
     }
 
+    /**
+     * The budget of the domain whose fingerprint is {@code fp} and whose counter was {@code slot}:
+     * {@link #budget(int)} while the slot holds it, else its policy (a slot given to another domain
+     * since carries that domain's flags).
+     */
+    public Policy budgetOf(int slot, long fp) {
+        return table.holds(slot, fp) ? budget(slot) : policyOf(fp);
+    }
+
     /** The budget decisions of {@code slot} count against: the policy, or its cut while flooded. */
     public Policy budget(int slot) {
         Policy p = policy(slot);
@@ -304,9 +313,14 @@ public final class DomainLimiter {
 
     /** Queues the domain of {@code slot} for the refusal log (at most once per window); {@code name} is read now. */
     public void noteRefusal(int slot, Object name) {
-        Policy budget = budget(slot);
-        refusals.note(CounterTable.fingerprintOf(table.key(slot)), slot == overflow ? OVERFLOW_NAME : name, budget,
-                isCut(slot, budget), clock.epochNanos() / budget.windowNanos());
+        noteRefusal(slot, CounterTable.fingerprintOf(table.key(slot)), name);
+    }
+
+    /** {@link #noteRefusal(int, Object)} for the domain with {@code fp}, whose counter {@code slot} was. */
+    public void noteRefusal(int slot, long fp, Object name) {
+        Policy budget = budgetOf(slot, fp);
+        refusals.note(fp, slot == overflow ? OVERFLOW_NAME : name, budget,
+                table.holds(slot, fp) && isCut(slot, budget), clock.epochNanos() / budget.windowNanos());
     }
 
     /** Whether {@code budget}, {@code slot}'s, is a flood's cut. */

@@ -162,7 +162,7 @@ final class ExactDecisions implements Decisions {
         retrying = new ArrayList<>();
         List<Batch> asking = new ArrayList<>(taken.size());
         for (Batch b : taken) {
-            if (algorithm.acquire(lastKnown(b), limiter.budget(b.slot), now) != Algorithm.REFUSE) {
+            if (algorithm.acquire(lastKnown(b), limiter.budgetOf(b.slot, b.fingerprint), now) != Algorithm.REFUSE) {
                 if (b.key == null) {
                     b.key = RedisKeys.key(b.domain, limiter.policyOf(b.fingerprint), backend.algorithmName());
                 }
@@ -193,7 +193,7 @@ final class ExactDecisions implements Decisions {
 
     /** Works out, from the last known word, the word after as many of {@code b}'s queries as the budget allows. */
     private void workOut(Batch b, long now) {
-        Policy budget = limiter.budget(b.slot);
+        Policy budget = limiter.budgetOf(b.slot, b.fingerprint);
         long word = lastKnown(b);
         b.expected = word;
         int allowed = 0;
@@ -321,7 +321,7 @@ final class ExactDecisions implements Decisions {
     private void settle(Batch b, int allowed) {
         parked -= b.queries.size();
         if (allowed < b.queries.size()) {
-            limiter.noteRefusal(b.slot, b.domain);
+            limiter.noteRefusal(b.slot, b.fingerprint, b.domain);
         }
         for (int q = 0; q < b.queries.size(); q++) {
             verdict(b.queries.get(q), q < allowed ? ALLOWED : REFUSED, b);
