@@ -337,6 +337,25 @@ class RedisBackendTest {
         }
     }
 
+    @Test
+    void asyncModeHoldsBackADomainFarFromItsBudget() throws Exception {
+        try (RedisServer redis = RedisServer.start(dir);
+             RunningSluice a = sluice("redis", redis.uri(), "redis-mode", "async", "sync-interval", "20ms",
+                     "limits.default.queries", "6400")) {
+            assertEquals(50, Dns.burst(List.of(a.address()), Dns.names("quiet.com", 50))[Rcode.NOERROR]);
+            assertEquals(20, Dns.burst(List.of(a.address()), Dns.names("small.com", 20))[Rcode.NOERROR]);
+            Thread.sleep(200); // ten sync intervals
+            assertEquals(-1, fixedWindowCount(redis, "quiet.com"), "50 is under 6400 / 64: held back");
+            assertEquals(-1, fixedWindowCount(redis, "small.com"));
+
+            assertEquals(60, Dns.burst(List.of(a.address()), Dns.names("quiet.com", 60))[Rcode.NOERROR]);
+            awaitCount(redis, "quiet.com", 110); // 110 is not: pushed
+            assertEquals(-1, fixedWindowCount(redis, "small.com"), "the clock has not moved");
+            clock.advanceMillis(HOUR_MS / 4); // small.com's oldest count is a quarter of its window old
+            awaitCount(redis, "small.com", 20);
+        }
+    }
+
     private static String rcodes(int[] r) {
         return "NOERROR " + r[Rcode.NOERROR] + ", REFUSED " + r[Rcode.REFUSED] + ", SERVFAIL " + r[Rcode.SERVFAIL];
     }

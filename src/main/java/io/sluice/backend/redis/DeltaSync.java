@@ -3,11 +3,10 @@ package io.sluice.backend.redis;
 import io.sluice.limit.Algorithm;
 import io.sluice.limit.CounterTable;
 import io.sluice.limit.DomainLimiter;
+import io.sluice.limit.Policy;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -22,13 +21,27 @@ import org.slf4j.LoggerFactory;
  * plus what the loops allowed meanwhile, the local word: each instance soon decides on the
  * fleet's count.
  *
- * <p>Only domains that allowed a query here since the last pass are synced. A compare-and-set that
- * loses (another instance wrote the word) is worked out again from the word Redis returned, up to
- * {@link #TRIES} times in a pass, then waits for the next pass. A failed call drops its counts:
- * they belong to windows Redis may not see again, and dropping errs toward answering.
+ * <p>Only domains that allowed a query here since the last pass are synced, and a domain far from
+ * its budget waits: while what it allowed here unpushed is under {@link SyncedCounters#heldAtMost}
+ * (1/64 of its budget's queries) and the oldest of it is younger than {@link #HELD_WINDOWS} of its
+ * window, its counts stay with the loops and the domain waits in {@link #wheel} for the pass its
+ * time is up; the loop whose count reaches the share queues it again at once. Most domains are
+ * far from their budgets, and every push costs this thread and Redis alike (docs/benchmarks.md,
+ * "Backends"). Each instance then holds back from the fleet at most that share of a domain's
+ * budget: the overshoot the README states for async mode grows by (N-1) x budget / 64, and a
+ * budget under 64 queries is pushed every pass.
+ *
+ * <p>A compare-and-set that loses (another instance wrote the word) is worked out again from the
+ * word Redis returned, up to {@link #TRIES} times in a pass, then waits for the next pass. A failed
+ * call drops its counts: they belong to windows Redis may not see again, and dropping errs toward
+ * answering.
  */
 final class DeltaSync implements AutoCloseable {
     private static final int TRIES = 3;
+    /** How long a domain may hold counts back, as a share of its window: a quarter. */
+    private static final int HELD_WINDOWS = 4;
+    /** Passes {@link #wheel} looks ahead: a domain held longer is looked at again, and held again. */
+    private static final int WHEEL = 64;
 
     /** One domain's push in a pass: its counter's slot, fingerprint and key, and its key's cluster slot. */
     private record Push(int slot, long fingerprint, String key, int keySlot) {
@@ -48,6 +61,15 @@ final class DeltaSync implements AutoCloseable {
     private final long[] knownFor;
     private final long[] known;
     private final int[] pending;
+    /** Since when the slot's domain has counts not in Redis, in the limiter's clock's nanoseconds. */
+    private final long[] pendingSince;
+    /** The pass a held domain waits for in {@link #wheel}, 0 for none: an entry of another pass is stale. */
+    private final int[] heldUntil;
+    /** The last pass that took the slot's counts: each domain is pushed once a pass. */
+    private final int[] takenIn;
+    /** Held domains by the pass (modulo {@link #WHEEL}) that looks at them again. */
+    private final List<List<SyncedCounters.Dirty>> wheel = new ArrayList<>();
+    private int passes;
     /** Domains whose counts lost every try of the last pass: they go first in the next. */
     private List<Push> carried = new ArrayList<>();
     private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -66,6 +88,12 @@ final class DeltaSync implements AutoCloseable {
         this.knownFor = new long[table.capacity() + 1];
         this.known = new long[table.capacity() + 1];
         this.pending = new int[table.capacity() + 1];
+        this.pendingSince = new long[table.capacity() + 1];
+        this.heldUntil = new int[table.capacity() + 1];
+        this.takenIn = new int[table.capacity() + 1];
+        for (int i = 0; i < WHEEL; i++) {
+            wheel.add(new ArrayList<>());
+        }
     }
 
     void start() {
@@ -81,33 +109,24 @@ final class DeltaSync implements AutoCloseable {
     }
 
     private void pass() {
+        long now = limiter.clock().epochNanos();
+        int pass = ++passes == 0 ? ++passes : passes; // 0 is no pass; a stamp 2^32 passes old is looked at once more
         List<Push> due = carried;
         carried = new ArrayList<>();
-        Set<Integer> inPass = new HashSet<>();
         due.removeIf(p -> !table.holds(p.slot(), p.fingerprint())); // the slot went to another domain
         for (Push p : due) {
-            inPass.add(p.slot());
+            takenIn[p.slot()] = pass;
+        }
+        List<SyncedCounters.Dirty> up = wheel.get(Integer.remainderUnsigned(pass, WHEEL));
+        wheel.set(Integer.remainderUnsigned(pass, WHEEL), new ArrayList<>());
+        for (SyncedCounters.Dirty c : up) {
+            if (heldUntil[c.slot()] == pass) { // else pushed since, queued by the loop that reached the share
+                take(c, now, pass, due);
+            }
         }
         SyncedCounters.Dirty c;
         while ((c = counters.dirty.poll()) != null) {
-            if (!table.holds(c.slot(), c.fingerprint())) {
-                continue; // retired: its window's counts are dropped, and the slot's next domain queues itself
-            }
-            int d = counters.takeUnsynced(c.slot());
-            if (d == 0) {
-                continue;
-            }
-            int s = c.slot();
-            if (knownFor[s] != c.fingerprint()) { // the slot's first domain here, or another than before
-                knownFor[s] = c.fingerprint();
-                known[s] = 0;
-                pending[s] = 0;
-            }
-            pending[s] += d;
-            if (inPass.add(s)) { // a carried counter, or one queued again while this loop drains: once per pass
-                String key = RedisKeys.key(c.domain(), limiter.policyOf(c.fingerprint()), backend.algorithmName());
-                due.add(new Push(s, c.fingerprint(), key, backend.link().slot(key)));
-            }
+            take(c, now, pass, due);
         }
         for (int t = 0; t < TRIES && !due.isEmpty(); t++) {
             List<Push> lost = new ArrayList<>();
@@ -119,6 +138,49 @@ final class DeltaSync implements AutoCloseable {
         carried = due;
     }
 
+    /**
+     * Takes what the loops allowed for {@code c}'s domain into {@code due}, unless the domain holds
+     * its counts back: then they stay with the loops, and the domain waits in {@link #wheel}.
+     */
+    private void take(SyncedCounters.Dirty c, long now, int pass, List<Push> due) {
+        if (!table.holds(c.slot(), c.fingerprint())) {
+            return; // retired: its window's counts are dropped, and the slot's next domain queues itself
+        }
+        int s = c.slot();
+        if (knownFor[s] != c.fingerprint()) { // the slot's first domain here, or another than before
+            knownFor[s] = c.fingerprint();
+            known[s] = 0;
+            pending[s] = 0;
+            heldUntil[s] = 0;
+            takenIn[s] = 0;
+        }
+        if (takenIn[s] == pass) {
+            pending[s] += counters.takeUnsynced(s); // queued twice, or carried: they go together
+            return;
+        }
+        takenIn[s] = pass;
+        if (heldUntil[s] != 0) {
+            heldUntil[s] = 0; // its time is up, or the loop whose count reached the share queued it
+        } else if (pending[s] == 0) {
+            pendingSince[s] = now; // queued by its first count since the last take
+        }
+        Policy budget = limiter.budget(s);
+        long held = now - pendingSince[s];
+        if (pending[s] + counters.unsynced(s) < SyncedCounters.heldAtMost(budget)
+                && held < budget.windowNanos() / HELD_WINDOWS) {
+            long passesLeft = (budget.windowNanos() / HELD_WINDOWS - held + interval.toNanos() - 1) / interval.toNanos();
+            int until = pass + (int) Math.max(1, Math.min(WHEEL - 1, passesLeft));
+            heldUntil[s] = until == 0 ? 1 : until;
+            wheel.get(Integer.remainderUnsigned(heldUntil[s], WHEEL)).add(c);
+            return;
+        }
+        pending[s] += counters.takeUnsynced(s);
+        if (pending[s] > 0) {
+            String key = RedisKeys.key(c.domain(), limiter.policyOf(c.fingerprint()), backend.algorithmName());
+            due.add(new Push(s, c.fingerprint(), key, backend.link().slot(key)));
+        }
+    }
+
     /** One call for {@code pushes}; those whose compare-and-set lost go in {@code lost}. */
     private void push(List<Push> pushes, List<Push> lost) {
         long now = limiter.clock().epochNanos(); // per call: a pass may take several timeouts
@@ -128,7 +190,7 @@ final class DeltaSync implements AutoCloseable {
         for (int i = 0; i < pushes.size(); i++) {
             int s = pushes.get(i).slot();
             keys[i] = pushes.get(i).key();
-            next[i] = algorithm.addToCurrent(known[s], limiter.budget(s), now, pending[s]);
+            next[i] = algorithm.addToCurrent(known[s], limiter.budgetOf(s, pushes.get(i).fingerprint()), now, pending[s]);
             RedisKeys.casArguments(args, 4 * i, algorithm, limiter.policyOf(pushes.get(i).fingerprint()), known[s], next[i], now);
         }
         List<Object> replies = null;

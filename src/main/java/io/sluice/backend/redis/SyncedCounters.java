@@ -14,8 +14,9 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 /**
  * The store of Redis async mode: words in the counter table, as {@link HeapCounters} keeps them,
  * and each query allowed also counted per slot for {@link DeltaSync}, which gets a domain queued
- * once when its first unsynced query is allowed. A slot's count is zeroed when the janitor empties
- * it, so that the next domain in it starts with none.
+ * when its first unsynced query is allowed, and again when its unsynced count reaches
+ * {@link #heldAtMost} (the sync may be holding it back). A slot's count is zeroed when the janitor
+ * empties it, so that the next domain in it starts with none.
  */
 final class SyncedCounters implements CounterStore {
     private static final VarHandle INTS = MethodHandles.arrayElementVarHandle(int[].class);
@@ -29,6 +30,11 @@ final class SyncedCounters implements CounterStore {
     /** Per slot, allowed by the loops and not yet taken by the sync thread; sized by {@link #bind}. */
     private int[] unsynced = new int[0];
 
+    /** What a domain may hold back from Redis ({@link DeltaSync}): 1/64 of its budget's queries. */
+    static long heldAtMost(Policy budget) {
+        return budget.queries() >>> 6;
+    }
+
     @Override
     public void bind(CounterTable table) {
         unsynced = new int[table.capacity() + 1];
@@ -38,8 +44,11 @@ final class SyncedCounters implements CounterStore {
     public int acquire(CounterTable table, int slot, DomainProbe domain, Policy budget, Algorithm algorithm,
                        long now) {
         int verdict = heap.acquire(table, slot, domain, budget, algorithm, now);
-        if (verdict == ALLOWED && (int) INTS.getAndAdd(unsynced, slot, 1) == 0) {
-            dirty.offer(new Dirty(slot, CounterTable.fingerprintOf(table.key(slot)), domain.toKey()));
+        if (verdict == ALLOWED) {
+            int before = (int) INTS.getAndAdd(unsynced, slot, 1);
+            if (before == 0 || before + 1 == heldAtMost(budget)) {
+                dirty.offer(new Dirty(slot, CounterTable.fingerprintOf(table.key(slot)), domain.toKey()));
+            }
         }
         return verdict;
     }
