@@ -42,8 +42,8 @@ import java.util.concurrent.atomic.LongAdder;
  * has more, so that the index fills evenly. Into two buckets full of answers the rings still hold
  * (expired ones included: their times are in the rings, not the index) it must first be admitted:
  * only a name stored before, lately, gets in ({@link RecentHashes}, TinyLFU's doorkeeper), so that
- * a flood of names asked once leaves the cache as it was. An admitted answer takes, in one of its
- * two buckets, the first slot without hits from a starting point its key chooses, taking a hit off
+ * a flood of names asked once leaves the cache as it was. An admitted answer takes, in the one of its
+ * two buckets with fewer hits, the first slot without hits from a starting point its key chooses, taking a hit off
  * each one passed (the CLOCK algorithm, four slots to a clock, counts up to 3). A hit adds one to
  * its slot, by compare-and-set, until it is 3: a hot name's slot is written only as the hand passes
  * it, not on every hit. A ring would still overwrite hot answers as it wraps, so a hit on an entry
