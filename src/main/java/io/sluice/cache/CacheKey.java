@@ -39,14 +39,10 @@ final class CacheKey {
      * uncompressed, as a question's first name always is.
      */
     void fill(ByteBuf query, QueryView view, QueryEdns edns) {
-        int n = 0;
-        for (int i = view.nameStart(); i < view.nameEnd() + 4; i++) {
-            byte b = query.getByte(i);
-            if (i < view.nameEnd()) {
-                b = Names.lower(b); // the name only: type and class octets are numbers, not letters
-            }
-            bytes[n++] = b;
-        }
+        int name = view.nameEnd() - view.nameStart();
+        query.getBytes(view.nameStart(), bytes, 0, name + 4);
+        Names.lower(bytes, 0, name); // the name only: type and class octets are numbers, not letters
+        int n = name + 4;
         int flags = view.flags();
         int bits = ((flags & Wire.FLAG_RD) != 0 ? BIT_RD : 0) | ((flags & Wire.FLAG_CD) != 0 ? BIT_CD : 0)
                 | ((flags & FLAG_AD) != 0 ? BIT_AD : 0) | (edns.present() ? BIT_EDNS : 0)

@@ -122,10 +122,7 @@ public final class RegistrableDomains {
         for (int i = 0; i < length; i += (b[i] & 0xFF) + 1) {
             starts[labels++] = i;
         }
-        // Length octets are at most 63, below 'A', so lower-casing every octet is safe.
-        for (int i = 0; i < length; i++) {
-            b[i] = Names.lower(b[i]);
-        }
+        Names.lower(b, 0, length);
         int reverse = endsWith(b, length, IN_ADDR_ARPA) ? ipv4Labels : endsWith(b, length, IP6_ARPA) ? ipv6Labels : -1;
         if (reverse >= 0) {
             keep(out, starts, labels, length, Math.min(labels, reverse + 2)); // the network's labels, then in-addr.arpa

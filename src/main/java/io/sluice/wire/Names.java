@@ -1,6 +1,9 @@
 package io.sluice.wire;
 
 import io.netty.buffer.ByteBuf;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 
 /**
  * Domain names in wire form, read in place from a message buffer.
@@ -14,6 +17,13 @@ import io.netty.buffer.ByteBuf;
  * in a query, a question past the first) is {@link #pass passed} in place, pointers unfollowed.
  */
 public final class Names {
+    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final long LOW_SEVEN = 0x7F7F7F7F7F7F7F7FL;
+    private static final long HIGH_BITS = 0x8080808080808080L;
+    /** Added to a byte's low seven bits, sets its high bit from 'A' up, and from past 'Z' up. */
+    private static final long FROM_A = 0x3F3F3F3F3F3F3F3FL;
+    private static final long PAST_Z = 0x2525252525252525L;
+
     private Names() {
     }
 
@@ -153,5 +163,26 @@ public final class Names {
     /** ASCII lower case (RFC 4343: DNS compares names case-insensitively in ASCII only). */
     public static byte lower(byte c) {
         return c >= 'A' && c <= 'Z' ? (byte) (c + ('a' - 'A')) : c;
+    }
+
+    /**
+     * {@link #lower(byte)} of each byte of {@code b[from, to)}, eight at a time: a wire name's
+     * length octets are at most 63, below 'A', so a whole name may be given. Each byte's test is
+     * sums of its low seven bits, which never carry into the next byte. A query's name is lowered
+     * for its limit and for the cache, twice for a miss (docs/benchmarks.md, "Answer cache").
+     */
+    public static void lower(byte[] b, int from, int to) {
+        int i = from;
+        for (; i + Long.BYTES <= to; i += Long.BYTES) {
+            long w = (long) LONGS.get(b, i);
+            long low = w & LOW_SEVEN;
+            long upper = (low + FROM_A) & ~(low + PAST_Z) & ~w & HIGH_BITS;
+            if (upper != 0) {
+                LONGS.set(b, i, w | upper >>> 2); // 0x80 >>> 2 is 'a' - 'A'
+            }
+        }
+        for (; i < to; i++) {
+            b[i] = lower(b[i]);
+        }
     }
 }

@@ -1,10 +1,12 @@
 package io.sluice.wire;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 /** Names read in place, and what a message built to make reading them costly gets. */
@@ -19,6 +21,25 @@ class NamesTest {
             m.writeShort(0xC000 | target);
         }
         return m;
+    }
+
+    @Test
+    void lowerCasingEightBytesAtATimeMatchesOneByOne() {
+        Random random = new Random(7);
+        for (int round = 0; round < 20_000; round++) {
+            byte[] b = new byte[1 + random.nextInt(40)];
+            for (int i = 0; i < b.length; i++) { // every byte value, bunched around the letters' edges
+                b[i] = (byte) (random.nextBoolean() ? random.nextInt(256) : 0x3F + random.nextInt(0x22) | random.nextInt(2) << 7);
+            }
+            int from = random.nextInt(b.length);
+            int to = from + random.nextInt(b.length - from + 1);
+            byte[] expected = b.clone();
+            for (int i = from; i < to; i++) {
+                expected[i] = Names.lower(expected[i]);
+            }
+            Names.lower(b, from, to);
+            assertArrayEquals(expected, b);
+        }
     }
 
     @Test
