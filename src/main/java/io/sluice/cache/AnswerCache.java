@@ -61,9 +61,9 @@ public final class AnswerCache {
         metrics.gauge("cache_bytes", "Bytes of the cache's rings of answers written so far (at most their size: max-bytes, 64 KiB a loop at least).", table::bytes);
     }
 
-    /** Copies the entry kept for {@code probe} into {@code into}, for {@code loop}: false when there is none. */
-    boolean find(int loop, CacheKey probe, CachedAnswer into) {
-        return table.find(probe, into, loop);
+    /** Copies the entry kept for {@code probe} into {@code into}, for {@code loop}: false when there is none that may be served at {@code now}. */
+    boolean find(int loop, CacheKey probe, CachedAnswer into, long now) {
+        return table.find(probe, into, loop, now);
     }
 
     /** Keeps the answer {@code answer} holds, built for {@code key}, from {@code loop}. */

@@ -133,17 +133,18 @@ final class AnswerTable {
 
     /**
      * Copies the entry kept for {@code key} into {@code into}, which then names its slot; false
-     * when there is none, or it is being overwritten. Counts the hit, and copies an entry from the
-     * older half of its ring to the head of {@code writer}'s.
+     * when there is none, it is being overwritten, or at {@code now} it may no longer be served,
+     * even stale (such an entry gains no hit and is not moved: it waits to be replaced). Counts
+     * the hit, and copies an entry from the older half of its ring to the head of {@code writer}'s.
      */
-    boolean find(CacheKey key, CachedAnswer into, int writer) {
+    boolean find(CacheKey key, CachedAnswer into, int writer, long now) {
         long hash = key.hash();
         int one = firstSlot(hash);
         int two = secondSlot(hash);
-        return findIn(one, hash, key, into, writer) || two != one && findIn(two, hash, key, into, writer);
+        return findIn(one, hash, key, into, writer, now) || two != one && findIn(two, hash, key, into, writer, now);
     }
 
-    private boolean findIn(int first, long hash, CacheKey key, CachedAnswer into, int writer) {
+    private boolean findIn(int first, long hash, CacheKey key, CachedAnswer into, int writer, long now) {
         for (int i = 0; i < BUCKET_SLOTS; i++) {
             int at = first + 2 * i;
             if ((long) LONGS.getOpaque(index, at) != hash) {
@@ -155,7 +156,7 @@ final class AnswerTable {
             }
             int length = copy(word, into.entry());
             VarHandle.acquireFence(); // the copy's reads before the check's
-            if (length < 0 || !intact(word) || !into.read(length, hash, key)) {
+            if (length < 0 || !intact(word) || !into.read(length, hash, key) || now - into.keepUntil() >= 0) {
                 continue;
             }
             if (word >>> USES_SHIFT < MAX_USES && LONGS.compareAndSet(index, at + 1, word, word + USES)) {

@@ -47,8 +47,8 @@ public final class CacheStage implements Stage, UpstreamReplies {
             }
             return Outcome.CONTINUE;
         }
-        CachedAnswer a = cache.find(loop, probe, found) ? found : null;
         long now = cache.now();
+        CachedAnswer a = cache.find(loop, probe, found, now) ? found : null;
         if (a != null && a.freshAt(now)) {
             cache.hits.increment();
             q.send(write(q.client().alloc(), q.message(), q.view(), q.overUdp(), a, now, false));
@@ -73,8 +73,8 @@ public final class CacheStage implements Stage, UpstreamReplies {
             if (!serveStale || !probe(q.message(), q.view())) {
                 return Outcome.CONTINUE;
             }
-            CachedAnswer a = cache.find(loop, probe, found) ? found : null;
             long now = cache.now();
+            CachedAnswer a = cache.find(loop, probe, found, now) ? found : null;
             if (a == null || !a.staleAt(now)) {
                 return Outcome.CONTINUE;
             }
@@ -93,7 +93,7 @@ public final class CacheStage implements Stage, UpstreamReplies {
                 || records.questionNameEnd() - reply.readerIndex() != view.nameEnd() - view.base()) {
             return; // not readable, or its question written otherwise than the query's: no name to swap in
         }
-        CachedAnswer previous = Wire.rcode(reply) == Wire.RCODE_SERVFAIL && cache.find(loop, probe, found) ? found : null;
+        CachedAnswer previous = Wire.rcode(reply) == Wire.RCODE_SERVFAIL && cache.find(loop, probe, found, cache.now()) ? found : null;
         if (cache.toKeep(probe, reply, records, previous, kept)) {
             cache.put(loop, probe, kept);
         }
@@ -110,8 +110,8 @@ public final class CacheStage implements Stage, UpstreamReplies {
         if (!probe(query, view)) {
             return null;
         }
-        CachedAnswer a = cache.find(loop, probe, found) ? found : null;
         long now = cache.now();
+        CachedAnswer a = cache.find(loop, probe, found, now) ? found : null;
         if (a == null || a.rcode() == Wire.RCODE_SERVFAIL) {
             return null; // a SERVFAIL kept, the upstream's own maybe: relayed or made, not the cache's
         }

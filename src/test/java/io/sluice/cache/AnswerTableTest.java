@@ -99,7 +99,7 @@ class AnswerTableTest {
         assertTrue(table.bytes() <= 4096, "bytes " + table.bytes());
         int found = 0;
         for (int i = 0; i < 200; i++) {
-            if (table.find(asked.get(i).key, a, 0)) {
+            if (table.find(asked.get(i).key, a, 0, 0)) {
                 found++;
                 assertEquals(address(i), served(a, asked.get(i)));
                 assertTrue(i >= 200 - 4096 / 100, "found " + i + ", which the ring no longer holds");
@@ -131,14 +131,14 @@ class AnswerTableTest {
         assertTrue(admitted <= 10, admitted + " of 1,000 names stored once admitted");
         int stayed = 0;
         for (int i = 0; i < 4; i++) {
-            stayed += table.find(new Asked(i).key, a, 0) ? 1 : 0;
+            stayed += table.find(new Asked(i).key, a, 0, 0) ? 1 : 0;
         }
         assertTrue(stayed >= 4 - admitted, "the first four stay but for one per name admitted: " + stayed);
         Asked twice = new Asked(2000);
         build(twice, 2000, 0, a);
         table.put(0, twice.key.hash(), a);
         table.put(0, twice.key.hash(), a);
-        assertTrue(table.find(twice.key, a, 0), "admitted at its second store");
+        assertTrue(table.find(twice.key, a, 0, 0), "admitted at its second store");
         assertEquals(4, table.entries());
     }
 
@@ -150,7 +150,7 @@ class AnswerTableTest {
         build(hot, -1, 0, a);
         table.put(0, hot.key.hash(), a);
         for (int i = 0; i < 3; i++) {
-            assertTrue(table.find(hot.key, a, 0));
+            assertTrue(table.find(hot.key, a, 0, 0));
         }
         for (int i = 0; i < 1100; i++) {
             Asked other = new Asked(i);
@@ -158,10 +158,10 @@ class AnswerTableTest {
             table.put(0, other.key.hash(), a); // twice, so that each is admitted
             table.put(0, other.key.hash(), a);
             if (i < 1000) {
-                assertTrue(table.find(hot.key, a, 0), "asked after each other name, it stays: lost at " + i);
+                assertTrue(table.find(hot.key, a, 0, 0), "asked after each other name, it stays: lost at " + i);
             }
         }
-        assertFalse(table.find(hot.key, a, 0), "no longer asked, it went");
+        assertFalse(table.find(hot.key, a, 0, 0), "no longer asked, it went");
         assertEquals(4, table.entries());
     }
 
@@ -178,7 +178,7 @@ class AnswerTableTest {
             table.put(0, once.key.hash(), a);
             table.put(0, once.key.hash(), a);
             if (i % 8 == 0) {
-                assertTrue(table.find(hot.key, a, 0), "lost at " + i);
+                assertTrue(table.find(hot.key, a, 0, 0), "lost at " + i);
                 assertEquals(address(-1), served(a, hot));
             }
         }
@@ -197,12 +197,31 @@ class AnswerTableTest {
             table.put(0, other.key.hash(), a);
         }
         long now = FRESH + FRESH / 2;
-        assertTrue(table.find(stale.key, a, 0));
+        assertTrue(table.find(stale.key, a, 0, 0));
         assertFalse(a.staleWithoutAskingAt(now));
         a.recheckAt(now + 1000); // what AnswerCache.refreshFailed does
         table.replace(0, a);
-        assertTrue(table.find(stale.key, a, 0));
+        assertTrue(table.find(stale.key, a, 0, 0));
         assertTrue(a.staleWithoutAskingAt(now), "the recheck time was kept, in the slot the move left");
+    }
+
+    @Test
+    void anEntryPastItsStaleTimeIsAMissAndIsNotMoved() throws Exception {
+        AnswerTable table = new AnswerTable(1000, 8192, 1, new LongAdder(), new LongAdder());
+        CachedAnswer a = new CachedAnswer();
+        Asked dead = new Asked(-1);
+        build(dead, -1, 0, a);
+        table.put(0, dead.key.hash(), a);
+        for (int i = 0; i < 40; i++) { // over half the ring: a hit moves it
+            Asked other = new Asked(i);
+            build(other, i, 0, a);
+            table.put(0, other.key.hash(), a);
+        }
+        long written = table.bytes();
+        assertFalse(table.find(dead.key, a, 0, 2 * FRESH), "past its stale time");
+        assertEquals(written, table.bytes(), "not copied to the head");
+        assertTrue(table.find(dead.key, a, 0, 2 * FRESH - 1));
+        assertTrue(table.bytes() > written, "a hit before then moves it");
     }
 
     @Test
@@ -214,11 +233,11 @@ class AnswerTableTest {
         build(stale, -1, 0, mine);
         table.put(0, stale.key.hash(), mine);
         long now = FRESH + FRESH / 2;
-        assertTrue(table.find(stale.key, mine, 0));
-        assertTrue(table.find(stale.key, theirs, 1), "the other loop's hit adds one to the slot's count");
+        assertTrue(table.find(stale.key, mine, 0, 0));
+        assertTrue(table.find(stale.key, theirs, 1, 0), "the other loop's hit adds one to the slot's count");
         mine.recheckAt(now + 1000); // what AnswerCache.refreshFailed does
         table.replace(0, mine);
-        assertTrue(table.find(stale.key, theirs, 1));
+        assertTrue(table.find(stale.key, theirs, 1, 0));
         assertTrue(theirs.staleWithoutAskingAt(now), "the recheck time was kept");
     }
 
@@ -246,7 +265,7 @@ class AnswerTableTest {
                         if (writer) {
                             build(asked.get(i), i, random.nextInt(8), a);
                             table.put(me, asked.get(i).key.hash(), a);
-                        } else if (table.find(asked.get(i).key, a, me)) {
+                        } else if (table.find(asked.get(i).key, a, me, 0)) {
                             assertEquals(address(i), served(a, asked.get(i)));
                             hits.incrementAndGet();
                         }
@@ -286,7 +305,7 @@ class AnswerTableTest {
         }
         for (int round = 0; round < 3; round++) { // compiled before it is measured
             for (Asked q : asked) {
-                if (table.find(q.key, a, 0)) {
+                if (table.find(q.key, a, 0, 0)) {
                     table.put(0, q.key.hash(), a);
                 }
             }
@@ -294,7 +313,7 @@ class AnswerTableTest {
         long before = allocated();
         int found = 0;
         for (Asked q : asked) {
-            if (table.find(q.key, a, 0)) {
+            if (table.find(q.key, a, 0, 0)) {
                 found++;
                 table.put(0, q.key.hash(), a);
             }
