@@ -23,13 +23,14 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Only domains that allowed a query here since the last pass are synced, and a domain far from
  * its budget waits: while what it allowed here unpushed is under {@link SyncedCounters#heldAtMost}
- * (1/64 of its budget's queries) and the oldest of it is younger than {@link #HELD_WINDOWS} of its
- * window, its counts stay with the loops and the domain waits in {@link #wheel} for the pass its
- * time is up; the loop whose count reaches the share queues it again at once. Most domains are
- * far from their budgets, and every push costs this thread and Redis alike (docs/benchmarks.md,
- * "Backends"). Each instance then holds back from the fleet at most that share of a domain's
- * budget: the overshoot the README states for async mode grows by (N-1) x budget / 64, and a
- * budget under 64 queries is pushed every pass.
+ * (about 1/64 of its budget's queries) and the oldest of it is younger than a quarter of its
+ * window ({@link #HELD_WINDOWS}) and from the window in force, its counts stay with the loops (the
+ * slot is not idle meanwhile) and the domain waits in {@link #wheel} for the pass its time is up;
+ * the loop whose count reaches the share queues it again at once. Most domains are far from their
+ * budgets, and every push costs this thread and Redis alike (docs/benchmarks.md, "Backends").
+ * Each instance then holds back from the fleet at most that share of a domain's budget: the
+ * overshoot the README states for async mode grows by (N-1) x budget / 64, and a budget under
+ * 4,096 queries is pushed every pass.
  *
  * <p>A compare-and-set that loses (another instance wrote the word) is worked out again from the
  * word Redis returned, up to {@link #TRIES} times in a pass, then waits for the next pass. A failed
@@ -154,9 +155,13 @@ final class DeltaSync implements AutoCloseable {
             heldUntil[s] = 0;
             takenIn[s] = 0;
         }
+        boolean holding = true;
         if (takenIn[s] == pass) {
-            pending[s] += counters.takeUnsynced(s); // queued twice, or carried: they go together
-            return;
+            if (heldUntil[s] == 0) {
+                pending[s] += counters.takeUnsynced(s); // queued twice, or carried: they go together
+                return;
+            }
+            holding = false; // held earlier in this pass, then queued by a loop whose count reached the share
         }
         takenIn[s] = pass;
         if (heldUntil[s] != 0) {
@@ -165,12 +170,11 @@ final class DeltaSync implements AutoCloseable {
             pendingSince[s] = now; // queued by its first count since the last take
         }
         Policy budget = limiter.budget(s);
-        long held = now - pendingSince[s];
-        if (pending[s] + counters.unsynced(s) < SyncedCounters.heldAtMost(budget)
-                && held < budget.windowNanos() / HELD_WINDOWS) {
-            long passesLeft = (budget.windowNanos() / HELD_WINDOWS - held + interval.toNanos() - 1) / interval.toNanos();
-            int until = pass + (int) Math.max(1, Math.min(WHEEL - 1, passesLeft));
-            heldUntil[s] = until == 0 ? 1 : until;
+        long until = heldUntil(pendingSince[s], budget);
+        if (holding && pending[s] + counters.unsynced(s) < SyncedCounters.heldAtMost(budget) && now < until) {
+            long passesLeft = (until - now + interval.toNanos() - 1) / interval.toNanos();
+            int at = pass + (int) Math.max(1, Math.min(WHEEL - 1, passesLeft));
+            heldUntil[s] = at == 0 ? 1 : at;
             wheel.get(Integer.remainderUnsigned(heldUntil[s], WHEEL)).add(c);
             return;
         }
@@ -179,6 +183,15 @@ final class DeltaSync implements AutoCloseable {
             String key = RedisKeys.key(c.domain(), limiter.policyOf(c.fingerprint()), backend.algorithmName());
             due.add(new Push(s, c.fingerprint(), key, backend.link().slot(key)));
         }
+    }
+
+    /**
+     * Until when counts held since {@code since} may wait: a quarter of the window, and never past
+     * the end of the window they were counted in (pushed later, they would count in the next).
+     */
+    private static long heldUntil(long since, Policy budget) {
+        long window = budget.windowNanos();
+        return Math.min(since + window / HELD_WINDOWS, Math.floorDiv(since, window) * window + window);
     }
 
     /** One call for {@code pushes}; those whose compare-and-set lost go in {@code lost}. */

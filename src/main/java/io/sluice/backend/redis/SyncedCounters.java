@@ -14,9 +14,9 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 /**
  * The store of Redis async mode: words in the counter table, as {@link HeapCounters} keeps them,
  * and each query allowed also counted per slot for {@link DeltaSync}, which gets a domain queued
- * when its first unsynced query is allowed, and again when its unsynced count reaches
- * {@link #heldAtMost} (the sync may be holding it back). A slot's count is zeroed when the janitor
- * empties it, so that the next domain in it starts with none.
+ * when its first unsynced query is allowed, and again at each multiple of {@link #heldAtMost}
+ * (the sync may be holding it back); a slot with unsynced counts is not idle. A slot's count is
+ * zeroed when the janitor empties it, so that the next domain in it starts with none.
  */
 final class SyncedCounters implements CounterStore {
     private static final VarHandle INTS = MethodHandles.arrayElementVarHandle(int[].class);
@@ -30,9 +30,18 @@ final class SyncedCounters implements CounterStore {
     /** Per slot, allowed by the loops and not yet taken by the sync thread; sized by {@link #bind}. */
     private int[] unsynced = new int[0];
 
-    /** What a domain may hold back from Redis ({@link DeltaSync}): 1/64 of its budget's queries. */
+    /** The smallest {@link #heldAtMost} there is: a budget whose share is below it is pushed every pass. */
+    private static final long LEAST_HELD = 64;
+
+    /**
+     * What a domain may hold back from Redis ({@link DeltaSync}): 1/64 of its budget's queries
+     * (of its burst, if smaller), rounded down to a power of two; 0, nothing, under 4,096. The
+     * loops queue the domain at each multiple of it, which a budget cut by a reload or a flood
+     * cannot step over.
+     */
     static long heldAtMost(Policy budget) {
-        return budget.queries() >>> 6;
+        long share = Long.highestOneBit(Math.min(budget.queries(), budget.burst()) >>> 6);
+        return share < LEAST_HELD ? 0 : share;
     }
 
     @Override
@@ -46,11 +55,18 @@ final class SyncedCounters implements CounterStore {
         int verdict = heap.acquire(table, slot, domain, budget, algorithm, now);
         if (verdict == ALLOWED) {
             int before = (int) INTS.getAndAdd(unsynced, slot, 1);
-            if (before == 0 || before + 1 == heldAtMost(budget)) {
+            long held = heldAtMost(budget);
+            if (before == 0 || held != 0 && (before + 1 & held - 1) == 0) {
                 dirty.offer(new Dirty(slot, CounterTable.fingerprintOf(table.key(slot)), domain.toKey()));
             }
         }
         return verdict;
+    }
+
+    /** Not while it holds counts the sync has not taken: retiring the slot would drop them. */
+    @Override
+    public boolean idle(CounterTable table, int slot, long word, Policy p, Algorithm algorithm, long now) {
+        return unsynced(slot) == 0 && heap.idle(table, slot, word, p, algorithm, now);
     }
 
     @Override
