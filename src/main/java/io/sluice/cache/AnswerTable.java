@@ -265,6 +265,9 @@ final class AnswerTable {
         int freeTwo = two == one ? 0 : free(two);
         if (freeOne > 0 || freeTwo > 0) {
             int at = takeFree(freeOne >= freeTwo ? one : two);
+            if (at < 0 && two != one) {
+                at = takeFree(freeOne >= freeTwo ? two : one); // other loops took those since
+            }
             if (at >= 0) {
                 return at;
             }
