@@ -264,9 +264,10 @@ final class AnswerTable {
         int freeOne = free(one);
         int freeTwo = two == one ? 0 : free(two);
         if (freeOne > 0 || freeTwo > 0) {
-            int at = takeFree(freeOne >= freeTwo ? one : two);
+            int freer = freeOne >= freeTwo ? one : two;
+            int at = takeFree(freer);
             if (at < 0 && two != one) {
-                at = takeFree(freeOne >= freeTwo ? two : one); // other loops took those since
+                at = takeFree(freer == one ? two : one); // other loops took those since
             }
             if (at >= 0) {
                 return at;

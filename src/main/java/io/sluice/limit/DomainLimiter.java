@@ -215,14 +215,7 @@ public final class DomainLimiter {
     /** The policy of {@code slot}'s domain: its override, or the default. */
     public Policy policy(int slot) {
         long k = table.key(slot);
-        PolicyTable t = view.table();
-        if ((k & CounterTable.OVERRIDDEN) != 0) {
-            Policy o = t.override(CounterTable.fingerprintOf(k));
-            if (o != null) {
-                return o;
-            }
-        }
-        return t.defaultPolicy();
+        return (k & CounterTable.OVERRIDDEN) != 0 ? policyOf(CounterTable.fingerprintOf(k)) : view.table().defaultPolicy();
     }
 
     /**
@@ -318,9 +311,10 @@ public final class DomainLimiter {
 
     /** {@link #noteRefusal(int, Object)} for the domain with {@code fp}, whose counter {@code slot} was. */
     public void noteRefusal(int slot, long fp, Object name) {
-        Policy budget = budgetOf(slot, fp);
-        refusals.note(fp, slot == overflow ? OVERFLOW_NAME : name, budget,
-                table.holds(slot, fp) && isCut(slot, budget), clock.epochNanos() / budget.windowNanos());
+        boolean holds = table.holds(slot, fp);
+        Policy budget = holds ? budget(slot) : policyOf(fp); // as budgetOf, whose check the cut needs too
+        refusals.note(fp, slot == overflow ? OVERFLOW_NAME : name, budget, holds && isCut(slot, budget),
+                clock.epochNanos() / budget.windowNanos());
     }
 
     /** Whether {@code budget}, {@code slot}'s, is a flood's cut. */

@@ -184,18 +184,24 @@ class AnswerTableTest {
         }
     }
 
-    @Test
-    void aFailedRefreshOfAnEntryJustMovedToTheHeadIsKept() throws Exception {
+    /** A one-ring table holding {@code old}'s answer (name -1), then 40 others: over half the ring, so a hit on it moves it. */
+    private static AnswerTable withAnEntryInTheOlderHalf(Asked old, CachedAnswer a) throws Exception {
         AnswerTable table = new AnswerTable(1000, 8192, 1, new LongAdder(), new LongAdder());
-        CachedAnswer a = new CachedAnswer();
-        Asked stale = new Asked(-1);
-        build(stale, -1, 0, a);
-        table.put(0, stale.key.hash(), a);
-        for (int i = 0; i < 40; i++) { // over half the ring: the next hit moves it
+        build(old, -1, 0, a);
+        table.put(0, old.key.hash(), a);
+        for (int i = 0; i < 40; i++) {
             Asked other = new Asked(i);
             build(other, i, 0, a);
             table.put(0, other.key.hash(), a);
         }
+        return table;
+    }
+
+    @Test
+    void aFailedRefreshOfAnEntryJustMovedToTheHeadIsKept() throws Exception {
+        CachedAnswer a = new CachedAnswer();
+        Asked stale = new Asked(-1);
+        AnswerTable table = withAnEntryInTheOlderHalf(stale, a);
         long now = FRESH + FRESH / 2;
         assertTrue(table.find(stale.key, a, 0, 0));
         assertFalse(a.staleWithoutAskingAt(now));
@@ -207,16 +213,9 @@ class AnswerTableTest {
 
     @Test
     void anEntryPastItsStaleTimeIsAMissAndIsNotMoved() throws Exception {
-        AnswerTable table = new AnswerTable(1000, 8192, 1, new LongAdder(), new LongAdder());
         CachedAnswer a = new CachedAnswer();
         Asked dead = new Asked(-1);
-        build(dead, -1, 0, a);
-        table.put(0, dead.key.hash(), a);
-        for (int i = 0; i < 40; i++) { // over half the ring: a hit moves it
-            Asked other = new Asked(i);
-            build(other, i, 0, a);
-            table.put(0, other.key.hash(), a);
-        }
+        AnswerTable table = withAnEntryInTheOlderHalf(dead, a);
         long written = table.bytes();
         assertFalse(table.find(dead.key, a, 0, 2 * FRESH), "past its stale time");
         assertEquals(written, table.bytes(), "not copied to the head");
