@@ -8,11 +8,15 @@ import java.util.function.LongUnaryOperator;
 
 /**
  * The limiter's counters without an object per domain: one {@code long[]} of slots, each a key
- * (the domain's keyed 61-bit fingerprint and three flags) and the algorithm's 64-bit word, four
- * slots to a cache line. A domain lives in the first of its two buckets with room, so a decision
- * reads one line (two for a domain not yet tracked) and moves the word by compare-and-set: no
- * lock, no allocation, nothing for the collector to trace or copy. Sized once, for twice the
- * table's bound, so that a domain almost always finds room in one of its buckets.
+ * (the domain's keyed 61-bit fingerprint and three flags) and the algorithm's 64-bit word, eight
+ * slots (two cache lines) to a bucket. A domain is claimed in its first bucket while that has more
+ * than {@link #ROOMY} empty slots, else in the emptier of its two, and looked up in the first, then
+ * the second: a decision reads one bucket (two for about one domain in ten, and for one not yet
+ * tracked) and moves the word by compare-and-set: no lock, no allocation, nothing for the
+ * collector to trace or copy. The table holds its bound at two thirds full, 16 bytes a slot and 24
+ * a domain of the bound; turning to the emptier bucket once the first is nearly full is what
+ * allows that load (docs/benchmarks.md, "Heap per tracked domain": 0.018% of claims at the bound
+ * find both buckets full, where four-slot buckets filled first with room left 0.93% half full).
  *
  * <p>The name is not kept: what shows a domain (the refusal log, the busiest domains, flood lines)
  * copies it from the query. Two names share a fingerprint with a chance of about 2^-42 per
@@ -22,8 +26,8 @@ import java.util.function.LongUnaryOperator;
  * compare-and-set or is made on a slot no loop can match:
  * <ol>
  *   <li>empty: key 0, word 0. A loop claims it by setting the key from 0 (the word is already a
- *       fresh one), always the first empty slot of the domain's buckets, and looks again: of two
- *       loops that claimed the domain at once (one of them in a slot the janitor had just
+ *       fresh one), always the first empty slot of the bucket chosen as above, and looks again: of
+ *       two loops that claimed the domain at once (one of them in a slot the janitor had just
  *       emptied), the slot first in the buckets' order is kept and the other retired.</li>
  *   <li>live: the key, and a word no algorithm makes {@link #DEAD}.</li>
  *   <li>retired: the janitor swapped the word of an idle domain for {@link #DEAD}. Lookups pass
@@ -48,27 +52,36 @@ public final class CounterTable {
     /** Key flag: the janitor is emptying the slot; no lookup matches it. */
     static final long EMPTYING = 4;
     private static final long FLAGS = 7;
-    static final int BUCKET_SLOTS = 4;
+    static final int BUCKET_SLOTS = 8;
+    /**
+     * Empty slots past which a domain's first bucket takes it whatever its second holds. Two: while
+     * a table fills to its bound, one domain in ten goes to its second bucket and 13 claims in a
+     * million find no room (docs/benchmarks.md, "Heap per tracked domain"); always the emptier
+     * cost more a decision at 1,000,000 domains (DecisionBenchmark: 296 ns against 238-279).
+     */
+    private static final int ROOMY = 2;
     private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
     /**
-     * Longs before the first slot, so that a bucket is one cache line: a table this large is a
-     * humongous object, which G1 places at the start of a region.
+     * Longs before the first slot, so that a bucket is two whole cache lines: a table this large is
+     * a humongous object, which G1 places at the start of a region.
      */
     private static final int PAD = CacheLines.padOf(long[].class, Long.BYTES);
 
     private final long[] slots;
-    private final int bucketMask;
+    private final int buckets;
     /** Slots of buckets, then the one slot outside them that {@link #extraSlot} names. */
     private final int slotCount;
     /** Retired slots seen by a pass, to be emptied by the next: the janitor's only. */
     private final long[] retiredSeen;
     private final AtomicInteger live = new AtomicInteger();
 
-    /** A table for at most {@code maxDomains} live domains, with room for as many retired ones. */
+    /**
+     * A table for at most {@code maxDomains} live domains, half as many slots again: room for the
+     * retired ones of a janitor pass, and for a domain to find room in one of its buckets.
+     */
     CounterTable(int maxDomains) {
-        long wanted = Math.max(2, (2L * maxDomains + BUCKET_SLOTS - 1) / BUCKET_SLOTS);
-        int buckets = (int) Math.min(1 << 26, Long.highestOneBit(wanted - 1) << 1);
-        this.bucketMask = buckets - 1;
+        long wanted = (3L * maxDomains / 2 + BUCKET_SLOTS - 1) / BUCKET_SLOTS;
+        this.buckets = (int) Math.max(2, Math.min(1 << 26, wanted));
         this.slotCount = buckets * BUCKET_SLOTS;
         this.slots = new long[PAD + 2 * (slotCount + 1)];
         this.retiredSeen = new long[(slotCount + 63) / 64];
@@ -154,14 +167,19 @@ public final class CounterTable {
     /** The live slot of the domain with {@code hash}, or {@link #NONE}. */
     int find(long hash) {
         long fp = fingerprint(hash);
-        int b1 = (int) hash & bucketMask;
+        int b1 = firstBucket(hash);
         int s = findIn(b1, fp);
         return s != NONE ? s : findIn(secondBucket(hash, b1), fp);
     }
 
+    /** The bucket of the hash's low half: any number of buckets, by multiplying rather than masking. */
+    private int firstBucket(long hash) {
+        return (int) (((hash & 0xFFFF_FFFFL) * buckets) >>> 32);
+    }
+
     private int secondBucket(long hash, int first) {
-        int b = (int) (hash >>> 32) & bucketMask;
-        return b != first ? b : first ^ 1;
+        int b = (int) (((hash >>> 32) * buckets) >>> 32);
+        return b != first ? b : (first + 1) % buckets;
     }
 
     private int findIn(int bucket, long fp) {
@@ -172,6 +190,16 @@ public final class CounterTable {
             }
         }
         return NONE;
+    }
+
+    /** Empty slots of {@code bucket}. */
+    private int emptyIn(int bucket) {
+        int n = 0;
+        int first = bucket * BUCKET_SLOTS;
+        for (int s = first; s < first + BUCKET_SLOTS; s++) {
+            n += key(s) == 0 ? 1 : 0;
+        }
+        return n;
     }
 
     private int firstEmpty(int bucket) {
@@ -190,7 +218,7 @@ public final class CounterTable {
      */
     int claim(long hash, long flags) {
         long fp = fingerprint(hash);
-        int b1 = (int) hash & bucketMask;
+        int b1 = firstBucket(hash);
         int b2 = secondBucket(hash, b1);
         while (true) {
             int s = findIn(b1, fp);
@@ -200,10 +228,8 @@ public final class CounterTable {
             if (s != NONE) {
                 return s;
             }
-            int e = firstEmpty(b1);
-            if (e == NONE) {
-                e = firstEmpty(b2);
-            }
+            int e1 = emptyIn(b1);
+            int e = firstEmpty(e1 > ROOMY || emptyIn(b2) <= e1 ? b1 : b2);
             if (e == NONE) {
                 return NONE;
             }

@@ -20,9 +20,13 @@ import org.slf4j.LoggerFactory;
  * again. NXDOMAIN is the signal because random labels
  * do not exist: a victim's real names, answered by the cache or the upstream, are not.
  *
- * <p>The count is one word per slot of the counter table, moved by compare-and-set (and zeroed
- * when the janitor empties the slot): bits 40-63 the window's number
- * (modulo 2^24), bits 20-39 the answers, bits 0-19 the NXDOMAINs (each stops at 2^20 - 1). The
+ * <p>The count is one 32-bit word per slot of the counter table, moved by compare-and-set (and
+ * zeroed when the janitor empties the slot): bits 22-31 the window's number (modulo 2^10), bits
+ * 11-21 the answers, bits 0-10 the NXDOMAINs. A window is judged on its first
+ * {@link #COUNT_MAX} answers, and needs no more than that many of them: four bytes a slot where
+ * eight kept larger counts no judgement needed (docs/benchmarks.md, "Heap per tracked domain"). A
+ * domain answered again a multiple of 1,024 windows later, give or take {@link #MAX_GAP_WINDOWS},
+ * has its last window judged as if the gap were short: a verdict late, not a count wrong. The
  * loop whose CAS moves the word into a new window judges the window it ends, so each window is
  * judged exactly once, without a lock, whichever loops its answers came on; the slot's
  * {@link CounterTable#FLOODED} flag moves by compare-and-set, so each change into or out of a
@@ -31,10 +35,11 @@ import org.slf4j.LoggerFactory;
  */
 public final class Floods {
     private static final Logger log = LoggerFactory.getLogger(Floods.class);
-    private static final int COUNT_BITS = 20;
-    private static final long COUNT_MAX = (1L << COUNT_BITS) - 1;
+    private static final int COUNT_BITS = 11;
+    /** Answers a window counts: the first 2,047 judge it, and min-answers asks at most that many. */
+    static final int COUNT_MAX = (1 << COUNT_BITS) - 1;
     private static final int WINDOW_SHIFT = 2 * COUNT_BITS;
-    private static final long WINDOW_MASK = (1L << (64 - WINDOW_SHIFT)) - 1;
+    private static final int WINDOW_MASK = (1 << (32 - WINDOW_SHIFT)) - 1;
     private static final int MAX_QUEUED = 1_000;
     /**
      * How many windows may pass between a window's answers and the next answer for the window to
@@ -46,13 +51,13 @@ public final class Floods {
     /** What an answer changed. */
     enum Change { NONE, ENTERED, LEFT }
 
-    private static final VarHandle WATCH = MethodHandles.arrayElementVarHandle(long[].class);
+    private static final VarHandle WATCH = MethodHandles.arrayElementVarHandle(int[].class);
 
     /** Replaced whole by a reload ({@link #settings}), off the loops. */
     private volatile LimitSettings.Flood settings;
     private final Clock clock;
     /** Per slot of the counter table, what its domain's current window was answered. */
-    private final long[] watch;
+    private final int[] watch;
     /** The names of the domains flooded now, for the line that says a flood ended with its counter. */
     private final Map<Long, String> floodedNames = new ConcurrentHashMap<>();
     private final ConcurrentLinkedQueue<String> lines = new ConcurrentLinkedQueue<>();
@@ -61,7 +66,7 @@ public final class Floods {
     Floods(LimitSettings.Flood settings, Clock clock, int slots) {
         this.settings = settings;
         this.clock = clock;
-        this.watch = new long[slots + 1];
+        this.watch = new int[slots + 1];
     }
 
     /**
@@ -78,25 +83,25 @@ public final class Floods {
             }
             return Change.NONE;
         }
-        long window = (clock.epochNanos() / p.windowNanos()) & WINDOW_MASK;
+        int window = (int) (clock.epochNanos() / p.windowNanos()) & WINDOW_MASK;
         while (true) {
-            long w = (long) WATCH.getVolatile(watch, slot);
-            long answers = (w >>> COUNT_BITS) & COUNT_MAX;
-            long nx = w & COUNT_MAX;
+            int w = (int) WATCH.getVolatile(watch, slot);
+            int answers = (w >>> COUNT_BITS) & COUNT_MAX;
+            int nx = w & COUNT_MAX;
             boolean ends = (w >>> WINDOW_SHIFT) != window;
-            long next;
+            int next;
             if (ends) {
-                next = window << WINDOW_SHIFT | 1L << COUNT_BITS | (nxdomain ? 1 : 0);
+                next = window << WINDOW_SHIFT | 1 << COUNT_BITS | (nxdomain ? 1 : 0);
             } else if (answers == COUNT_MAX) {
                 return Change.NONE;
             } else {
-                next = w + (1L << COUNT_BITS) + (nxdomain ? 1 : 0);
+                next = w + (1 << COUNT_BITS) + (nxdomain ? 1 : 0);
             }
             if (WATCH.compareAndSet(watch, slot, w, next)) {
                 if (!ends || answers == 0) {
                     return Change.NONE;
                 }
-                long gap = (window - (w >>> WINDOW_SHIFT)) & WINDOW_MASK;
+                int gap = (window - (w >>> WINDOW_SHIFT)) & WINDOW_MASK;
                 return gap <= MAX_GAP_WINDOWS ? judge(limiter, slot, fp, domain, p, answers, nx)
                         : judge(limiter, slot, fp, domain, p, 0, 0);
             }
@@ -109,7 +114,7 @@ public final class Floods {
         LimitSettings.Flood settings = this.settings; // one reading for the whole judgement
         boolean mostlyNx = answers > 0 && nx >= settings.nxdomainRatio() * answers;
         boolean was = limiter.flooded(slot);
-        if (!was && mostlyNx && answers >= Math.min(settings.minAnswers(), p.queries())) {
+        if (!was && mostlyNx && answers >= Math.min(Math.min(settings.minAnswers(), p.queries()), COUNT_MAX)) {
             if (!limiter.table().swapFlag(slot, fp, CounterTable.FLOODED, true)) {
                 return Change.NONE;
             }
@@ -161,7 +166,7 @@ public final class Floods {
 
     /** {@code slot}, of the domain with {@code fingerprint}, was emptied: the next domain in it starts unwatched. */
     void emptied(int slot, long fingerprint) {
-        WATCH.setVolatile(watch, slot, 0L);
+        WATCH.setVolatile(watch, slot, 0);
         floodedNames.remove(fingerprint); // flooded as the slot was retired: no line for it
     }
 

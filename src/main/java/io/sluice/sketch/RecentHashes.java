@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@link #mightContain contained} when its bits are set in either filter; {@link #add} sets them in
  * the current one; after {@code period} additions the current becomes the previous, and the older
  * one, cleared, the current. So a hash added within about a generation is always found, one
- * added longer ago is forgotten, and one never added is found only by a false positive (0.86%
+ * added longer ago is forgotten, and one never added is found only by a false positive (0.95%
  * with 16 bits per hash: docs/benchmarks.md, "Doorkeeper").
  *
  * <p>For the limiter it is TinyLFU's doorkeeper (Einziger and Friedman): a domain asked again
@@ -20,8 +20,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * (a query asked again). Only the addition that ends a generation rotates.
  */
 public final class RecentHashes {
-    private static final int MAX_WORDS_LOG2 = 21; // 16 MiB per generation, whatever the bound
-    private final int shift;
+    private static final int MAX_WORDS = 1 << 21; // 16 MiB per generation, whatever the bound
+    private final int words;
     private final long period;
     private final AtomicLong additions = new AtomicLong();
     private volatile long[] current;
@@ -29,21 +29,20 @@ public final class RecentHashes {
 
     /**
      * @param hashes     how many hashes a generation holds: its length in additions
-     * @param bitsPerHash bits of each filter per hash of a generation (16 gave 0.86% false positives)
+     * @param bitsPerHash bits of each filter per hash of a generation (16 gave 0.95% false positives)
      */
     public RecentHashes(long hashes, int bitsPerHash) {
-        long bits = Math.max(1024, hashes * bitsPerHash);
-        int wordsLog2 = Math.min(MAX_WORDS_LOG2, 64 - Long.numberOfLeadingZeros((bits >>> 6) - 1));
-        this.shift = 64 - wordsLog2;
+        // As many words as the bits asked for, not a power of two: a word is found by multiplying.
+        this.words = (int) Math.min(MAX_WORDS, Math.max(16, hashes * bitsPerHash / 64));
         this.period = Math.max(1, hashes);
-        this.current = new long[1 << wordsLog2];
-        this.previous = new long[1 << wordsLog2];
+        this.current = new long[words];
+        this.previous = new long[words];
     }
 
     /** Whether {@code hash} was added within the current or the previous generation (or collides). */
     public boolean mightContain(int hash) {
         long h = hash * 0x9E3779B97F4A7C15L;
-        int word = (int) (h >>> shift);
+        int word = wordOf(h);
         long mask = mask(h);
         return (current[word] & mask) == mask || (previous[word] & mask) == mask;
     }
@@ -52,7 +51,7 @@ public final class RecentHashes {
     public void add(int hash) {
         long h = hash * 0x9E3779B97F4A7C15L;
         long[] cur = current;
-        cur[(int) (h >>> shift)] |= mask(h);
+        cur[wordOf(h)] |= mask(h);
         if (additions.incrementAndGet() % period == 0) {
             rotate();
         }
@@ -75,6 +74,11 @@ public final class RecentHashes {
         boolean seen = mightContain(hash);
         add(hash);
         return seen;
+    }
+
+    /** The word of {@code h}, from its high half. */
+    private int wordOf(long h) {
+        return (int) (((h >>> 32) * words) >>> 32);
     }
 
     /** Three bits of the word, from the hash's low bits (the word index takes its high ones). */

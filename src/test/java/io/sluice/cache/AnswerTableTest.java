@@ -126,7 +126,7 @@ class AnswerTableTest {
             build(once, i, 0, a);
             table.put(0, once.key.hash(), a);
         }
-        // the doorkeeper's false positives admit a few (0.86% at the default's 16 bits a name)
+        // the doorkeeper's false positives admit a few (0.95% at the default's 16 bits a name)
         long admitted = 1000 - rejected.sum();
         assertTrue(admitted <= 10, admitted + " of 1,000 names stored once admitted");
         int stayed = 0;
