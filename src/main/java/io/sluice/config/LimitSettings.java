@@ -75,7 +75,8 @@ public record LimitSettings(
 
     /**
      * Random-subdomain flood detection: a domain whose upstream answers in a window were at least
-     * {@code minAnswers} (or its whole budget, if smaller) and at least {@code nxdomainRatio} of
+     * {@code minAnswers} (or its whole budget, or 2,047, if smaller: a window is judged on its
+     * first 2,047 answers) and at least {@code nxdomainRatio} of
      * them NXDOMAIN has its budget cut to {@code fraction} of its limit until a window's ratio falls
      * below that again.
      */

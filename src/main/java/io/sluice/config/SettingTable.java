@@ -130,7 +130,7 @@ public final class SettingTable {
             "The share of a window's upstream answers for a domain that must be NXDOMAIN to call it flooded.");
     public static final Setting<Integer> FLOOD_MIN_ANSWERS = one("limits.flood.min-answers", null, null, "20", 20,
             v -> Values.integer(v, 1, 1_000_000), false,
-            "Upstream answers a window must have (or the whole budget, if smaller) for a domain to be judged.");
+            "Upstream answers a window must have (or the whole budget, or 2,047, if smaller) for a domain to be judged.");
     public static final Setting<Double> FLOOD_BUDGET = one("limits.flood.budget", null, null, "0.1", 0.1,
             v -> Values.fraction(v, 0.001, 1), false, "The share of its budget a flooded domain keeps for cache misses.");
     public static final Setting<Integer> REVERSE_IPV4_PREFIX = one("limits.reverse-ipv4-prefix", null, null,

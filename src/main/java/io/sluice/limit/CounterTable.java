@@ -27,18 +27,20 @@ import java.util.function.LongUnaryOperator;
  * <ol>
  *   <li>empty: key 0, word 0. A loop claims it by setting the key from 0 (the word is already a
  *       fresh one), always the first empty slot of the bucket chosen as above, and looks again: of
- *       two loops that claimed the domain at once (one of them in a slot the janitor had just
+ *       two loops that claimed the domain at once (in two slots of its buckets, one perhaps just
  *       emptied), the slot first in the buckets' order is kept and the other retired.</li>
  *   <li>live: the key, and a word no algorithm makes {@link #DEAD}.</li>
  *   <li>retired: the janitor swapped the word of an idle domain for {@link #DEAD}. Lookups pass
  *       over it, so the domain's next query claims a fresh slot, and a loop that held the slot
- *       sees {@code DEAD} and looks again: no count lands on a retired slot. One janitor pass
- *       later, long after any loop let go of it, the janitor marks the key {@link #EMPTYING}
- *       (which nothing matches), zeroes the word, then the key.</li>
+ *       sees {@code DEAD} and looks again: no count lands on a retired slot. A grace later
+ *       ({@link Janitor#GRACE}), long after any loop let go of it, the janitor marks the key
+ *       {@link #EMPTYING} (which nothing matches), zeroes the word, then the key.</li>
  * </ol>
- * A loop holds a slot for one decision; the pass between retiring and emptying is the grace that
- * covers it. A loop stalled for a whole janitor interval inside one decision could write into a
- * slot another domain took over (count its query there, or set its word); nothing else can.
+ * A loop holds a slot for one decision; the grace between retiring and emptying covers it. A loop
+ * stalled for the whole grace inside one decision could write into a slot another domain took
+ * over (count its query there, or set its word); nothing else can. The grace is short, not a
+ * janitor interval, because a retired slot takes room: a pass may retire most of the table (a
+ * flood of domains asked once), and new domains need that room back soon after.
  */
 public final class CounterTable {
     /** No slot: not tracked, or no room. */
@@ -71,13 +73,13 @@ public final class CounterTable {
     private final int buckets;
     /** Slots of buckets, then the one slot outside them that {@link #extraSlot} names. */
     private final int slotCount;
-    /** Retired slots seen by a pass, to be emptied by the next: the janitor's only. */
+    /** Retired slots seen by a pass, to be emptied a grace later: the janitor's only. */
     private final long[] retiredSeen;
     private final AtomicInteger live = new AtomicInteger();
 
     /**
-     * A table for at most {@code maxDomains} live domains, half as many slots again: room for the
-     * retired ones of a janitor pass, and for a domain to find room in one of its buckets.
+     * A table for at most {@code maxDomains} live domains, half as many slots again: room for a
+     * domain in one of its buckets, and for the slots retired within a grace.
      */
     CounterTable(int maxDomains) {
         long wanted = (3L * maxDomains / 2 + BUCKET_SLOTS - 1) / BUCKET_SLOTS;
@@ -229,7 +231,11 @@ public final class CounterTable {
                 return s;
             }
             int e1 = emptyIn(b1);
-            int e = firstEmpty(e1 > ROOMY || emptyIn(b2) <= e1 ? b1 : b2);
+            boolean first = e1 > ROOMY || emptyIn(b2) <= e1;
+            int e = firstEmpty(first ? b1 : b2);
+            if (e == NONE) { // the chosen bucket filled since it was counted
+                e = firstEmpty(first ? b2 : b1);
+            }
             if (e == NONE) {
                 return NONE;
             }
@@ -286,13 +292,13 @@ public final class CounterTable {
     }
 
     /**
-     * The janitor's pass, off the loops: empties the slots the last pass saw retired (telling
-     * {@code emptied} with the key they had, before a loop can claim them), then asks {@code idle}
-     * of each live slot, retires those it says may go and tells {@code retired}.
+     * The janitor's pass, off the loops: asks {@code idle} of each live slot, retires those it says
+     * may go and tells {@code retired}; notes them, and the slots loops retired since the last pass,
+     * for {@link #emptyRetired}.
      *
      * @return the slots retired
      */
-    int sweep(SlotPredicate idle, SlotVisitor retired, SlotVisitor emptied) {
+    int retireIdle(SlotPredicate idle, SlotVisitor retired) {
         int count = 0;
         for (int s = 0; s < slotCount; s++) {
             long k = key(s);
@@ -302,13 +308,7 @@ public final class CounterTable {
             long w = word(s);
             long bit = 1L << (s & 63);
             if (w == DEAD) {
-                if ((retiredSeen[s >>> 6] & bit) != 0) {
-                    emptied.visit(s, k);
-                    empty(s);
-                    retiredSeen[s >>> 6] &= ~bit;
-                } else {
-                    retiredSeen[s >>> 6] |= bit; // retired by a loop's claim: emptied next pass
-                }
+                retiredSeen[s >>> 6] |= bit; // retired by a loop's claim
             } else if ((k & EMPTYING) == 0 && idle.test(s, k, w) && compareAndSetWord(s, w, DEAD)) {
                 live.decrementAndGet();
                 retiredSeen[s >>> 6] |= bit;
@@ -319,7 +319,24 @@ public final class CounterTable {
         return count;
     }
 
-    /** Empties a slot retired a pass ago, which no loop holds; the janitor's only. */
+    /**
+     * Empties the slots {@link #retireIdle} noted, telling {@code emptied} with the key each had
+     * before a loop can claim it: the janitor's, a grace after that pass ({@link Janitor}).
+     */
+    void emptyRetired(SlotVisitor emptied) {
+        for (int i = 0; i < retiredSeen.length; i++) {
+            long bits = retiredSeen[i];
+            while (bits != 0) {
+                int s = i << 6 | Long.numberOfTrailingZeros(bits);
+                bits &= bits - 1;
+                emptied.visit(s, key(s));
+                empty(s);
+            }
+            retiredSeen[i] = 0;
+        }
+    }
+
+    /** Empties a slot retired a grace ago, which no loop holds; the janitor's only. */
     private void empty(int slot) {
         long k;
         do {

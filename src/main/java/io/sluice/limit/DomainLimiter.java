@@ -349,27 +349,33 @@ public final class DomainLimiter {
     }
 
     /**
-     * Retires the counters whose state no longer matters, empties those a pass ago retired, then
-     * lets the store prune what it keeps elsewhere. Runs off the event loops.
+     * Retires the counters whose state no longer matters ({@link #emptyRetired} gives their room
+     * back), then lets the store prune what it keeps elsewhere. Runs off the event loops.
      *
      * @return the counters retired
      */
     int evictIdle() {
         long now = clock.epochNanos();
         Floods f = floods;
-        int retired = table.sweep((slot, key, word) -> store.idle(table, slot, word, policy(slot), algorithm, now),
+        int retired = table.retireIdle((slot, key, word) -> store.idle(table, slot, word, policy(slot), algorithm, now),
                 (slot, key) -> {
                     if (f != null && (key & CounterTable.FLOODED) != 0) {
                         f.forgotten(CounterTable.fingerprintOf(key));
                     }
-                }, (slot, key) -> {
-                    if (f != null) {
-                        f.emptied(slot, CounterTable.fingerprintOf(key));
-                    }
-                    store.emptied(slot);
                 });
         store.prune(algorithm, now);
         return retired; // the overflow counter is not in the table: its word simply moves on
+    }
+
+    /** Empties the counters {@link #evictIdle} retired, a grace after it, for new domains to take. */
+    void emptyRetired() {
+        Floods f = floods;
+        table.emptyRetired((slot, key) -> {
+            if (f != null) {
+                f.emptied(slot, CounterTable.fingerprintOf(key));
+            }
+            store.emptied(slot);
+        });
     }
 
     public CounterStore store() {

@@ -14,7 +14,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Random-subdomain flood detection for the domains of one limiter: each counter counts the
  * upstream's answers for its domain in the domain's windows, and each window, once over, is
- * judged: enough answers (min-answers, or the whole budget if smaller) of which at least
+ * judged: enough answers (min-answers, or the whole budget or 2,047 if smaller) of which at least
  * nxdomain-ratio were NXDOMAIN, and the domain's budget becomes its cut ({@link DomainLimiter#budget});
  * a window below the ratio, or more than {@link #MAX_GAP_WINDOWS} quiet ones, and it is whole
  * again. NXDOMAIN is the signal because random labels
@@ -25,8 +25,10 @@ import org.slf4j.LoggerFactory;
  * 11-21 the answers, bits 0-10 the NXDOMAINs. A window is judged on its first
  * {@link #COUNT_MAX} answers, and needs no more than that many of them: four bytes a slot where
  * eight kept larger counts no judgement needed (docs/benchmarks.md, "Heap per tracked domain"). A
- * domain answered again a multiple of 1,024 windows later, give or take {@link #MAX_GAP_WINDOWS},
- * has its last window judged as if the gap were short: a verdict late, not a count wrong. The
+ * domain kept tracked with no upstream answer for a multiple of 1,024 windows, give or take
+ * {@link #MAX_GAP_WINDOWS} (17 minutes of 1 s windows; with every upstream down, say), has its
+ * old window judged as if the gap were short, or added to, at the exact multiple: one verdict on
+ * old answers. A counter idle for a window is retired and its count zeroed long before. The
  * loop whose CAS moves the word into a new window judges the window it ends, so each window is
  * judged exactly once, without a lock, whichever loops its answers came on; the slot's
  * {@link CounterTable#FLOODED} flag moves by compare-and-set, so each change into or out of a

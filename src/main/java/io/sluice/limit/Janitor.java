@@ -18,6 +18,13 @@ import org.slf4j.LoggerFactory;
 public final class Janitor implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Janitor.class);
     private static final long LOG_INTERVAL_MILLIS = 1000;
+    /**
+     * How long a retired counter keeps its slot before it is emptied for another domain: far
+     * longer than a decision holds a slot ({@link CounterTable}), short enough that a pass which
+     * retired most of the table gives the room back before a flood of new domains needs it (a
+     * quarter second of 140,000 new domains a second is a tenth of the slots a full bound leaves).
+     */
+    static final Duration GRACE = Duration.ofMillis(250);
 
     private final DomainLimiter limiter;
     private final Budgets budgets;
@@ -36,7 +43,8 @@ public final class Janitor implements AutoCloseable {
     }
 
     public void start(Duration interval) {
-        thread.scheduleWithFixedDelay(this::sweep, interval.toMillis(), interval.toMillis(), TimeUnit.MILLISECONDS);
+        long grace = Math.min(GRACE.toMillis(), interval.toMillis() / 2);
+        thread.schedule(() -> pass(interval.toMillis(), grace), interval.toMillis(), TimeUnit.MILLISECONDS);
         thread.scheduleWithFixedDelay(() -> {
             limiter.refusals().drain(dryRun.getAsBoolean() ? "dry run, would refuse" : "limiting");
             Floods floods = limiter.floods();
@@ -46,7 +54,26 @@ public final class Janitor implements AutoCloseable {
         }, LOG_INTERVAL_MILLIS, LOG_INTERVAL_MILLIS, TimeUnit.MILLISECONDS);
     }
 
-    /** One pass: expire runtime budgets, evict, then report overflow changes. */
+    /**
+     * A pass, then a grace, then emptying what it retired, then the next pass an interval after
+     * this one: chained, so that no pass runs between a pass and its emptying.
+     */
+    private void pass(long intervalMillis, long graceMillis) {
+        try {
+            sweep();
+        } finally {
+            thread.schedule(() -> {
+                try {
+                    limiter.emptyRetired();
+                } finally {
+                    thread.schedule(() -> pass(intervalMillis, graceMillis), intervalMillis - graceMillis,
+                            TimeUnit.MILLISECONDS);
+                }
+            }, graceMillis, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** Expires runtime budgets, retires idle counters, then reports overflow changes. */
     private void sweep() {
         for (Budgets.Runtime r : budgets == null ? List.<Budgets.Runtime>of() : budgets.expire()) {
             log.info("runtime limit of {} ({}) expired: back to {}", r.domain(), r.limit(),

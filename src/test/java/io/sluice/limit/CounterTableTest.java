@@ -36,14 +36,14 @@ class CounterTableTest {
         long fpA = CounterTable.fingerprint(a);
         assertTrue(t.compareAndSetWord(sa, fpA, 0, 42));
         assertEquals(1, t.live());
-        assertEquals(1, t.sweep(ALL_IDLE, NOTHING, NOTHING), "retired");
+        assertEquals(1, t.retireIdle(ALL_IDLE, NOTHING), "retired");
         assertEquals(0, t.live());
         assertEquals(CounterTable.NONE, t.find(a), "a retired slot matches nothing");
         assertTrue(t.retired(sa, fpA));
         assertFalse(t.compareAndSetWord(sa, fpA, 42, 43), "no count lands on it");
         List<Integer> emptied = new ArrayList<>();
-        assertEquals(0, t.sweep(ALL_IDLE, NOTHING, (slot, key) -> emptied.add(slot)));
-        assertEquals(List.of(sa), emptied, "emptied a pass later");
+        t.emptyRetired((slot, key) -> emptied.add(slot));
+        assertEquals(List.of(sa), emptied, "emptied a grace later");
         int sb = t.claim(b, 0);
         assertEquals(sa, sb, "the first empty slot of the bucket");
         assertEquals(1, t.live());
@@ -60,7 +60,7 @@ class CounterTableTest {
         }
         assertEquals(CounterTable.NONE, t.claim(hash(0, 1, 99), 0));
         assertEquals(2 * CounterTable.BUCKET_SLOTS, t.live());
-        assertEquals(0, t.sweep(NONE_IDLE, NOTHING, NOTHING));
+        assertEquals(0, t.retireIdle(NONE_IDLE, NOTHING));
     }
 
     @Test
@@ -77,9 +77,9 @@ class CounterTableTest {
         assertTrue(filling <= bound / 10_000, filling + " of the bound's " + bound + " claims found both buckets full");
         int claims = 0;
         int without = 0;
-        for (int round = 0; round < 10; round++) { // a tenth retired by a pass, emptied by the next, replaced
-            int retired = t.sweep((slot, key, word) -> random.nextInt(10) == 0, NOTHING, NOTHING);
-            t.sweep(NONE_IDLE, NOTHING, NOTHING);
+        for (int round = 0; round < 10; round++) { // a tenth retired by a pass, emptied, replaced
+            int retired = t.retireIdle((slot, key, word) -> random.nextInt(10) == 0, NOTHING);
+            t.emptyRetired(NOTHING);
             for (int i = 0; i < retired; i++, claims++) {
                 without += t.claim(random.nextLong(), 0) == CounterTable.NONE ? 1 : 0;
             }

@@ -95,4 +95,40 @@ class JanitorTest {
                     "dry run, would refuse example.com: over 1 queries per 1s"), lines(l -> l.contains("example.com")));
         }
     }
+
+    /** Asks for each of {@code count} domains named {@code prefix}N twice (so the table's last tenth takes them too). */
+    private static void askTwice(DomainLimiter limiter, String prefix, int count) {
+        DomainProbe p = new DomainProbe();
+        for (int i = 0; i < 2 * count; i++) {
+            PSL.reduce(prefix + i % count + ".example", p);
+            Decide.refusedBy(limiter, p);
+        }
+    }
+
+    @Test
+    void theRoomAPassRetiresComesBackAGraceLaterNotAPassLater() throws Exception {
+        int max = 100;
+        DomainLimiter limiter = new DomainLimiter(Algorithm.FIXED_WINDOW, Policy.of(5, Duration.ofSeconds(1), 0),
+                Map.of(), max, clock);
+        askTwice(limiter, "old", max);
+        assertEquals(max, limiter.tracked());
+        clock.advanceMillis(1000); // every window ends
+        try (Janitor janitor = new Janitor(limiter, null, () -> false, max)) {
+            janitor.start(Duration.ofSeconds(3));
+            for (int i = 0; i < 400 && limiter.tracked() > 0; i++) {
+                Thread.sleep(10);
+            }
+            assertEquals(0, limiter.tracked(), "the first pass retired them all");
+            long retiredAt = System.nanoTime();
+            // The retired slots hold their room for a grace: the table, half as large again as its
+            // bound, has room for half the bound until then, and for the whole bound after it.
+            for (int i = 0; i < 200 && limiter.tracked() < max; i++) {
+                askTwice(limiter, "new", max);
+                Thread.sleep(10);
+            }
+            long waited = (System.nanoTime() - retiredAt) / 1_000_000;
+            assertEquals(max, limiter.tracked(), "a whole bound of new domains has counters " + waited + " ms after the pass");
+            assertTrue(waited < 2000, "room came back after " + waited + " ms, before the next pass (3 s)");
+        }
+    }
 }
