@@ -39,7 +39,7 @@ public final class Floods {
     private static final Logger log = LoggerFactory.getLogger(Floods.class);
     private static final int COUNT_BITS = 11;
     /** Answers a window counts: the first 2,047 judge it, and min-answers asks at most that many. */
-    static final int COUNT_MAX = (1 << COUNT_BITS) - 1;
+    private static final int COUNT_MAX = (1 << COUNT_BITS) - 1;
     private static final int WINDOW_SHIFT = 2 * COUNT_BITS;
     private static final int WINDOW_MASK = (1 << (32 - WINDOW_SHIFT)) - 1;
     private static final int MAX_QUEUED = 1_000;
