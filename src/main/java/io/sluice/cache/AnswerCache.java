@@ -20,8 +20,6 @@ import java.util.function.LongSupplier;
  * loop's {@link CacheStage}.
  */
 public final class AnswerCache {
-    /** The smallest ring of answers: a loop's share of {@code max-bytes} is never less. */
-    static final int MIN_RING = 1 << 16;
     private final AnswerTable table;
     private final int loops;
     private final AtomicInteger stages = new AtomicInteger();
@@ -55,7 +53,7 @@ public final class AnswerCache {
         LongAdder rejected = metrics.counter("cache_rejected",
                 "Answers not kept: their bucket of the cache full and their name not stored lately (its next answer is kept), or too large.");
         answers = Responder.answerCounters(metrics, "cache");
-        this.table = new AnswerTable(settings.size(), Math.max(MIN_RING, settings.maxBytes() / loops), loops, evictions,
+        this.table = new AnswerTable(settings.size(), settings.ringBytes(loops), loops, evictions,
                 rejected);
         metrics.gauge("cache_entries", "Answers in the cache now, expired ones not yet replaced included.", table::entries);
         metrics.gauge("cache_bytes", "Bytes of the cache's rings of answers written so far (at most their size: max-bytes, 64 KiB a loop at least).", table::bytes);

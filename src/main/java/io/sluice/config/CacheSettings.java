@@ -18,7 +18,22 @@ import java.time.Duration;
  */
 public record CacheSettings(int size, long maxBytes, Duration maxTtl, Duration maxNegativeTtl, Duration servfailTtl,
                             Duration staleTtl, Duration staleRefreshTime, boolean staleWhenLimited) {
+    /** The smallest ring of answers: a loop's share of {@code max-bytes} is never less. */
+    public static final long MIN_RING = 1 << 16;
+    /** Bytes of the index a kept answer takes: its slot's hash and word. */
+    public static final int INDEX_BYTES = 16;
+
     public boolean on() {
         return size > 0;
+    }
+
+    /** Bytes of each of {@code loops} rings of answers: an equal share of {@code maxBytes}, {@link #MIN_RING} at least. */
+    public long ringBytes(int loops) {
+        return Math.max(MIN_RING, maxBytes / loops);
+    }
+
+    /** Bytes of the index of answers (four-slot buckets, an {@code AnswerTable}'s), taken at start. */
+    public long indexBytes() {
+        return (long) INDEX_BYTES * ((size + 3) / 4 * 4L);
     }
 }

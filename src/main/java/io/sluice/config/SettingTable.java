@@ -146,8 +146,8 @@ public final class SettingTable {
     public static final Setting<Integer> CACHE_SIZE = one("cache.size", "--cache-size", "N", "200000", 200_000,
             v -> Values.integer(v, 0, 100_000_000), false, "Answers the cache keeps at most; 0 turns it off.");
     public static final Setting<Long> CACHE_MAX_BYTES = one("cache.max-bytes", null, null, "67108864", 64L << 20,
-            SettingTable::cacheBytes, false,
-            "Heap taken at start for the cached answers' bytes, shared by the loops; at most half the heap.");
+            v -> Values.count(v, CacheSettings.MIN_RING, 1L << 36), false,
+            "Heap taken at start for the cached answers' bytes, shared by the loops; with the index, at most half the heap.");
     public static final Setting<Duration> CACHE_MAX_TTL = one("cache.max-ttl", null, null, "24h", Duration.ofDays(1),
             SettingTable::positiveDuration, false, "The longest an answer is served from the cache, whatever its TTLs.");
     public static final Setting<Duration> CACHE_MAX_NEGATIVE_TTL = one("cache.max-negative-ttl", null, null, "1h",
@@ -267,16 +267,6 @@ public final class SettingTable {
             t = "127.0.0.1:" + t.replace(":", "");
         }
         return Values.address(t, 8053, true);
-    }
-
-    /** The cache's bytes are taken at start: more than half the heap would leave too little for the rest. */
-    static long cacheBytes(String v) throws ConfigException {
-        long n = Values.count(v, 1 << 16, 1L << 36);
-        long heap = Runtime.getRuntime().maxMemory();
-        if (n > heap / 2) {
-            throw new ConfigException(n + " is more than half the heap (" + heap + " bytes): lower it or raise -Xmx");
-        }
-        return n;
     }
 
     static Duration positiveDuration(String text) throws ConfigException {

@@ -290,8 +290,10 @@ public record Settings(
                     get(SettingTable.CACHE_SERVFAIL_TTL), get(SettingTable.CACHE_STALE_TTL),
                     get(SettingTable.CACHE_STALE_REFRESH_TIME), get(SettingTable.CACHE_STALE_WHEN_LIMITED));
             Integer threads = get(SettingTable.THREADS);
+            int loops = threads == null ? Runtime.getRuntime().availableProcessors() : threads;
+            checkCacheFits(cache, loops);
             return new Settings(l, get(SettingTable.ALLOW_CLIENTS), get(SettingTable.ACL_ACTION),
-                    get(SettingTable.ALLOW_CLIENTS).equals(SettingTable.PRIVATE_NETWORKS), u, threads == null ? Runtime.getRuntime().availableProcessors() : threads,
+                    get(SettingTable.ALLOW_CLIENTS).equals(SettingTable.PRIVATE_NETWORKS), u, loops,
                     get(SettingTable.TIMEOUT), get(SettingTable.QUERY_TIMEOUT), get(SettingTable.MAX_INFLIGHT),
                     get(SettingTable.MAX_TCP_CONNECTIONS), get(SettingTable.TCP_IDLE_TIMEOUT),
                     get(SettingTable.MAX_TCP_CONNECTIONS_PER_CLIENT), get(SettingTable.MAX_TCP_QUERIES_PER_CONNECTION),
@@ -303,6 +305,26 @@ public record Settings(
                             get(SettingTable.HEALTH_CHECK_MUST_RESOLVE)),
                     limits, cache, b, get(SettingTable.METRICS), admin, get(SettingTable.ADMIN_TOKEN_FILE), configFile,
                     get(SettingTable.LOG_LEVEL));
+        }
+
+        /**
+         * The cache's rings and index are taken at start: more than half the heap would leave too
+         * little for the rest. Names the key that takes more of it.
+         */
+        private void checkCacheFits(CacheSettings cache, int loops) throws ConfigException {
+            if (!cache.on()) {
+                return;
+            }
+            long rings = cache.ringBytes(loops) * loops;
+            long index = cache.indexBytes();
+            long heap = Runtime.getRuntime().maxMemory();
+            if (rings + index > heap / 2) {
+                String key = rings >= index ? where("cache.max-bytes") + ": " + cache.maxBytes()
+                        : where("cache.size") + ": " + cache.size();
+                throw new ConfigException(key + " is more than half the heap (" + heap + " bytes) with "
+                        + rings + " bytes of answers (" + loops + " loops) and " + index + " of index: lower it"
+                        + " or raise -Xmx");
+            }
         }
 
         /** The same address twice would bind twice: say so rather than "address already in use". */

@@ -155,6 +155,19 @@ class ConfigFileTest {
         assertTrue(e.getMessage().startsWith(dir.resolve("sluice.yml").toString()), e.getMessage());
     }
 
+    /** The rings and the index are taken at start together: each within half the heap is not enough. */
+    @Test
+    void theCachesAnswersAndIndexTogetherFitHalfTheHeap() throws Exception {
+        long bytes = Runtime.getRuntime().maxMemory() / 2 - (1 << 20);
+        Settings fits = load("cache:\n  size: 4000\n  max-bytes: " + bytes + "\n");
+        assertEquals(bytes, fits.cache().maxBytes());
+        ConfigException e = assertThrows(ConfigException.class,
+                () -> load("cache:\n  size: 1000000\n  max-bytes: " + bytes + "\n"));
+        assertTrue(e.getMessage().contains("line 3: cache.max-bytes: " + bytes + " is more than half the heap"),
+                e.getMessage());
+        assertTrue(e.getMessage().contains("16000000 of index"), e.getMessage());
+    }
+
     /** Overrides are checked against the suffix list once it is loaded, and still name their line. */
     @ParameterizedTest(name = "{0}")
     @CsvSource(delimiter = '|', value = {
