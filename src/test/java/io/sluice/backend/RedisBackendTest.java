@@ -351,9 +351,17 @@ class RedisBackendTest {
             assertEquals(14, Dns.burst(List.of(a.address()), Dns.names("quiet.com", 14))[Rcode.NOERROR]);
             awaitCount(redis, "quiet.com", 64); // the loop that counted the 64th queued it: pushed
             assertEquals(-1, fixedWindowCount(redis, "small.com"), "the clock has not moved");
-            clock.advanceMillis(HOUR_MS / 4); // small.com's oldest count is a quarter of its window old
-            awaitCount(redis, "small.com", 20);
+            clock.advanceMillis(HOUR_MS / 2); // the tests' clock starts on the hour: to the window's middle
+            Thread.sleep(200); // ten sync intervals
+            assertEquals(-1, fixedWindowCount(redis, "small.com"), "half a window: still held back");
+            toTheWindowsLastPass(20);
+            awaitCount(redis, "small.com", 20); // in the window it was allowed in
         }
+    }
+
+    /** Moves the clock to {@code intervalMs} before the end of the tests' window in force: its last sync pass. */
+    private void toTheWindowsLastPass(long intervalMs) {
+        clock.advanceMillis(HOUR_MS - intervalMs - clock.epochNanos() / 1_000_000 % HOUR_MS);
     }
 
     @Test
@@ -367,7 +375,7 @@ class RedisBackendTest {
             Thread.sleep(200); // ten janitor passes and sync passes
             String key = key("drip.net", "token-bucket");
             assertEquals("$-1", redis.command("GET " + key), "held back: 50 is under 6400 / 64");
-            clock.advanceMillis(HOUR_MS / 4);
+            toTheWindowsLastPass(20);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (redis.command("GET " + key).equals("$-1") && System.nanoTime() < deadline) {
                 Thread.sleep(10); // waiting for the sync thread

@@ -23,14 +23,14 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Only domains that allowed a query here since the last pass are synced, and a domain far from
  * its budget waits: while what it allowed here unpushed is under {@link SyncedCounters#heldAtMost}
- * (about 1/64 of its budget's queries) and the oldest of it is younger than a quarter of its
- * window ({@link #HELD_WINDOWS}) and from the window in force, its counts stay with the loops (the
- * slot is not idle meanwhile) and the domain waits in {@link #wheel} for the pass its time is up;
- * the loop whose count reaches the share queues it again at once. Most domains are far from their
- * budgets, and every push costs this thread and Redis alike (docs/benchmarks.md, "Backends").
- * Each instance then holds back from the fleet at most that share of a domain's budget: the
- * overshoot the README states for async mode grows by (N-1) x budget / 64, and a budget under
- * 4,096 queries is pushed every pass.
+ * (about 1/64 of its budget's queries), its counts stay with the loops (the slot is not idle
+ * meanwhile) and the domain waits in {@link #wheel} for the last pass of the window they were
+ * allowed in, which pushes them into that window; the loop whose count reaches the share queues it
+ * again at once. Most domains are far from their budgets, so most are pushed once a window, not
+ * once a pass, and every push costs this thread and Redis alike (docs/benchmarks.md, "Backends").
+ * Each instance then holds back from the fleet at most that share of a domain's budget, however
+ * long: the overshoot the README states for async mode grows by (N-1) x budget / 64, and a budget
+ * under 4,096 queries is pushed every pass.
  *
  * <p>A compare-and-set that loses (another instance wrote the word) is worked out again from the
  * word Redis returned, up to {@link #TRIES} times in a pass, then waits for the next pass. A failed
@@ -39,8 +39,6 @@ import org.slf4j.LoggerFactory;
  */
 final class DeltaSync implements AutoCloseable {
     private static final int TRIES = 3;
-    /** How long a domain may hold counts back, as a share of its window: a quarter. */
-    private static final int HELD_WINDOWS = 4;
     /** Passes {@link #wheel} looks ahead: a domain held longer is looked at again, and held again. */
     private static final int WHEEL = 64;
 
@@ -186,12 +184,12 @@ final class DeltaSync implements AutoCloseable {
     }
 
     /**
-     * Until when counts held since {@code since} may wait: a quarter of the window, and never past
-     * the end of the window they were counted in (pushed later, they would count in the next).
+     * Until when counts held since {@code since} may wait: the window's last pass, an interval
+     * before its end (pushed later, they would count in the next window).
      */
-    private static long heldUntil(long since, Policy budget) {
+    private long heldUntil(long since, Policy budget) {
         long window = budget.windowNanos();
-        return Math.min(since + window / HELD_WINDOWS, Math.floorDiv(since, window) * window + window);
+        return Math.floorDiv(since, window) * window + window - interval.toNanos();
     }
 
     /** One call for {@code pushes}; those whose compare-and-set lost go in {@code lost}. */
