@@ -22,6 +22,9 @@ public record CacheSettings(int size, long maxBytes, Duration maxTtl, Duration m
     public static final long MIN_RING = 1 << 16;
     /** Bytes of the index a kept answer takes: its slot's hash and word. */
     public static final int INDEX_BYTES = 16;
+    /** Bytes of the index's doorkeeper an answer takes (two generations, 16 bits each), up to {@link #MAX_DOORKEEPER}. */
+    public static final int DOORKEEPER_BYTES = 4;
+    public static final long MAX_DOORKEEPER = 32L << 20;
 
     public boolean on() {
         return size > 0;
@@ -32,8 +35,9 @@ public record CacheSettings(int size, long maxBytes, Duration maxTtl, Duration m
         return Math.max(MIN_RING, maxBytes / loops);
     }
 
-    /** Bytes of the index of answers (four-slot buckets, an {@code AnswerTable}'s), taken at start. */
+    /** Bytes of the index of answers (four-slot buckets, an {@code AnswerTable}'s) and its doorkeeper, taken at start. */
     public long indexBytes() {
-        return (long) INDEX_BYTES * ((size + 3) / 4 * 4L);
+        long slots = (size + 3) / 4 * 4L;
+        return INDEX_BYTES * slots + Math.min(DOORKEEPER_BYTES * slots, MAX_DOORKEEPER);
     }
 }

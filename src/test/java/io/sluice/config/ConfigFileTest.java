@@ -165,7 +165,7 @@ class ConfigFileTest {
                 () -> load("cache:\n  size: 1000000\n  max-bytes: " + bytes + "\n"));
         assertTrue(e.getMessage().contains("line 3: cache.max-bytes: " + bytes + " is more than half the heap"),
                 e.getMessage());
-        assertTrue(e.getMessage().contains("16000000 of index"), e.getMessage());
+        assertTrue(e.getMessage().contains("20000000 of index"), e.getMessage());
     }
 
     /** Overrides are checked against the suffix list once it is loaded, and still name their line. */

@@ -24,10 +24,12 @@ import org.slf4j.LoggerFactory;
  * <p>Only domains that allowed a query here since the last pass are synced, and a domain far from
  * its budget waits: while what it allowed here unpushed is under {@link SyncedCounters#heldAtMost}
  * (about 1/64 of its budget's queries), its counts stay with the loops (the slot is not idle
- * meanwhile) and the domain waits in {@link #wheel} for the last pass of the window they were
- * allowed in, which pushes them into that window; the loop whose count reaches the share queues it
- * again at once. Most domains are far from their budgets, so most are pushed once a window, not
- * once a pass, and every push costs this thread and Redis alike (docs/benchmarks.md, "Backends").
+ * meanwhile) and the domain waits in {@link #wheel}, looked at again after half the passes left,
+ * until one of its window's last two passes (from the pass that took its first count), or until
+ * its word would leave the slot idle; the loop whose count reaches the share queues it again at
+ * once. Most domains are far from their budgets, so most are pushed once a window, not once a
+ * pass, and every push costs this thread and Redis alike (docs/benchmarks.md, "Backends"). A pass
+ * late by more than an interval (Redis slow) pushes into the next window what it held.
  * Each instance then holds back from the fleet at most that share of a domain's budget, however
  * long: the overshoot the README states for async mode grows by (N-1) x budget / 64, and a budget
  * under 4,096 queries is pushed every pass.
@@ -168,10 +170,12 @@ final class DeltaSync implements AutoCloseable {
             pendingSince[s] = now; // queued by its first count since the last take
         }
         Policy budget = limiter.budget(s);
-        long until = heldUntil(pendingSince[s], budget);
+        long until = heldUntil(pendingSince[s], budget, table.wordOf(s, c.fingerprint()), now);
         if (holding && pending[s] + counters.unsynced(s) < SyncedCounters.heldAtMost(budget) && now < until) {
+            // half the passes left, so that a pass that runs late (each runs an interval after the
+            // last one ended) still leaves the last look inside the window
             long passesLeft = (until - now + interval.toNanos() - 1) / interval.toNanos();
-            int at = pass + (int) Math.max(1, Math.min(WHEEL - 1, passesLeft));
+            int at = pass + (int) Math.max(1, Math.min(WHEEL - 1, passesLeft / 2));
             heldUntil[s] = at == 0 ? 1 : at;
             wheel.get(Integer.remainderUnsigned(heldUntil[s], WHEEL)).add(c);
             return;
@@ -184,12 +188,15 @@ final class DeltaSync implements AutoCloseable {
     }
 
     /**
-     * Until when counts held since {@code since} may wait: the window's last pass, an interval
-     * before its end (pushed later, they would count in the next window).
+     * Until when counts held since {@code since} may wait: two intervals before the end of their
+     * window (pushed later, they would count in the next), and no longer than the domain's
+     * {@code word} keeps its slot busy (a token bucket full again is idle: a held slot is not, and
+     * would stay out of the janitor's reach).
      */
-    private long heldUntil(long since, Policy budget) {
+    private long heldUntil(long since, Policy budget, long word, long now) {
         long window = budget.windowNanos();
-        return Math.floorDiv(since, window) * window + window - interval.toNanos();
+        long last = Math.floorDiv(since, window) * window + window - 2 * interval.toNanos();
+        return Math.min(last, now + algorithm.idleIn(word, budget, now));
     }
 
     /** One call for {@code pushes}; those whose compare-and-set lost go in {@code lost}. */
