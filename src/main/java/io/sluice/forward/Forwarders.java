@@ -46,7 +46,7 @@ public final class Forwarders {
             int i = 0;
             for (EventExecutor e : group) {
                 Forwarder f = new Forwarder((EventLoop) e, pool, meters, transport, settings, inflightPerLoop,
-                        answers.get(i++));
+                        GuardedReplies.of(answers.get(i++), meters.internalErrors));
                 perLoop.add(f);
                 f.start();
             }

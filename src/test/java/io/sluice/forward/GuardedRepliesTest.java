@@ -1,0 +1,64 @@
+package io.sluice.forward;
+
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import io.sluice.pipeline.UpstreamReplies;
+import io.sluice.wire.QueryView;
+import java.util.concurrent.atomic.LongAdder;
+import org.junit.jupiter.api.Test;
+
+/** An exception out of what sees the answers is counted, and the forwarder goes on as if nothing had seen them. */
+class GuardedRepliesTest {
+    /** Fails on everything, as a bug in the cache would on the answer that finds it. */
+    private static final UpstreamReplies BROKEN = new UpstreamReplies() {
+        @Override
+        public void answered(ByteBuf query, QueryView view, ByteBuf reply) {
+            throw new IndexOutOfBoundsException("a reply no test had");
+        }
+
+        @Override
+        public ByteBuf unanswered(ByteBufAllocator alloc, ByteBuf query, QueryView view, boolean overUdp,
+                                  boolean refreshFailed) {
+            throw new IllegalStateException("a stale entry no test had");
+        }
+    };
+
+    @Test
+    void aFailureIsCountedAndTheQueryGoesOnWithoutIt() {
+        LongAdder failures = new LongAdder();
+        UpstreamReplies guarded = GuardedReplies.of(BROKEN, failures);
+        ByteBuf b = Unpooled.buffer(12);
+        assertDoesNotThrow(() -> guarded.answered(b, new QueryView(), b));
+        assertNull(guarded.unanswered(ByteBufAllocator.DEFAULT, b, new QueryView(), true, true),
+                "no answer instead: the forwarder sends its SERVFAIL");
+        assertEquals(2, failures.sum());
+    }
+
+    @Test
+    void whatWorksPassesThrough() {
+        ByteBuf stale = Unpooled.buffer(12);
+        UpstreamReplies stales = new UpstreamReplies() {
+            @Override
+            public void answered(ByteBuf query, QueryView view, ByteBuf reply) {
+            }
+
+            @Override
+            public ByteBuf unanswered(ByteBufAllocator alloc, ByteBuf query, QueryView view, boolean overUdp,
+                                      boolean refreshFailed) {
+                return stale;
+            }
+        };
+        LongAdder failures = new LongAdder();
+        assertSame(stale, GuardedReplies.of(stales, failures).unanswered(ByteBufAllocator.DEFAULT, stale,
+                new QueryView(), true, true));
+        assertSame(UpstreamReplies.NONE, GuardedReplies.of(UpstreamReplies.NONE, failures),
+                "nothing to guard: the forwarder still sees that nothing sees its answers");
+        assertEquals(0, failures.sum());
+    }
+}
