@@ -31,6 +31,7 @@ import io.prometheus.metrics.model.snapshots.Labels;
 import io.sluice.metrics.LatencyHistogram;
 import io.sluice.metrics.Registry;
 import io.sluice.metrics.MetricsEndpoint;
+import io.sluice.pipeline.GuardedReplies;
 import io.sluice.pipeline.MessageCheck;
 import io.sluice.pipeline.Pipeline;
 import io.sluice.pipeline.Stage;
@@ -165,14 +166,16 @@ public final class Sluice implements AutoCloseable {
             LimitMeters limitMeters = new LimitMeters(meters);
             List<CacheStage> cacheStages = new ArrayList<>();
             List<UpstreamReplies> upstreamReplies = new ArrayList<>();
+            LongAdder internalErrors = meters.counter("internal_errors",
+                    "Exceptions out of what sees the upstreams' answers (the cache, the flood watch), caught so that the query goes on: a bug, logged with its stack at most once a minute.");
             for (int i = 0; i < settings.threads(); i++) {
                 CacheStage stage = cache == null ? null : cache.stage();
                 List<UpstreamReplies> each = new ArrayList<>();
                 if (stage != null) {
-                    each.add(stage);
+                    each.add(GuardedReplies.of(stage, internalErrors));
                 }
                 if (limits.active() && limits.limiter().floods() != null) {
-                    each.add(new FloodWatch(limits, limitMeters));
+                    each.add(GuardedReplies.of(new FloodWatch(limits, limitMeters), internalErrors));
                 }
                 cacheStages.add(stage);
                 upstreamReplies.add(UpstreamReplies.of(each));

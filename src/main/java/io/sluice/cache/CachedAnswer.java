@@ -180,6 +180,15 @@ final class CachedAnswer {
      */
     ByteBuf write(ByteBufAllocator alloc, ByteBuf query, QueryView view, long now, boolean stale) {
         ByteBuf out = alloc.buffer(length(stale));
+        try {
+            return fill(out, query, view, now, stale);
+        } catch (RuntimeException e) { // a bug: whoever catches it, the buffer must not leak
+            out.release();
+            throw e;
+        }
+    }
+
+    private ByteBuf fill(ByteBuf out, ByteBuf query, QueryView view, long now, boolean stale) {
         int base = out.writerIndex();
         out.writeBytes(entry, messageAt, messageLength);
         out.setShort(base + Wire.ID_OFFSET, view.id());

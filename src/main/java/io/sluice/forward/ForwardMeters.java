@@ -18,7 +18,6 @@ public final class ForwardMeters {
     final LongAdder repliesMismatched;
     final LongAdder transfersAborted;
     final LongAdder ioErrors;
-    final LongAdder internalErrors;
     final LongAdder caseMismatched;
     final LongAdder caseFallbacks;
     /** By upstream index: replies from it that were not accepted, for whatever reason. */
@@ -45,8 +44,6 @@ public final class ForwardMeters {
         repliesMismatched = r.counter("replies_mismatched", "Replies with a waiting ID but the wrong sender or question.");
         transfersAborted = r.counter("transfers_aborted", "Zone transfers given up part-way.");
         ioErrors = r.counter("io_errors", "Write failures and other socket errors, not logged one by one.");
-        internalErrors = r.counter("internal_errors",
-                "Exceptions out of what sees the upstreams' answers (the cache, the flood watch), caught so that the query goes on: a bug, logged with its stack at most once a minute.");
         caseMismatched = r.counter("replies_case_mismatched",
                 "Replies with a waiting ID and question but not the letter case sent (randomize-case): forged, or an upstream that does not keep case.");
         caseFallbacks = r.counter("case_fallbacks",

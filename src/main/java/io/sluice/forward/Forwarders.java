@@ -46,7 +46,7 @@ public final class Forwarders {
             int i = 0;
             for (EventExecutor e : group) {
                 Forwarder f = new Forwarder((EventLoop) e, pool, meters, transport, settings, inflightPerLoop,
-                        GuardedReplies.of(answers.get(i++), meters.internalErrors));
+                        answers.get(i++));
                 perLoop.add(f);
                 f.start();
             }

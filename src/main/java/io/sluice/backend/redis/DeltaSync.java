@@ -62,7 +62,7 @@ final class DeltaSync implements AutoCloseable {
     private final long[] knownFor;
     private final long[] known;
     private final int[] pending;
-    /** Since when the slot's domain has counts not in Redis, in the limiter's clock's nanoseconds. */
+    /** When the pass that took the first of the slot's counts not in Redis ran, in the limiter's clock's nanoseconds. */
     private final long[] pendingSince;
     /** The pass a held domain waits for in {@link #wheel}, 0 for none: an entry of another pass is stale. */
     private final int[] heldUntil;

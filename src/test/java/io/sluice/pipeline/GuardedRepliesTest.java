@@ -1,4 +1,4 @@
-package io.sluice.forward;
+package io.sluice.pipeline;
 
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
-import io.sluice.pipeline.UpstreamReplies;
 import io.sluice.wire.QueryView;
 import java.util.concurrent.atomic.LongAdder;
 import org.junit.jupiter.api.Test;
@@ -41,11 +40,26 @@ class GuardedRepliesTest {
     }
 
     @Test
+    void aBrokenOneDoesNotBlindTheNext() {
+        LongAdder failures = new LongAdder();
+        LongAdder seen = new LongAdder();
+        UpstreamReplies counting = (query, view, reply) -> seen.increment();
+        UpstreamReplies both = UpstreamReplies.of(java.util.List.of(GuardedReplies.of(BROKEN, failures),
+                GuardedReplies.of(counting, failures)));
+        ByteBuf b = Unpooled.buffer(12);
+        both.answered(b, new QueryView(), b);
+        assertEquals(1, seen.sum(), "the flood watch still sees what the cache failed on");
+        assertEquals(1, failures.sum());
+    }
+
+    @Test
     void whatWorksPassesThrough() {
         ByteBuf stale = Unpooled.buffer(12);
+        LongAdder seen = new LongAdder();
         UpstreamReplies stales = new UpstreamReplies() {
             @Override
             public void answered(ByteBuf query, QueryView view, ByteBuf reply) {
+                seen.increment();
             }
 
             @Override
@@ -55,8 +69,10 @@ class GuardedRepliesTest {
             }
         };
         LongAdder failures = new LongAdder();
-        assertSame(stale, GuardedReplies.of(stales, failures).unanswered(ByteBufAllocator.DEFAULT, stale,
-                new QueryView(), true, true));
+        UpstreamReplies guarded = GuardedReplies.of(stales, failures);
+        guarded.answered(stale, new QueryView(), stale);
+        assertEquals(1, seen.sum(), "the answer is passed on");
+        assertSame(stale, guarded.unanswered(ByteBufAllocator.DEFAULT, stale, new QueryView(), true, true));
         assertSame(UpstreamReplies.NONE, GuardedReplies.of(UpstreamReplies.NONE, failures),
                 "nothing to guard: the forwarder still sees that nothing sees its answers");
         assertEquals(0, failures.sum());

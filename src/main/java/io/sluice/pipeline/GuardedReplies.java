@@ -1,8 +1,7 @@
-package io.sluice.forward;
+package io.sluice.pipeline;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
-import io.sluice.pipeline.UpstreamReplies;
 import io.sluice.wire.QueryView;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -11,15 +10,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What sees a loop's upstream answers, kept from breaking its forwarder. An exception out of the
- * cache or the flood watch (a bug, met by an answer no test had) would leave that answer unsent
- * and its copy unreleased (a leak per answer), and the query would wait out its deadline, be asked
- * of the next upstream, and end in SERVFAIL. Here it is counted ({@code internal_errors}) and
- * logged with its stack, the first and then at most one a minute across the loops, and the
- * forwarder goes on as if nothing had seen the answer: it is relayed, and an unanswered query gets
- * its SERVFAIL.
+ * One of what sees a loop's upstream answers (the cache, the flood watch), kept from breaking the
+ * forwarder and the others. An exception out of it (a bug, met by an answer no test had) would
+ * leave that answer unsent and its copy unreleased (a leak per answer), the others blind to it,
+ * and the query would wait out its deadline, be asked of the next upstream, and end in SERVFAIL.
+ * Here it is counted ({@code internal_errors}) and logged with its stack, the first and then at
+ * most one a minute across the loops, and the forwarder goes on as if this one had not seen the
+ * answer: it is relayed, and an unanswered query gets its SERVFAIL or another's answer.
  */
-final class GuardedReplies implements UpstreamReplies {
+public final class GuardedReplies implements UpstreamReplies {
     private static final Logger log = LoggerFactory.getLogger(GuardedReplies.class);
     private static final long LOG_EVERY_NANOS = TimeUnit.MINUTES.toNanos(1);
     /** When the last failure was logged, for every loop's guard; {@code Long.MIN_VALUE}: never. */
@@ -34,7 +33,7 @@ final class GuardedReplies implements UpstreamReplies {
     }
 
     /** {@code replies} guarded, or {@link UpstreamReplies#NONE} itself: nothing to guard. */
-    static UpstreamReplies of(UpstreamReplies replies, LongAdder failures) {
+    public static UpstreamReplies of(UpstreamReplies replies, LongAdder failures) {
         return replies == NONE ? NONE : new GuardedReplies(replies, failures);
     }
 
@@ -63,8 +62,8 @@ final class GuardedReplies implements UpstreamReplies {
         long now = System.nanoTime();
         long last = lastLogged.get();
         if ((last == Long.MIN_VALUE || now - last >= LOG_EVERY_NANOS) && lastLogged.compareAndSet(last, now)) {
-            log.error("internal error on {} (counted in internal_errors; logged at most once a minute), the query"
-                    + " goes on without the cache and flood watch", what, e);
+            log.error("internal error in {} on {} (counted in internal_errors; logged at most once a minute), the"
+                    + " query goes on without it", replies.getClass().getSimpleName(), what, e);
         }
     }
 }
