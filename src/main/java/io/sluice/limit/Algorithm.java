@@ -36,6 +36,16 @@ public interface Algorithm {
      */
     long idleIn(long word, Policy p, long now);
 
+    /**
+     * Until when queries added at {@code now} may be spent later without being counted again (a
+     * lease, Redis exact mode): the end of {@code now}'s window where counts last exactly a window;
+     * 0 where they do not (a sliding window weighs them into the next, a token bucket refills),
+     * which lease nothing.
+     */
+    default long leaseUntil(long now, Policy p) {
+        return 0;
+    }
+
     /** Whether forgetting the word (back to 0) changes no decision from {@code now} on. */
     default boolean idle(long word, Policy p, long now) {
         return idleIn(word, p, now) <= 0;

@@ -21,6 +21,11 @@ final class FixedWindow implements Algorithm {
     }
 
     @Override
+    public long leaseUntil(long now, Policy p) {
+        return (now / p.windowNanos() + 1) * p.windowNanos();
+    }
+
+    @Override
     public long addToCurrent(long word, Policy p, long now, long queries) {
         int window = (int) (now / p.windowNanos());
         long count = (int) (word >>> 32) == window ? word & 0xFFFFFFFFL : 0;

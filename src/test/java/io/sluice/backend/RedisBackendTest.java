@@ -148,6 +148,35 @@ class RedisBackendTest {
         assertEquals(count, fixedWindowCount(redis, domain), domain);
     }
 
+    /** 6,400 an hour: leases of 64, taken while the window's count stays under 3,200. */
+    @Test
+    void exactModeLeasesADomainFarFromItsBudget() throws Exception {
+        try (RedisServer redis = RedisServer.start(dir);
+             RunningSluice a = sluice("redis", redis.uri(), "limits.default.queries", "6400")) {
+            assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(a.address(), Dns.query(1, "q0.far.com.", Type.A))));
+            assertEquals(65, fixedWindowCount(redis, "far.com"), "its query and a lease of 64, in Redis first");
+            for (int i = 1; i <= 65; i++) {
+                assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(a.address(), Dns.query(i + 1, "q" + i + ".far.com.", Type.A))));
+            }
+            assertEquals(64, a.sluice().metrics().count("redis_leased"), "the lease spent without a call");
+            assertEquals(130, fixedWindowCount(redis, "far.com"), "the 66th query asked, and took the next lease");
+        }
+    }
+
+    /** Leases are counted before they are spent: two instances still answer exactly the budget. */
+    @Test
+    void leasesKeepTwoInstancesWithinTheBudget() throws Exception {
+        try (RedisServer redis = RedisServer.start(dir);
+             RunningSluice a = sluice("redis", redis.uri(), "limits.default.queries", "4096");
+             RunningSluice b = sluice("redis", redis.uri(), "limits.default.queries", "4096")) {
+            int[] r = Dns.burst(List.of(a.address(), b.address()), Dns.names("busy.com", 5000));
+            assertEquals(4096, r[Rcode.NOERROR] + 0, "never more than the budget, and the leases spent: "
+                    + r[Rcode.NOERROR] + " answered, " + r[Rcode.REFUSED] + " refused");
+            assertEquals(4096, fixedWindowCount(redis, "busy.com"));
+            assertTrue(a.sluice().metrics().count("redis_leased") + b.sluice().metrics().count("redis_leased") > 0);
+        }
+    }
+
     @Test
     void slidingWindowIsExactToo() throws Exception {
         try (RedisServer redis = RedisServer.start(dir);

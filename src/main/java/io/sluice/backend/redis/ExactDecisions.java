@@ -17,7 +17,9 @@ import java.util.concurrent.RejectedExecutionException;
 import org.slf4j.LoggerFactory;
 
 /**
- * Redis exact mode for one event loop. A query for a counted domain is parked (a copy of it) until
+ * Redis exact mode for one event loop. A query whose domain holds a lease ({@link Leases}) is
+ * allowed at once; a round whose domain may take one reserves it with its own queries. Any other
+ * query for a counted domain is parked (a copy of it) until
  * the end of the read burst, or while two rounds of calls are already out, until one returns. Then,
  * for each parked domain, the algorithm works out from the domain's last known word how many of
  * its queries the budget allows and the word after them, and one script call per cluster slot (one
@@ -70,6 +72,9 @@ final class ExactDecisions implements Decisions {
         long expected;
         long next;
         int allowed;
+        /** Queries reserved in {@code next} beyond {@code allowed}, leased once the call succeeds, until {@code leaseEnd}. */
+        int leased;
+        long leaseEnd;
 
         Batch(int slot, long fingerprint, DomainKey domain) {
             this.slot = slot;
@@ -85,6 +90,7 @@ final class ExactDecisions implements Decisions {
     private final CounterTable table;
     private final Verdicts verdicts;
     private final long timeoutNanos;
+    private final Leases leases;
     /** By slot: a slot holds one domain for longer than a burst waits. */
     private IntObjectHashMap<Batch> waiting = new IntObjectHashMap<>();
     /**
@@ -103,6 +109,7 @@ final class ExactDecisions implements Decisions {
         this.table = limiter.table();
         this.verdicts = verdicts;
         this.timeoutNanos = backend.settings().redisTimeout().toNanos();
+        this.leases = backend.leases();
     }
 
     /**
@@ -112,10 +119,14 @@ final class ExactDecisions implements Decisions {
      */
     @Override
     public int decide(int slot, DomainProbe domain, Query query) {
+        long fp = limiter.fingerprint(slot);
+        if (leases.take(slot, fp, limiter.clock().epochNanos())) { // counted in Redis already
+            backend.leased().increment();
+            return ALLOWED;
+        }
         if (!backend.link().up()) {
             return backend.failure(slot, domain);
         }
-        long fp = limiter.fingerprint(slot);
         boolean overIfTaken = algorithm.acquire(table.wordOf(slot, fp), limiter.budget(slot),
                 limiter.clock().epochNanos()) == Algorithm.REFUSE;
         if (overIfTaken && (parked >= MAX_PARKED || !backend.reserving(slot))) { // a flood is never let through
@@ -205,8 +216,33 @@ final class ExactDecisions implements Decisions {
             word = next;
             allowed++;
         }
+        b.leased = 0;
+        if (allowed == b.queries.size()) {
+            word = lease(b, word, budget, now);
+        }
         b.next = word;
         b.allowed = allowed;
+    }
+
+    /**
+     * {@code word} with a lease for {@code b}'s domain added ({@link Leases}), when it may take one:
+     * a fixed window, a budget of 4,096 or more, no lease of its own in force, and the window's
+     * count with the lease under half the budget.
+     */
+    private long lease(Batch b, long word, Policy budget, long now) {
+        long share = SyncedCounters.heldAtMost(budget);
+        long end = algorithm.leaseUntil(now, budget);
+        if (share == 0 || end == 0 || leases.holds(b.slot, b.fingerprint, now)) {
+            return word;
+        }
+        long leased = algorithm.addToCurrent(word, budget, now, share);
+        if (algorithm.acquire(algorithm.addToCurrent(leased, budget, now, budget.queries() / 2), budget, now)
+                == Algorithm.REFUSE) {
+            return word; // half the budget spent, or about to be: each query asks Redis
+        }
+        b.leased = (int) share;
+        b.leaseEnd = end;
+        return leased;
     }
 
     /** The word {@code b} is worked out from. */
@@ -279,6 +315,9 @@ final class ExactDecisions implements Decisions {
                 // The heap word holds b.next, or a later round's; or a round that reached Redis
                 // before this one, though reserved after it, lost and put back what this replaced.
                 table.compareAndSetWord(b.slot, b.fingerprint, b.expected, b.next);
+                if (b.leased > 0) {
+                    leases.grant(b.slot, b.fingerprint, b.leaseEnd, b.leased);
+                }
                 settle(b, b.allowed);
             } else {
                 long word = RedisKeys.word(reply.get(i));

@@ -38,6 +38,9 @@ public final class RedisBackend implements Backend {
      * within the Redis timeout, long before a slot can be given to another domain.
      */
     private final AtomicIntegerArray reservations;
+    /** Exact mode's, shared by the loops. */
+    private final Leases leases;
+    private final LongAdder leased;
 
     private RedisBackend(BackendSettings settings, LimitSettings.Algorithm algorithm, DomainLimiter limiter,
                          Registry meters, EventLoopGroup loops, int loopCount) {
@@ -50,6 +53,9 @@ public final class RedisBackend implements Backend {
         this.algorithmName = algorithm.toString();
         this.link = RedisLink.open(settings, loops, loopCount);
         this.reservations = new AtomicIntegerArray(limiter.table().capacity() + 1);
+        this.leases = new Leases(limiter.table().capacity() + 1);
+        this.leased = meters.counter("redis_leased", "Queries exact mode allowed from a lease, a share of a budget far"
+                + " from spent that a call reserved in Redis beforehand: without a call of their own.");
         this.sync = limiter.store() instanceof SyncedCounters synced
                 ? new DeltaSync(this, limiter, synced, settings.syncInterval()) : null;
     }
@@ -145,6 +151,14 @@ public final class RedisBackend implements Backend {
 
     void settled(int slot) {
         reservations.decrementAndGet(slot);
+    }
+
+    Leases leases() {
+        return leases;
+    }
+
+    LongAdder leased() {
+        return leased;
     }
 
     /** Whether a call out has reserved in the word of {@code slot}. */
