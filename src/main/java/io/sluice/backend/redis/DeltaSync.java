@@ -234,7 +234,11 @@ final class DeltaSync implements AutoCloseable {
                 long fleet = next[i];
                 table.replace(s, p.fingerprint(), local -> {
                     int since = counters.unsynced(s); // allowed by the loops after this pass took its counts
-                    return since == 0 ? fleet : algorithm.addToCurrent(fleet, limiter.budget(s), now, since);
+                    // counted at the clock's time now, not the call's: a window may have begun
+                    // since, and these counts are the new window's (merged into the old one, they
+                    // left the loops a fresh budget in the new)
+                    return since == 0 ? fleet
+                            : algorithm.addToCurrent(fleet, limiter.budget(s), limiter.clock().epochNanos(), since);
                 });
             } else {
                 known[s] = RedisKeys.word(replies.get(i));

@@ -75,6 +75,8 @@ final class ExactDecisions implements Decisions {
         /** Queries reserved in {@code next} beyond {@code allowed}, leased once the call succeeds, until {@code leaseEnd}. */
         int leased;
         long leaseEnd;
+        /** The budget the lease is a share of. */
+        Policy leaseBudget;
 
         Batch(int slot, long fingerprint, DomainKey domain) {
             this.slot = slot;
@@ -120,7 +122,7 @@ final class ExactDecisions implements Decisions {
     @Override
     public int decide(int slot, DomainProbe domain, Query query) {
         long fp = limiter.fingerprint(slot);
-        if (leases.take(slot, fp, limiter.clock().epochNanos())) { // counted in Redis already
+        if (leases.take(slot, fp, limiter.budget(slot), limiter.clock().epochNanos())) { // counted in Redis already
             backend.leased().increment();
             return ALLOWED;
         }
@@ -226,13 +228,13 @@ final class ExactDecisions implements Decisions {
 
     /**
      * {@code word} with a lease for {@code b}'s domain added ({@link Leases}), when it may take one:
-     * a fixed window, a budget of 4,096 or more, no lease of its own in force, and the window's
-     * count with the lease under half the budget.
+     * a fixed window, a budget of 4,096 or more, no lease of its own in force nor another call
+     * out that reserved in its word, and the window's count with the lease under half the budget.
      */
     private long lease(Batch b, long word, Policy budget, long now) {
         long share = SyncedCounters.heldAtMost(budget);
         long end = algorithm.leaseUntil(now, budget);
-        if (share == 0 || end == 0 || leases.holds(b.slot, b.fingerprint, now)) {
+        if (share == 0 || end == 0 || backend.reserving(b.slot) || leases.holds(b.slot, b.fingerprint, now)) {
             return word;
         }
         long leased = algorithm.addToCurrent(word, budget, now, share);
@@ -242,6 +244,7 @@ final class ExactDecisions implements Decisions {
         }
         b.leased = (int) share;
         b.leaseEnd = end;
+        b.leaseBudget = budget;
         return leased;
     }
 
@@ -316,7 +319,7 @@ final class ExactDecisions implements Decisions {
                 // before this one, though reserved after it, lost and put back what this replaced.
                 table.compareAndSetWord(b.slot, b.fingerprint, b.expected, b.next);
                 if (b.leased > 0) {
-                    leases.grant(b.slot, b.fingerprint, b.leaseEnd, b.leased);
+                    leases.grant(b.slot, b.fingerprint, b.leaseEnd, b.leaseBudget, b.leased);
                 }
                 settle(b, b.allowed);
             } else {

@@ -1,5 +1,6 @@
 package io.sluice.backend.redis;
 
+import io.sluice.limit.Policy;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
@@ -8,10 +9,13 @@ import java.lang.invoke.VarHandle;
  * which any loop of this process then allows without a call, until they run out or their window
  * ends. A round takes one ({@link ExactDecisions}) only for a fixed window
  * ({@code Algorithm.leaseUntil}), a budget of 4,096 queries or more (a lease is
- * {@link SyncedCounters#heldAtMost}: 1/64 of it, as a power of two), and while the window's count
- * with the lease stays under half the budget. Every lease is counted in Redis before a query of it
- * is allowed, so the fleet never answers more than the budget; it answers at most a lease per
- * instance less, what is left of a lease when the domain's queries here stop.
+ * {@link SyncedCounters#heldAtMost}: 1/64 of it, as a power of two), while the window's count with
+ * the lease stays under half the budget and no other call that reserved in the domain's word is
+ * out. Every lease is counted in Redis before a query of it is allowed, and spent only under the
+ * budget it was taken under (a reload, or a flood's cut, ends it), so the fleet never answers
+ * more than the budget. It answers less by what is left of a lease when the domain's queries here
+ * stop, about a lease per loop of each instance (two loops' calls may reserve at once), and by a
+ * lease Redis took in a call that then timed out here.
  *
  * <p>A lease is its count, its domain's fingerprint and its end. One loop grants it: the count to
  * 0, the fingerprint and end, then the count with release. Any loop takes from it by
@@ -23,21 +27,29 @@ final class Leases {
     private static final VarHandle INTS = MethodHandles.arrayElementVarHandle(int[].class);
     private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
 
+    private static final VarHandle BUDGETS = MethodHandles.arrayElementVarHandle(Policy[].class);
+
     private final int[] left;
     private final long[] fingerprints;
     private final long[] ends;
+    /** The budget each lease is a share of: a lease is spent only under the same (a reload or a flood cut ends it). */
+    private final Policy[] budgets;
 
     Leases(int slots) {
         left = new int[slots];
         fingerprints = new long[slots];
         ends = new long[slots];
+        budgets = new Policy[slots];
     }
 
-    /** Takes one query from {@code slot}'s lease, if it is {@code fp}'s and in force at {@code now}. */
-    boolean take(int slot, long fp, long now) {
+    /**
+     * Takes one query from {@code slot}'s lease, if it is {@code fp}'s, in force at {@code now}
+     * and a share of {@code budget}, the domain's budget now.
+     */
+    boolean take(int slot, long fp, Policy budget, long now) {
         while (true) {
             int n = (int) INTS.getAcquire(left, slot);
-            if (n <= 0 || !heldFor(slot, fp, now)) {
+            if (n <= 0 || !heldFor(slot, fp, now) || BUDGETS.getOpaque(budgets, slot) != budget) {
                 return false;
             }
             if (INTS.compareAndSet(left, slot, n, n - 1)) {
@@ -56,10 +68,11 @@ final class Leases {
      * what is left of its lease with that end (two rounds out at once may both have taken one),
      * else in place of a lease ended or of another domain's.
      */
-    void grant(int slot, long fp, long end, int queries) {
+    void grant(int slot, long fp, long end, Policy budget, int queries) {
         while (true) {
             int n = (int) INTS.getAcquire(left, slot);
-            if (n > 0 && (long) LONGS.getOpaque(fingerprints, slot) == fp && (long) LONGS.getOpaque(ends, slot) == end) {
+            if (n > 0 && (long) LONGS.getOpaque(fingerprints, slot) == fp && (long) LONGS.getOpaque(ends, slot) == end
+                    && BUDGETS.getOpaque(budgets, slot) == budget) {
                 if (INTS.compareAndSet(left, slot, n, n + queries)) {
                     return;
                 }
@@ -68,6 +81,7 @@ final class Leases {
             INTS.setVolatile(left, slot, 0);
             LONGS.setOpaque(fingerprints, slot, fp);
             LONGS.setOpaque(ends, slot, end);
+            BUDGETS.setOpaque(budgets, slot, budget);
             INTS.setRelease(left, slot, queries);
             return;
         }

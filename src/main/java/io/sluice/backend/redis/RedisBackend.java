@@ -38,7 +38,7 @@ public final class RedisBackend implements Backend {
      * within the Redis timeout, long before a slot can be given to another domain.
      */
     private final AtomicIntegerArray reservations;
-    /** Exact mode's, shared by the loops. */
+    /** Exact mode's, shared by the loops; null in async mode. */
     private final Leases leases;
     private final LongAdder leased;
 
@@ -53,7 +53,8 @@ public final class RedisBackend implements Backend {
         this.algorithmName = algorithm.toString();
         this.link = RedisLink.open(settings, loops, loopCount);
         this.reservations = new AtomicIntegerArray(limiter.table().capacity() + 1);
-        this.leases = new Leases(limiter.table().capacity() + 1);
+        this.leases = settings.redisMode() == BackendSettings.RedisMode.EXACT
+                ? new Leases(limiter.table().capacity() + 1) : null;
         this.leased = meters.counter("redis_leased", "Queries exact mode allowed from a lease, a share of a budget far"
                 + " from spent that a call reserved in Redis beforehand: without a call of their own.");
         this.sync = limiter.store() instanceof SyncedCounters synced
