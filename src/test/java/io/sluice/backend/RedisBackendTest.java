@@ -163,6 +163,30 @@ class RedisBackendTest {
         }
     }
 
+    /** A reload that lowers the budget ends a lease taken under the old one: it is not spent past the new. */
+    @Test
+    void aLoweredBudgetEndsTheLease() throws Exception {
+        Path conf = dir.resolve("sluice.yml");
+        String head = "upstreams: [" + upstream.hostPort() + "]\nbackend: redis\nredis-timeout: 200ms\n";
+        try (RedisServer redis = RedisServer.start(dir)) {
+            head += "redis: " + redis.uri() + "\n";
+            java.nio.file.Files.writeString(conf, head + "limits:\n  default: { queries: 6400, window: 1h }\n");
+            try (RunningSluice a = RunningSluice.startFor(List.of(), clock, x -> x.configFile(conf))) {
+                assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(a.address(), Dns.query(1, "q.cut.com.", Type.A))));
+                assertEquals(65, fixedWindowCount(redis, "cut.com"), "a lease of 64 taken");
+                java.nio.file.Files.writeString(conf, head + "limits:\n  default: { queries: 100, window: 1h }\n");
+                a.sluice().reload();
+                int answered = 0;
+                for (int i = 0; i < 40; i++) {
+                    answered += Dns.rcode(Dns.udp(a.address(), Dns.query(i + 2, "q" + i + ".cut.com.", Type.A)))
+                            == Rcode.NOERROR ? 1 : 0;
+                }
+                assertEquals(35, answered, "100 less the 65 counted, query by query");
+                assertEquals(0, a.sluice().metrics().count("redis_leased"), "nothing spent of the old lease");
+            }
+        }
+    }
+
     /** Leases are counted before they are spent: two instances still answer exactly the budget. */
     @Test
     void leasesKeepTwoInstancesWithinTheBudget() throws Exception {
