@@ -17,16 +17,17 @@ import java.lang.invoke.VarHandle;
  * stop, about a lease per loop of each instance (two loops' calls may reserve at once), and by a
  * lease Redis took in a call that then timed out here.
  *
- * <p>A lease is its count, its domain's fingerprint and its end. One loop grants it: the count to
- * 0, the fingerprint and end, then the count with release. Any loop takes from it by
- * compare-and-set on the count, after reading the count with acquire and checking the rest, so a
- * query is allowed only from a lease of its own domain in force. A slot goes to another domain
- * only once its word is idle, after its window's end, when its lease has ended too.
+ * <p>A lease is its count, its domain's fingerprint, its end and its budget. One loop grants it:
+ * the count to 0, the rest, then the count with release. Any loop takes from it by compare-and-set
+ * on the count, after reading the count with acquire and checking the rest, so a query is allowed
+ * only from a lease of its own domain and budget in force. A slot that goes to another domain (its
+ * word idle, or forgotten after a failed call) keeps the old lease's fingerprint, which the new
+ * domain's queries do not match; only a take stalled across a grant to the new domain that left
+ * the count it read could take one query of that lease.
  */
 final class Leases {
     private static final VarHandle INTS = MethodHandles.arrayElementVarHandle(int[].class);
     private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
-
     private static final VarHandle BUDGETS = MethodHandles.arrayElementVarHandle(Policy[].class);
 
     private final int[] left;
