@@ -12,6 +12,7 @@ import io.sluice.testing.TestUpstream;
 import java.net.DatagramPacket;
 import java.net.DatagramSocket;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -170,11 +171,11 @@ class RedisBackendTest {
         String head = "upstreams: [" + upstream.hostPort() + "]\nbackend: redis\nredis-timeout: 200ms\n";
         try (RedisServer redis = RedisServer.start(dir)) {
             head += "redis: " + redis.uri() + "\n";
-            java.nio.file.Files.writeString(conf, head + "limits:\n  default: { queries: 6400, window: 1h }\n");
+            Files.writeString(conf, head + "limits:\n  default: { queries: 6400, window: 1h }\n");
             try (RunningSluice a = RunningSluice.startFor(List.of(), clock, x -> x.configFile(conf))) {
                 assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(a.address(), Dns.query(1, "q.cut.com.", Type.A))));
                 assertEquals(65, fixedWindowCount(redis, "cut.com"), "a lease of 64 taken");
-                java.nio.file.Files.writeString(conf, head + "limits:\n  default: { queries: 100, window: 1h }\n");
+                Files.writeString(conf, head + "limits:\n  default: { queries: 100, window: 1h }\n");
                 a.sluice().reload();
                 int answered = 0;
                 for (int i = 0; i < 40; i++) {
@@ -187,7 +188,7 @@ class RedisBackendTest {
         }
     }
 
-    /** Leases are counted before they are spent: two instances still answer exactly the budget. */
+    /** Leases are counted before they are spent: two instances never answer more than the budget. */
     @Test
     void leasesKeepTwoInstancesWithinTheBudget() throws Exception {
         try (RedisServer redis = RedisServer.start(dir);

@@ -122,15 +122,16 @@ final class ExactDecisions implements Decisions {
     @Override
     public int decide(int slot, DomainProbe domain, Query query) {
         long fp = limiter.fingerprint(slot);
-        if (leases.take(slot, fp, limiter.budget(slot), limiter.clock().epochNanos())) { // counted in Redis already
+        Policy budget = limiter.budget(slot);
+        long now = limiter.clock().epochNanos();
+        if (leases.take(slot, fp, budget, now)) { // counted in Redis already
             backend.leased().increment();
             return ALLOWED;
         }
         if (!backend.link().up()) {
             return backend.failure(slot, domain);
         }
-        boolean overIfTaken = algorithm.acquire(table.wordOf(slot, fp), limiter.budget(slot),
-                limiter.clock().epochNanos()) == Algorithm.REFUSE;
+        boolean overIfTaken = algorithm.acquire(table.wordOf(slot, fp), budget, now) == Algorithm.REFUSE;
         if (overIfTaken && (parked >= MAX_PARKED || !backend.reserving(slot))) { // a flood is never let through
             limiter.noteRefusal(slot, domain);
             return REFUSED;
