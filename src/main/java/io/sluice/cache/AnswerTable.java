@@ -39,8 +39,9 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p><b>What stays.</b> An answer stored goes into the slot of the same key in either of its
  * buckets, else a free one (empty, or its entry overwritten by its ring) in whichever of the two
- * has more, so that the index fills evenly. Into two buckets full of answers the rings still hold
- * (expired ones included: their times are in the rings, not the index) it must first be admitted:
+ * has more, so that the index fills evenly. Into two buckets full, it takes first a slot whose
+ * answer may no longer be served even stale (its time read from the ring); into two buckets full
+ * of answers that may still be served it must first be admitted:
  * only a name stored before, lately, gets in ({@link RecentHashes}, TinyLFU's doorkeeper), so that
  * a flood of names asked once leaves the cache as it was. An admitted answer takes, in the one of its
  * two buckets with fewer hits, the first slot without hits from a starting point its key chooses, taking a hit off
@@ -85,6 +86,7 @@ final class AnswerTable {
     private static final int HEAD_STRIDE = 16;
     private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
     private static final VarHandle INT = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final VarHandle LONG = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
     private final long[] index;
     private final int pad;
@@ -203,14 +205,15 @@ final class AnswerTable {
 
     /**
      * Keeps the entry {@code answer} holds under {@code hash}, making room in one of its buckets,
-     * unless it is not admitted there or is larger than a quarter of one of a ring's arrays.
+     * unless it is not admitted there or is larger than a quarter of one of a ring's arrays. The
+     * time it was built at is the time it is kept at.
      */
     void put(int writer, long hash, CachedAnswer answer) {
         if (answer.length() > maxEntry) {
             rejected.increment();
             return;
         }
-        int at = room(hash);
+        int at = room(hash, answer.storedAt());
         if (at < 0) {
             rejected.increment();
             return;
@@ -237,6 +240,11 @@ final class AnswerTable {
         return n;
     }
 
+    /** Bytes the index and its doorkeeper took at start: what {@code CacheSettings.indexBytes} counts for the heap check. */
+    long indexBytes() {
+        return (long) (index.length - pad) * Long.BYTES + doorkeeper.bytes();
+    }
+
     /** Bytes of the rings written so far, at most their size. */
     long bytes() {
         long n = 0;
@@ -247,11 +255,12 @@ final class AnswerTable {
     }
 
     /**
-     * The slot for {@code hash} to go in: its own in either of its buckets, else a free one (empty,
-     * or its entry overwritten by its ring) in the bucket with more of them, else, when the
-     * doorkeeper admits it, the clock's of the one with fewer hits; -1 when not admitted.
+     * The slot for {@code hash} to go in at {@code now}: its own in either of its buckets, else a
+     * free one (empty, or its entry overwritten by its ring) in the bucket with more of them, else
+     * one whose answer may no longer be served, else, when the doorkeeper admits it, the clock's of
+     * the one with fewer hits; -1 when not admitted.
      */
-    private int room(long hash) {
+    private int room(long hash, long now) {
         int one = firstSlot(hash);
         int two = secondSlot(hash);
         // in find's order: of two slots a race left with one name, the one a lookup finds is replaced
@@ -272,6 +281,14 @@ final class AnswerTable {
             if (at >= 0) {
                 return at;
             }
+        }
+        int dead = dead(one, now);
+        if (dead < 0 && two != one) {
+            dead = dead(two, now);
+        }
+        if (dead >= 0) {
+            evictions.increment();
+            return dead;
         }
         if (!doorkeeper.seenBefore((int) (hash ^ hash >>> 32))) {
             return -1;
@@ -298,6 +315,24 @@ final class AnswerTable {
             }
         }
         return n;
+    }
+
+    /**
+     * The first slot of the bucket at {@code first} whose answer may not be served at {@code now},
+     * even stale; -1 when none. Read without the check a lookup makes: a time torn by the ring's
+     * writer at worst replaces an answer early, as an eviction would.
+     */
+    private int dead(int first, long now) {
+        for (int i = 0; i < BUCKET_SLOTS; i++) {
+            long word = (long) LONGS.getOpaque(index, first + 2 * i + 1);
+            long pos = word & POSITION;
+            int offset = (int) (pos % ringBytes % segmentBytes);
+            if (pos != 0 && offset + HEADER <= segmentBytes
+                    && now - (long) LONG.get(segment(ring(word), pos), offset + KEEP_UNTIL_AT) >= 0) {
+                return first + 2 * i;
+            }
+        }
+        return -1;
     }
 
     /** The first free slot of the bucket at {@code first}; -1 when other loops took them since {@link #free}. */

@@ -144,6 +144,11 @@ final class CachedAnswer {
         return entry[messageAt + 3] & Wire.RCODE_MASK;
     }
 
+    /** When it was built, from its upstream's answer. */
+    long storedAt() {
+        return storedAt;
+    }
+
     /** Until when it may be served stale; its expiry when never. */
     long keepUntil() {
         return keepUntil;

@@ -22,8 +22,13 @@ public record CacheSettings(int size, long maxBytes, Duration maxTtl, Duration m
     public static final long MIN_RING = 1 << 16;
     /** Bytes of the index a kept answer takes: its slot's hash and word. */
     public static final int INDEX_BYTES = 16;
-    /** Bytes of the index's doorkeeper an answer takes (two generations, 16 bits each), up to {@link #MAX_DOORKEEPER}. */
+    /**
+     * Bytes of the index's doorkeeper an answer takes (two generations, 16 bits each), from
+     * {@link #MIN_DOORKEEPER} up to {@link #MAX_DOORKEEPER}: {@code RecentHashes}' bounds, which
+     * {@code AnswerTableTest} holds these to.
+     */
     public static final int DOORKEEPER_BYTES = 4;
+    public static final long MIN_DOORKEEPER = 256;
     public static final long MAX_DOORKEEPER = 32L << 20;
 
     public boolean on() {
@@ -38,6 +43,6 @@ public record CacheSettings(int size, long maxBytes, Duration maxTtl, Duration m
     /** Bytes of the index of answers (four-slot buckets, an {@code AnswerTable}'s) and its doorkeeper, taken at start. */
     public long indexBytes() {
         long slots = (size + 3) / 4 * 4L;
-        return INDEX_BYTES * slots + Math.min(DOORKEEPER_BYTES * slots, MAX_DOORKEEPER);
+        return INDEX_BYTES * slots + Math.min(Math.max(MIN_DOORKEEPER, DOORKEEPER_BYTES * slots), MAX_DOORKEEPER);
     }
 }

@@ -117,24 +117,27 @@ public final class Floods {
         boolean mostlyNx = answers > 0 && nx >= settings.nxdomainRatio() * answers;
         boolean was = limiter.flooded(slot);
         if (!was && mostlyNx && answers >= Math.min(Math.min(settings.minAnswers(), p.queries()), COUNT_MAX)) {
+            // The line is made before the flag moves, so that nothing can throw between a cut and its line.
+            String name = domain.toString();
+            String line = name + ": random-subdomain flood: " + nx + " of " + answers + " upstream answers in a"
+                    + " window were NXDOMAIN; its budget for cache misses is " + cut(p, settings) + " (was " + p
+                    + ") until they fall below " + Math.round(settings.nxdomainRatio() * 100) + "%";
             if (!limiter.table().swapFlag(slot, fp, CounterTable.FLOODED, true)) {
                 return Change.NONE;
             }
-            String name = domain.toString();
             floodedNames.put(fp, name);
-            note(name + ": random-subdomain flood: " + nx + " of " + answers + " upstream answers in a"
-                    + " window were NXDOMAIN; its budget for cache misses is " + cut(p, settings) + " (was " + p
-                    + ") until they fall below " + Math.round(settings.nxdomainRatio() * 100) + "%");
+            note(line);
             return Change.ENTERED;
         }
         if (was && !mostlyNx) {
+            String line = domain + ": flood over: " + (answers == 0 ? "quiet for more than " + MAX_GAP_WINDOWS
+                    + " windows" : nx + " of " + answers + " upstream answers in a window were NXDOMAIN")
+                    + "; its budget is " + p + " again";
             if (!limiter.table().swapFlag(slot, fp, CounterTable.FLOODED, false)) {
                 return Change.NONE;
             }
             floodedNames.remove(fp);
-            note(domain + ": flood over: " + (answers == 0 ? "quiet for more than " + MAX_GAP_WINDOWS + " windows"
-                    : nx + " of " + answers + " upstream answers in a window were NXDOMAIN")
-                    + "; its budget is " + p + " again");
+            note(line);
             return Change.LEFT;
         }
         return Change.NONE;

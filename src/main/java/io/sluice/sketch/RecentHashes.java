@@ -69,6 +69,11 @@ public final class RecentHashes {
         current = old;
     }
 
+    /** Bytes of its two filters. */
+    public long bytes() {
+        return 2L * words * Long.BYTES;
+    }
+
     /** {@link #mightContain}, then {@link #add}: whether {@code hash} had been added lately. */
     public boolean seenBefore(int hash) {
         boolean seen = mightContain(hash);

@@ -8,11 +8,13 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.buffer.UnpooledByteBufAllocator;
+import io.sluice.config.CacheSettings;
 import io.sluice.wire.QueryEdns;
 import io.sluice.wire.QueryView;
 import io.sluice.wire.ReplyRecords;
 import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
@@ -65,6 +67,11 @@ class AnswerTableTest {
 
     /** Builds into {@code into} the entry for name {@code i}, with {@code extra} more A records (to vary its size). */
     private static void build(Asked q, int i, int extra, CachedAnswer into) throws Exception {
+        build(q, i, extra, into, 0);
+    }
+
+    /** {@link #build(Asked, int, int, CachedAnswer)} at {@code now}: fresh for {@link #FRESH}, then stale for as long. */
+    private static void build(Asked q, int i, int extra, CachedAnswer into, long now) throws Exception {
         Message r = new Message(0);
         r.getHeader().setFlag(Flags.QR);
         r.addRecord(Record.newRecord(name(i), Type.A, DClass.IN), Section.QUESTION);
@@ -74,7 +81,7 @@ class AnswerTableTest {
         ByteBuf reply = Unpooled.wrappedBuffer(r.toWire());
         ReplyRecords records = new ReplyRecords();
         assertTrue(records.read(reply));
-        assertTrue(into.build(q.key, reply, records, 0, FRESH, 2 * FRESH)); // then stale for as long
+        assertTrue(into.build(q.key, reply, records, now, now + FRESH, now + 2 * FRESH));
     }
 
     /** The address of the first answer record of what {@code found} serves for {@code q}. */
@@ -140,6 +147,46 @@ class AnswerTableTest {
         table.put(0, twice.key.hash(), a);
         assertTrue(table.find(twice.key, a, 0, 0), "admitted at its second store");
         assertEquals(4, table.entries());
+    }
+
+    @Test
+    void aNameStoredOnceTakesTheSlotOfAnAnswerThatMayNoLongerBeServedEvenStale() throws Exception {
+        LongAdder rejected = new LongAdder();
+        LongAdder evictions = new LongAdder();
+        AnswerTable table = new AnswerTable(4, 1 << 20, 1, evictions, rejected); // one bucket
+        CachedAnswer a = new CachedAnswer();
+        for (int i = 0; i < 4; i++) {
+            Asked q = new Asked(i);
+            build(q, i, 0, a, i == 3 ? FRESH : 0); // the fourth is kept a minute longer than the rest
+            table.put(0, q.key.hash(), a);
+        }
+        Asked stale = new Asked(100);
+        build(stale, 100, 0, a, 2 * FRESH - 1); // the first three are stale, not yet past serving
+        table.put(0, stale.key.hash(), a);
+        assertEquals(1, rejected.sum(), "a stale answer keeps its slot against a name stored once");
+        for (int i = 0; i < 3; i++) {
+            Asked late = new Asked(200 + i);
+            build(late, 200 + i, 0, a, 2 * FRESH);
+            table.put(0, late.key.hash(), a);
+            assertTrue(table.find(late.key, a, 0, 2 * FRESH), "stored once, into a dead answer's slot: " + i);
+        }
+        assertEquals(1, rejected.sum());
+        assertEquals(3, evictions.sum());
+        assertTrue(table.find(new Asked(3).key, a, 0, 2 * FRESH), "the answer still servable stays");
+        Asked fifth = new Asked(300);
+        build(fifth, 300, 0, a, 2 * FRESH);
+        table.put(0, fifth.key.hash(), a);
+        assertEquals(2, rejected.sum(), "a bucket of servable answers admits no name stored once");
+    }
+
+    @Test
+    void theIndexTakesWhatTheConfigsHeapCheckCountsForIt() {
+        for (int size : new int[] {1, 1_000, 1_000_003, 9_000_000}) {
+            CacheSettings settings = new CacheSettings(size, 1 << 16, Duration.ofDays(1), Duration.ofHours(1),
+                    Duration.ofSeconds(5), Duration.ZERO, Duration.ZERO, false);
+            AnswerTable table = new AnswerTable(size, 1 << 16, 1, new LongAdder(), new LongAdder());
+            assertEquals(settings.indexBytes(), table.indexBytes(), "size " + size);
+        }
     }
 
     @Test
