@@ -15,6 +15,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
 import org.openqa.selenium.OutputType;
+import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.support.ui.WebDriverWait;
@@ -43,6 +44,7 @@ class DashboardBrowserTest {
             }
             browser.get("http://127.0.0.1:" + s.sluice().adminAddress().getPort() + "/");
             WebDriverWait wait = new WebDriverWait(browser, WAIT);
+            wait.ignoring(StaleElementReferenceException.class); // the page redraws its tables as it polls
             // the busiest domains are drained from the loops four times a second: wait for all of them
             wait.until(d -> text(d, "#top tbody").contains("example.com 40 0 unlimited no"));
             wait.until(d -> text(d, "#top tbody").contains("example.org 12 7 5 per 1h yes"));
@@ -66,7 +68,10 @@ class DashboardBrowserTest {
                 Files.write(Path.of(picture), browser.getScreenshotAs(OutputType.BYTES));
             }
 
-            browser.findElement(By.cssSelector("#limits button.rm[data-domain='example.com']")).click();
+            wait.until(d -> { // found and clicked in one go: a redraw in between makes the button found stale
+                d.findElement(By.cssSelector("#limits button.rm[data-domain='example.com']")).click();
+                return true;
+            });
             wait.until(d -> !text(d, "#limits tbody").contains("example.com 1 per 1h"));
             assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(3, "c.example.com.", Type.A))),
                     "removed from the page");
@@ -88,6 +93,7 @@ class DashboardBrowserTest {
             Dns.udp(s.address(), Dns.query(1, "a.tokened.example.", Type.A));
             browser.get("http://127.0.0.1:" + s.sluice().adminAddress().getPort() + "/");
             WebDriverWait wait = new WebDriverWait(browser, WAIT);
+            wait.ignoring(StaleElementReferenceException.class);
             browser.findElement(By.id("token")).sendKeys("wrong");
             browser.findElement(By.id("enter")).click();
             wait.until(d -> text(d, "#message").contains("refused"));
