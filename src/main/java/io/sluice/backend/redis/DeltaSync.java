@@ -24,15 +24,23 @@ import org.slf4j.LoggerFactory;
  * <p>Only domains that allowed a query here since the last pass are synced, and a domain far from
  * its budget waits: while what it allowed here unpushed is under {@link SyncedCounters#heldAtMost}
  * (about 1/64 of its budget's queries), its counts stay with the loops (the slot is not idle
- * meanwhile) and the domain waits in {@link #wheel}, looked at again after half the passes left,
- * until one of its window's last two passes (from the pass that took its first count), or until
- * its word would leave the slot idle; the loop whose count reaches the share queues it again at
- * once. Most domains are far from their budgets, so most are pushed once a window, not once a
- * pass, and every push costs this thread and Redis alike (docs/benchmarks.md, "Backends"). A pass
- * late by more than an interval (Redis slow) pushes into the next window what it held.
- * Each instance then holds back from the fleet at most that share of a domain's budget, however
- * long: the overshoot the README states for async mode grows by (N-1) x budget / 64, and a budget
- * under 4,096 queries is pushed every pass.
+ * meanwhile) and the domain waits in {@link #wheel}, looked at again a pass or so before its time
+ * is up; the loop whose count reaches the share queues it again at once. Its time: where counts
+ * last exactly their window (a fixed window, {@link Algorithm#leaseUntil}), the window's end.
+ * Its last interval's look takes the loops' counts into {@link #pending} (unpushed; the slot may
+ * then go idle), and the first look after the end drops them: what a window held under the share
+ * matters to no later window, and is never pushed. What the loops allowed after that last look,
+ * or all of it when a late pass missed the look, counts toward the next window's share instead:
+ * never fewer counted than allowed. With the other algorithms the time is the window's last two
+ * passes, when the domain is pushed, or the moment its word would leave the slot idle; there,
+ * counts first taken in a window's last two passes are held to the next window's (and with a
+ * window of two intervals or less, to its end). Most domains are far from their budgets, so with
+ * a fixed window most are never pushed, and every push costs this thread and Redis alike
+ * (docs/benchmarks.md, "Backends"). A sliding window's or a token bucket's pass late by more than
+ * an interval (Redis slow) pushes into the next window what it held.
+ * Each instance then holds back from the fleet at most that share of a domain's budget in a
+ * window: the overshoot the README states for async mode grows by (N-1) x budget / 64, and a
+ * budget under 4,096 queries is pushed every pass.
  *
  * <p>A compare-and-set that loses (another instance wrote the word) is worked out again from the
  * word Redis returned, up to {@link #TRIES} times in a pass, then waits for the next pass. A failed
@@ -141,7 +149,8 @@ final class DeltaSync implements AutoCloseable {
 
     /**
      * Takes what the loops allowed for {@code c}'s domain into {@code due}, unless the domain holds
-     * its counts back: then they stay with the loops, and the domain waits in {@link #wheel}.
+     * its counts back: then they stay with the loops (or, in a fixed window's last interval, in
+     * {@link #pending}), and the domain waits in {@link #wheel}.
      */
     private void take(SyncedCounters.Dirty c, long now, int pass, List<Push> due) {
         if (!table.holds(c.slot(), c.fingerprint())) {
@@ -155,29 +164,51 @@ final class DeltaSync implements AutoCloseable {
             heldUntil[s] = 0;
             takenIn[s] = 0;
         }
-        boolean holding = true;
+        Policy budget = limiter.budget(s);
+        boolean held = heldUntil[s] != 0;
         if (takenIn[s] == pass) {
-            if (heldUntil[s] == 0) {
+            if (!held) {
                 pending[s] += counters.takeUnsynced(s); // queued twice, or carried: they go together
                 return;
             }
-            holding = false; // held earlier in this pass, then queued by a loop whose count reached the share
+            if (pending[s] + counters.unsynced(s) < SyncedCounters.heldAtMost(budget)) {
+                return; // held earlier in this pass, and still under its share
+            }
         }
         takenIn[s] = pass;
-        if (heldUntil[s] != 0) {
-            heldUntil[s] = 0; // its time is up, or the loop whose count reached the share queued it
-        } else if (pending[s] == 0) {
+        heldUntil[s] = 0; // its time is up, or the loops' counts are looked at again
+        if (!held && pending[s] == 0) {
             pendingSince[s] = now; // queued by its first count since the last take
         }
-        Policy budget = limiter.budget(s);
-        long until = heldUntil(pendingSince[s], budget, table.wordOf(s, c.fingerprint()), now);
-        if (holding && pending[s] + counters.unsynced(s) < SyncedCounters.heldAtMost(budget) && now < until) {
-            // half the passes left, so that a pass that runs late (each runs an interval after the
-            // last one ended) still leaves the last look inside the window
-            long passesLeft = (until - now + interval.toNanos() - 1) / interval.toNanos();
-            int at = pass + (int) Math.max(1, Math.min(WHEEL - 1, passesLeft / 2));
-            heldUntil[s] = at == 0 ? 1 : at;
-            wheel.get(Integer.remainderUnsigned(heldUntil[s], WHEEL)).add(c);
+        long iv = interval.toNanos();
+        long expiry = algorithm.leaseUntil(pendingSince[s], budget);
+        if (expiry != 0 && now >= expiry) {
+            // The window the counts here were counted in is over: what it held under its share
+            // matters to no later window, and is never pushed. What the loops allowed since the
+            // last look stays with them, for the window now.
+            pending[s] = 0;
+            pendingSince[s] = now;
+            expiry = algorithm.leaseUntil(now, budget);
+        }
+        boolean under = pending[s] + counters.unsynced(s) < SyncedCounters.heldAtMost(budget);
+        long until = expiry != 0 ? expiry - iv : heldUntil(pendingSince[s], budget, table.wordOf(s, c.fingerprint()), now);
+        if (under && now < until) {
+            // a look a pass or so before the time is up, an eighth of the passes left earlier, so
+            // that passes that run late (each runs an interval after the last one ended) still look
+            // in time
+            long passesLeft = (until - now + iv - 1) / iv;
+            hold(c, pass, passesLeft - 1 - passesLeft / 8);
+            return;
+        }
+        if (under && now < expiry) {
+            // The window's last interval: its counts taken, unpushed, for the look after its end,
+            // which drops them; the loops' next count queues the domain again. The clock is read
+            // again, as late as it can be: a pass that began in the window may reach this domain
+            // in the next, whose counts the loops hold then (they wait for the next look).
+            if (limiter.clock().epochNanos() < expiry) {
+                pending[s] += counters.takeUnsynced(s);
+            }
+            hold(c, pass, 1);
             return;
         }
         pending[s] += counters.takeUnsynced(s);
@@ -187,15 +218,24 @@ final class DeltaSync implements AutoCloseable {
         }
     }
 
+    /** Puts {@code c}'s domain in {@link #wheel} to be looked at again {@code passes} (at least 1) from {@code pass}. */
+    private void hold(SyncedCounters.Dirty c, int pass, long passes) {
+        int at = pass + (int) Math.max(1, Math.min(WHEEL - 1, passes));
+        heldUntil[c.slot()] = at == 0 ? 1 : at;
+        wheel.get(Integer.remainderUnsigned(heldUntil[c.slot()], WHEEL)).add(c);
+    }
+
     /**
-     * Until when counts held since {@code since} may wait: two intervals before the end of their
-     * window (pushed later, they would count in the next), and no longer than the domain's
-     * {@code word} keeps its slot busy (a token bucket full again is idle: a held slot is not, and
-     * would stay out of the janitor's reach).
+     * Until when counts held since {@code since}, where counts outlive their window (a sliding
+     * window, a token bucket), may wait: two intervals before the end of their window, or of the
+     * next for counts taken in a window's last two intervals (pushed later, they count in the
+     * next), and no longer than the domain's {@code word} keeps its slot busy (a token bucket full
+     * again is idle: a held slot is not, and would stay out of the janitor's reach).
      */
     private long heldUntil(long since, Policy budget, long word, long now) {
         long window = budget.windowNanos();
-        long last = Math.floorDiv(since, window) * window + window - 2 * interval.toNanos();
+        long iv = interval.toNanos();
+        long last = Math.floorDiv(since + 2 * iv, window) * window + window - 2 * iv;
         return Math.min(last, now + algorithm.idleIn(word, budget, now));
     }
 

@@ -37,7 +37,8 @@ final class SyncedCounters implements CounterStore {
      * What a domain may hold back from Redis ({@link DeltaSync}): 1/64 of its budget's queries
      * (of its burst, if smaller), rounded down to a power of two; 0, nothing, under 4,096. The
      * loops queue the domain at each multiple of it, which a budget cut by a reload or a flood
-     * cannot step over.
+     * cannot step over, but for a cut to nothing (under 4,096): a domain held then is pushed at
+     * its next look, up to 63 passes later.
      */
     static long heldAtMost(Policy budget) {
         long share = Long.highestOneBit(Math.min(budget.queries(), budget.burst()) >>> 6);
