@@ -41,6 +41,7 @@ public final class RedisBackend implements Backend {
     /** Exact mode's, shared by the loops; null in async mode. */
     private final Leases leases;
     private final LongAdder leased;
+    private final LongAdder failureDecisions;
 
     private RedisBackend(BackendSettings settings, LimitSettings.Algorithm algorithm, DomainLimiter limiter,
                          Registry meters, EventLoopGroup loops, int loopCount) {
@@ -49,6 +50,9 @@ public final class RedisBackend implements Backend {
                 + " writer (another instance, another loop) got to first: each is worked out again and retried, until"
                 + " the Redis timeout.");
         meters.gauge("redis_up", "1 while Redis answers, else 0.", () -> up() ? 1 : 0);
+        this.failureDecisions = meters.counter("redis_failure_decisions", "Queries --redis-failure decided: Redis"
+                + " away, a call past --redis-timeout, a domain's compare-and-sets lost until then, or too many"
+                + " queries parked for calls.");
         this.limiter = limiter;
         this.algorithmName = algorithm.toString();
         this.link = RedisLink.open(settings, loops, loopCount);
@@ -100,6 +104,7 @@ public final class RedisBackend implements Backend {
 
     /** The decision while Redis cannot give one, for a query for {@code domain}, whose counter is {@code slot}. */
     int failure(int slot, DomainProbe domain) {
+        failureDecisions.increment();
         return switch (settings.redisFailure()) {
             case LOCAL -> limiter.tryAcquire(slot, domain) ? Decisions.ALLOWED : Decisions.REFUSED;
             case OPEN -> Decisions.ALLOWED;
@@ -143,7 +148,11 @@ public final class RedisBackend implements Backend {
         }
         DomainProbe p = DomainProbe.of(domain);
         int slot = limiter.counterFor(p);
-        return slot == DomainLimiter.NONE ? Decisions.ALLOWED : failure(slot, p);
+        if (slot == DomainLimiter.NONE) {
+            failureDecisions.increment();
+            return Decisions.ALLOWED; // its budget became unlimited meanwhile
+        }
+        return failure(slot, p);
     }
 
     void reserved(int slot) {
