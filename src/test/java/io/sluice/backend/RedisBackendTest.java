@@ -164,6 +164,22 @@ class RedisBackendTest {
         }
     }
 
+    /** A lease ends with the window it was taken in: what is left of it is not spent in the next. */
+    @Test
+    void aLeaseEndsWithItsWindow() throws Exception {
+        try (RedisServer redis = RedisServer.start(dir);
+             RunningSluice a = sluice("redis", redis.uri(), "limits.default.queries", "6400")) {
+            assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(a.address(), Dns.query(1, "q0.ends.com.", Type.A))));
+            assertEquals(65, fixedWindowCount(redis, "ends.com"), "its query and a lease of 64");
+            assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(a.address(), Dns.query(2, "q1.ends.com.", Type.A))));
+            assertEquals(1, a.sluice().metrics().count("redis_leased"), "63 of the lease left");
+            clock.advanceMillis(HOUR_MS); // the next window
+            assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(a.address(), Dns.query(3, "q2.ends.com.", Type.A))));
+            assertEquals(1, a.sluice().metrics().count("redis_leased"), "the old lease is not spent in a new window");
+            assertEquals(65, fixedWindowCount(redis, "ends.com"), "the query asked, and took the window's own lease");
+        }
+    }
+
     /** A reload that lowers the budget ends a lease taken under the old one: it is not spent past the new. */
     @Test
     void aLoweredBudgetEndsTheLease() throws Exception {
@@ -194,12 +210,23 @@ class RedisBackendTest {
         try (RedisServer redis = RedisServer.start(dir);
              RunningSluice a = sluice("redis", redis.uri(), "limits.default.queries", "4096");
              RunningSluice b = sluice("redis", redis.uri(), "limits.default.queries", "4096")) {
+            for (int i = 0; i < 3; i++) { // compiled first: a cold JVM's rounds lose so often that many time out
+                Dns.burst(List.of(a.address(), b.address()), Dns.names("warm" + i + ".com", 5000));
+            }
+            long failedBefore = a.sluice().metrics().count("redis_failure_decisions")
+                    + b.sluice().metrics().count("redis_failure_decisions");
             int[] r = Dns.burst(List.of(a.address(), b.address()), Dns.names("busy.com", 5000));
             long counted = fixedWindowCount(redis, "busy.com");
-            String seen = r[Rcode.NOERROR] + " answered, " + r[Rcode.REFUSED] + " refused, " + counted + " counted";
-            assertTrue(counted <= 4096 && r[Rcode.NOERROR] <= counted, "never more than the budget: " + seen);
-            // what may be left unspent: about a lease of 64 per loop of each instance
-            assertTrue(r[Rcode.NOERROR] >= 4096 - 2 * 2 * 64, "the leases spent as the burst went on: " + seen);
+            long failed = a.sluice().metrics().count("redis_failure_decisions")
+                    + b.sluice().metrics().count("redis_failure_decisions") - failedBefore;
+            String seen = r[Rcode.NOERROR] + " answered, " + r[Rcode.REFUSED] + " refused, " + counted + " counted, "
+                    + failed + " decided by redis-failure, " + (a.sluice().metrics().count("redis_conflicts")
+                    + b.sluice().metrics().count("redis_conflicts")) + " conflicts";
+            // never more than the budget, but for what Redis did not decide in time (a loaded machine)
+            assertTrue(counted <= 4096 && r[Rcode.NOERROR] <= counted + failed, "never more than the budget: " + seen);
+            if (failed == 0) { // what may be left unspent: about a lease of 64 per loop of each instance
+                assertTrue(r[Rcode.NOERROR] >= 4096 - 2 * 2 * 64, "the leases spent as the burst went on: " + seen);
+            }
             assertTrue(a.sluice().metrics().count("redis_leased") + b.sluice().metrics().count("redis_leased") > 0);
         }
     }
@@ -398,26 +425,63 @@ class RedisBackendTest {
         try (RedisServer redis = RedisServer.start(dir);
              RunningSluice a = sluice("redis", redis.uri(), "redis-mode", "async", "sync-interval", "20ms",
                      "limits.default.queries", "6400")) {
+            // Every command logged with its arguments: a key set in a window's last milliseconds
+            // expires in as many, too soon to be read back.
+            redis.command("CONFIG SET slowlog-max-len 100000");
+            redis.command("CONFIG SET slowlog-log-slower-than 0");
             assertEquals(50, Dns.burst(List.of(a.address()), Dns.names("quiet.com", 50))[Rcode.NOERROR]);
             assertEquals(20, Dns.burst(List.of(a.address()), Dns.names("small.com", 20))[Rcode.NOERROR]);
+            assertEquals(20, Dns.burst(List.of(a.address()), Dns.names("late.com", 20))[Rcode.NOERROR]);
             Thread.sleep(200); // ten sync intervals
-            assertEquals(-1, fixedWindowCount(redis, "quiet.com"), "50 is under 6400 / 64 (64, a power of two): held back");
-            assertEquals(-1, fixedWindowCount(redis, "small.com"));
+            assertEquals(List.of(), pushed(redis, "quiet.com"), "50 is under 6400 / 64 (64, a power of two): held back");
 
             assertEquals(14, Dns.burst(List.of(a.address()), Dns.names("quiet.com", 14))[Rcode.NOERROR]);
             awaitCount(redis, "quiet.com", 64); // the loop that counted the 64th queued it: pushed
-            assertEquals(-1, fixedWindowCount(redis, "small.com"), "the clock has not moved");
             clock.advanceMillis(HOUR_MS / 2); // the tests' clock starts on the hour: to the window's middle
-            Thread.sleep(2500); // a held domain is looked at again within 63 passes, each 20 ms after the last ended
-            assertEquals(-1, fixedWindowCount(redis, "small.com"), "half a window: still held back");
-            toTheWindowsLastPasses(20);
-            awaitCount(redis, "small.com", 20); // in the window it was allowed in
+            Thread.sleep(4000); // a held domain is looked at again within 63 passes, each 20 ms after the last ended
+            assertEquals(List.of(), pushed(redis, "small.com"), "half a window: still held back");
+
+            clock.advanceMillis(HOUR_MS - 10 - clock.epochNanos() / 1_000_000 % HOUR_MS); // the window's last interval
+            Thread.sleep(4000); // looked at: the counts are taken from the loops, and still held
+            assertEquals(44, Dns.burst(List.of(a.address()), Dns.names("late.com", 44))[Rcode.NOERROR]);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (pushed(redis, "late.com").isEmpty() && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertEquals(List.of(64L), pushed(redis, "late.com"), "20 taken and 44 with the loops: the share, pushed");
+
+            clock.advanceMillis(20); // the window is over
+            Thread.sleep(200);
+            assertEquals(64, Dns.burst(List.of(a.address()), Dns.names("small.com", 64))[Rcode.NOERROR]);
+            awaitCount(redis, "small.com", 64);
+            assertEquals(List.of(64L), pushed(redis, "small.com"),
+                    "under its share at its window's end: never pushed; the new window's share is, alone");
         }
     }
 
-    /** Moves the clock to two intervals of {@code intervalMs} before the end of the tests' window in force. */
-    private void toTheWindowsLastPasses(long intervalMs) {
-        clock.advanceMillis(HOUR_MS - 2 * intervalMs - clock.epochNanos() / 1_000_000 % HOUR_MS);
+    /**
+     * The counts Redis was asked to set for {@code domain}'s fixed-window word, oldest first, from
+     * the slow log (every command, with the test's settings; it shows 32 arguments of a command,
+     * five domains' worth of a push).
+     */
+    private static List<Long> pushed(RedisServer redis, String domain) throws Exception {
+        List<String> lines = List.of(RedisServer.cli("-p", String.valueOf(redis.port()), "SLOWLOG", "GET", "100000")
+                .split("\n"));
+        List<Long> counts = new ArrayList<>();
+        String key = key(domain, "fixed-window");
+        for (int i = 0; i + 2 < lines.size(); i++) { // redis-cli's raw output: a line a value
+            if (!lines.get(i).strip().equalsIgnoreCase("evalsha")) {
+                continue;
+            }
+            int keys = Integer.parseInt(lines.get(i + 2).strip()); // EVALSHA sha keys key... then 4 values a key
+            for (int k = 0; k < keys && i + 3 + k < lines.size(); k++) {
+                int word = i + 3 + keys + 4 * k + 2; // expected, whether idle, the word set, its ttl
+                if (lines.get(i + 3 + k).strip().equals(key) && word < lines.size()) {
+                    counts.add(0, Long.parseLong(lines.get(word).strip()) & 0xFFFFFFFFL); // the log is newest first
+                }
+            }
+        }
+        return counts;
     }
 
     @Test
