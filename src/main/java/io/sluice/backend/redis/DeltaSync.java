@@ -24,14 +24,14 @@ import org.slf4j.LoggerFactory;
  * <p>Only domains that allowed a query here since the last pass are synced, and a domain far from
  * its budget waits: while what it allowed here unpushed is under {@link SyncedCounters#heldAtMost}
  * (about 1/64 of its budget's queries), its counts stay with the loops (the slot is not idle
- * meanwhile) and the domain waits in {@link #wheel}, looked at again a pass or so before its time
- * is up; the loop whose count reaches the share queues it again at once. Its time: where counts
- * last exactly their window (a fixed window, {@link Algorithm#leaseUntil}), the window's end.
- * Its last interval's look takes the loops' counts into {@link #pending} (unpushed; the slot may
- * then go idle), and the first look after the end drops them: what a window held under the share
- * matters to no later window, and is never pushed. What the loops allowed after that last look,
- * or all of it when a late pass missed the look, counts toward the next window's share instead:
- * never fewer counted than allowed. With the other algorithms the time is the window's last two
+ * meanwhile) and the domain waits in {@link #wheel}, looked at again when its time is up (a pass or
+ * so before, where a late look would push late); the loop whose count reaches the share queues it
+ * again at once. Its time: where counts last exactly their window (a fixed window,
+ * {@link Algorithm#leaseUntil}), the window's last interval. That look takes the loops' counts
+ * into {@link #pending} (unpushed; the slot may then go idle), and the first look after the
+ * window's end drops them: what a window held under the share matters to no later window, and is
+ * never pushed. What the loops allowed after that last look, or all of it when a late pass missed
+ * the look, counts toward the next window's share instead: never fewer counted than allowed. With the other algorithms the time is the window's last two
  * passes, when the domain is pushed, or the moment its word would leave the slot idle; there,
  * counts first taken in a window's last two passes are held to the next window's (and with a
  * window of two intervals or less, to its end). Most domains are far from their budgets, so with
@@ -193,11 +193,12 @@ final class DeltaSync implements AutoCloseable {
         boolean under = pending[s] + counters.unsynced(s) < SyncedCounters.heldAtMost(budget);
         long until = expiry != 0 ? expiry - iv : heldUntil(pendingSince[s], budget, table.wordOf(s, c.fingerprint()), now);
         if (under && now < until) {
-            // a look a pass or so before the time is up, an eighth of the passes left earlier, so
-            // that passes that run late (each runs an interval after the last one ended) still look
-            // in time
+            // A fixed window's next look is when its time is up: a look that lands late, past the
+            // window's end (each pass runs an interval after the last one ended), leaves its counts
+            // to the next window's share, never fewer counted than allowed. Else a look a pass or
+            // so before, an eighth of the passes left earlier, so that a late pass still pushes in time.
             long passesLeft = (until - now + iv - 1) / iv;
-            hold(c, pass, passesLeft - 1 - passesLeft / 8);
+            hold(c, pass, expiry != 0 ? passesLeft : passesLeft - 1 - passesLeft / 8);
             return;
         }
         if (under && now < expiry) {
