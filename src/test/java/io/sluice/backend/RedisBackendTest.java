@@ -180,6 +180,34 @@ class RedisBackendTest {
         }
     }
 
+    /**
+     * A reload to a budget with no share (under 4,096) finds a domain holding counts: it is pushed
+     * as its count here reaches 64, not at its next look, a wheel's turn later.
+     */
+    @Test
+    void aBudgetCutToNoShareGetsAHeldDomainPushed() throws Exception {
+        Path conf = dir.resolve("sluice.yml");
+        String head = "upstreams: [" + upstream.hostPort() + "]\nbackend: redis\nredis-timeout: 200ms\n"
+                + "redis-mode: async\nsync-interval: 50ms\n";
+        try (RedisServer redis = RedisServer.start(dir)) {
+            head += "redis: " + redis.uri() + "\n";
+            Files.writeString(conf, head + "limits:\n  default: { queries: 6400, window: 1h }\n");
+            try (RunningSluice a = RunningSluice.startFor(List.of(), clock, x -> x.configFile(conf))) {
+                assertEquals(50, Dns.burst(List.of(a.address()), Dns.names("held.com", 50))[Rcode.NOERROR]);
+                Thread.sleep(200); // taken by a pass, and held: looked at again 63 passes (3.15 s) later
+                assertEquals(-1, fixedWindowCount(redis, "held.com"));
+                Files.writeString(conf, head + "limits:\n  default: { queries: 1000, window: 1h }\n");
+                a.sluice().reload();
+                assertEquals(14, Dns.burst(List.of(a.address()), Dns.names("held.com", 14))[Rcode.NOERROR]);
+                long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1500);
+                while (fixedWindowCount(redis, "held.com") != 64 && System.nanoTime() < deadline) {
+                    Thread.sleep(10);
+                }
+                assertEquals(64, fixedWindowCount(redis, "held.com"), "pushed as its count reached 64");
+            }
+        }
+    }
+
     /** A reload that lowers the budget ends a lease taken under the old one: it is not spent past the new. */
     @Test
     void aLoweredBudgetEndsTheLease() throws Exception {

@@ -37,8 +37,8 @@ final class SyncedCounters implements CounterStore {
      * What a domain may hold back from Redis ({@link DeltaSync}): 1/64 of its budget's queries
      * (of its burst, if smaller), rounded down to a power of two; 0, nothing, under 4,096. The
      * loops queue the domain at each multiple of it, which a budget cut by a reload or a flood
-     * cannot step over, but for a cut to nothing (under 4,096): a domain held then is pushed at
-     * its next look, up to 63 passes later.
+     * cannot step over; after a cut to nothing (under 4,096), at each power of two from 64, so
+     * that a domain held then is pushed once its count here has at most doubled.
      */
     static long heldAtMost(Policy budget) {
         long share = Long.highestOneBit(Math.min(budget.queries(), budget.burst()) >>> 6);
@@ -57,7 +57,10 @@ final class SyncedCounters implements CounterStore {
         if (verdict == ALLOWED) {
             int before = (int) INTS.getAndAdd(unsynced, slot, 1);
             long held = heldAtMost(budget);
-            if (before == 0 || held != 0 && (before + 1 & held - 1) == 0) {
+            // a budget with no share (a cut to under 4,096 may find the domain holding counts) at
+            // each power of two from LEAST_HELD: it is pushed soon, its allocations a few a pass
+            if (before == 0 || (held != 0 ? (before + 1 & held - 1) == 0
+                    : before + 1 >= LEAST_HELD && (before + 1 & before) == 0)) {
                 dirty.offer(new Dirty(slot, CounterTable.fingerprintOf(table.key(slot)), domain.toKey()));
             }
         }
