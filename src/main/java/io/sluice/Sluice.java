@@ -52,6 +52,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.stream.Collectors;
 
@@ -75,6 +76,8 @@ public final class Sluice implements AutoCloseable {
      * loop, since a reload holds that lock while it waits on the loops.
      */
     private final List<Forwarders> retiring = new CopyOnWriteArrayList<>();
+    /** {@link #close} has begun: a second call (a signal's hook after a test's) does nothing. */
+    private final AtomicBoolean closed = new AtomicBoolean();
     /** Closes replaced generations once their queries are done; off the loops. */
     private final ScheduledExecutorService retirer = Executors.newSingleThreadScheduledExecutor(
             new ThreadFactoryBuilder().setNameFormat("sluice-retire").setDaemon(true).build());
@@ -527,11 +530,14 @@ public final class Sluice implements AutoCloseable {
     }
 
     /**
-     * Stops taking queries, lets those in flight finish for up to the upstream timeout, then
-     * closes everything.
+     * Stops taking queries, lets those in flight finish, and the TCP connections answer what they
+     * have read, for up to the query timeout, then closes everything.
      */
     @Override
     public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
         if (admin != null) {
             admin.close();
         }
@@ -543,7 +549,9 @@ public final class Sluice implements AutoCloseable {
         }
         frontend.stopReading();
         long deadline = System.nanoTime() + settings.queryTimeout().toNanos();
-        while (inFlight() > 0 && System.nanoTime() < deadline) {
+        // A query a TCP connection holds back (its client reads its answers slowly) is in no
+        // forwarder yet: the connection's close, once it has answered, says it is done.
+        while ((inFlight() > 0 || frontend.openTcpConnections() > 0) && System.nanoTime() < deadline) {
             try {
                 Thread.sleep(DRAIN_POLL_MILLIS);
             } catch (InterruptedException e) {

@@ -270,6 +270,11 @@ public final class Frontend {
         }
     }
 
+    /** Client TCP connections open now; after {@link #stopReading} each closes once it has answered what it read. */
+    public int openTcpConnections() {
+        return tcpConnections.size();
+    }
+
     public void close() {
         for (Channel ch : tcpServers) {
             ch.close().awaitUninterruptibly();

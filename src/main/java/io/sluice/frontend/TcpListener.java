@@ -119,8 +119,8 @@ final class TcpListener extends ChannelInitializer<Channel> {
     }
 
     /**
-     * Fired at a connection when the listeners shut down: it reads nothing more, for good, and
-     * answers what it was asked.
+     * Fired at a connection when the listeners shut down: it takes no query more, answers those it
+     * has read (waiting ones too), then closes.
      */
     static final Object STOP_READING = new Object();
 
@@ -165,7 +165,7 @@ final class TcpListener extends ChannelInitializer<Channel> {
         /** Queries read while there was no room to answer them, in order. */
         private final ArrayDeque<ByteBuf> waiting = new ArrayDeque<>();
         private boolean drainQueued;
-        /** The listener is shutting down ({@link #STOP_READING}): nothing more is read. */
+        /** The listener is shutting down ({@link #STOP_READING}): no query more is taken. */
         private boolean stopped;
         /** The close is under way: asked for once. */
         private boolean closing;
@@ -229,7 +229,7 @@ final class TcpListener extends ChannelInitializer<Channel> {
         }
 
         private void closeIfDone(ChannelHandlerContext ctx) {
-            if ((boundReached || inputShutdown) && owed <= 0 && waiting.isEmpty() && !closing) {
+            if ((boundReached || inputShutdown || stopped) && owed <= 0 && waiting.isEmpty() && !closing) {
                 closing = true;
                 closeWhenWritten(ctx);
             }
@@ -240,10 +240,14 @@ final class TcpListener extends ChannelInitializer<Channel> {
             return owed < MAX_OWED && ctx.channel().bytesBeforeWritable() <= MAX_BACKLOG_BYTES;
         }
 
-        /** Reads while it takes queries, none waits, fewer than {@link #MAX_OWED} are owed, and writes do not back up. */
+        /**
+         * Reads while it takes queries, none waits, fewer than {@link #MAX_OWED} are owed, and writes
+         * do not back up. Once stopped it reads again, to discard: a close with the client's bytes
+         * unread is sent as RST, and a RST discards the answers still in the kernel's send buffer.
+         */
         private void readIfRoom(ChannelHandlerContext ctx) {
-            boolean read = !stopped && !boundReached && !inputShutdown && waiting.isEmpty() && owed < MAX_OWED
-                    && ctx.channel().isWritable();
+            boolean read = !inputShutdown && (stopped || (!boundReached && waiting.isEmpty() && owed < MAX_OWED
+                    && ctx.channel().isWritable()));
             if (read != reading) {
                 reading = read;
                 ctx.channel().config().setAutoRead(read);
@@ -253,8 +257,8 @@ final class TcpListener extends ChannelInitializer<Channel> {
         @Override
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
             ByteBuf frame = (ByteBuf) msg;
-            if (!ctx.channel().isActive() || boundReached) {
-                frame.release(); // closed, or a bound reached by a message before this one of the same read
+            if (!ctx.channel().isActive() || boundReached || stopped) {
+                frame.release(); // closed, a bound reached by a message before this one of the same read, or stopping
                 return;
             }
             if (!waiting.isEmpty() || !roomToAnswer(ctx)) {
@@ -365,6 +369,7 @@ final class TcpListener extends ChannelInitializer<Channel> {
             if (evt == STOP_READING) {
                 stopped = true;
                 readIfRoom(ctx);
+                closeIfDone(ctx);
             } else if (evt instanceof ChannelInputShutdownEvent) {
                 inputShutdown = true;
                 readIfRoom(ctx);

@@ -250,6 +250,53 @@ class TcpConnectionTest {
     }
 
     /**
+     * A stop answers what a connection has read, not only what is in flight: 150 queries for a
+     * cached answer of about 40,000 bytes (6 MB), from a client with a small receive buffer that
+     * reads nothing until the stop has begun. Past a MiB of answers the queries read wait in the
+     * connection, in no forwarder; the stop waits for the client to take their answers, then
+     * closes with a FIN (what was not read is read and discarded: a RST would discard answers the
+     * kernel still holds).
+     */
+    @Test
+    void aStopAnswersTheQueriesWaitingInAConnection() throws Exception {
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), "cache.size", "1000");
+             Socket c = new Socket()) {
+            c.setReceiveBufferSize(8192); // before the connect: the window it offers stays small
+            c.connect(s.address());
+            c.setSoTimeout(5000);
+            cache(c, TestUpstream.GIANT);
+            writeAside(c, frames(150, 2, TestUpstream.GIANT), false);
+            long handled;
+            long before = -1;
+            do { // until two looks 300 ms apart see the same count: the rest wait
+                Thread.sleep(300);
+                handled = before;
+                before = s.sluice().metrics().count("queries", "protocol", "tcp");
+            } while (handled != before);
+            assertTrue(handled < 151, "the test needs queries waiting: all " + handled + " handled");
+            Thread stop = new Thread(s::close);
+            stop.start();
+            Thread.sleep(200); // the stop has begun, and waits
+            java.util.Set<Integer> ids = new java.util.HashSet<>();
+            int end;
+            try {
+                while (true) {
+                    ids.add(Dns.id(Dns.readFrame(c)));
+                }
+            } catch (java.io.EOFException fin) {
+                end = -1;
+            }
+            stop.join(5000);
+            assertTrue(!stop.isAlive(), "the stop ends once the connection closed");
+            long taken = s.sluice().metrics().count("queries", "protocol", "tcp") - 1;
+            assertTrue(taken > handled - 1, "queries waiting at the stop were taken: " + taken);
+            assertEquals(taken, ids.size(), "every query taken is answered, then a FIN");
+            assertEquals(-1, end);
+        }
+    }
+
+    /**
      * A client that sends 2 MB of queries, half-closes and reads nothing: it is not read to the
      * end of its input, and once its answers are written, nothing owed, the idle timeout closes it.
      */

@@ -46,12 +46,20 @@ class ParsersFuzzTest {
         QueryView.Check check = view.read(query);
         if (check == QueryView.Check.FORMERR || check == QueryView.Check.NOTIMP) {
             ByteBuf a = Answers.headerOnly(UnpooledByteBufAllocator.DEFAULT, query, view, Wire.RCODE_FORMERR);
-            assertTrue(a.readableBytes() <= Math.max(Wire.HEADER_BYTES, data.length), "no amplification");
+            try {
+                assertTrue(a.readableBytes() <= Math.max(Wire.HEADER_BYTES, data.length), "no amplification");
+            } finally {
+                a.release();
+            }
         } else if (check == QueryView.Check.QUERY) {
             byte[] text = Answers.text("sluice: fuzz");
             ByteBuf a = Answers.withQuestion(UnpooledByteBufAllocator.DEFAULT, query, view, Wire.FLAG_RA,
                     Wire.RCODE_REFUSED, Answers.EDE_OTHER, text);
-            assertTrue(a.readableBytes() <= data.length + 6 + text.length, "no amplification beyond the EDE");
+            try {
+                assertTrue(a.readableBytes() <= data.length + 6 + text.length, "no amplification beyond the EDE");
+            } finally {
+                a.release();
+            }
             if (view.hasQuestion()) {
                 // name reduction: any name the reader passes must reduce without throwing
                 DOMAINS.reduce(query, view.nameStart(), view.nameEnd(), new DomainProbe());
