@@ -48,6 +48,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -76,8 +77,9 @@ public final class Sluice implements AutoCloseable {
      * loop, since a reload holds that lock while it waits on the loops.
      */
     private final List<Forwarders> retiring = new CopyOnWriteArrayList<>();
-    /** {@link #close} has begun: a second call (a signal's hook after a test's) does nothing. */
-    private final AtomicBoolean closed = new AtomicBoolean();
+    /** {@link #close} has begun: a second call waits for the first to end, and does nothing more. */
+    private final AtomicBoolean closing = new AtomicBoolean();
+    private final CountDownLatch closed = new CountDownLatch(1);
     /** Closes replaced generations once their queries are done; off the loops. */
     private final ScheduledExecutorService retirer = Executors.newSingleThreadScheduledExecutor(
             new ThreadFactoryBuilder().setNameFormat("sluice-retire").setDaemon(true).build());
@@ -535,9 +537,22 @@ public final class Sluice implements AutoCloseable {
      */
     @Override
     public void close() {
-        if (!closed.compareAndSet(false, true)) {
+        if (!closing.compareAndSet(false, true)) {
+            try {
+                closed.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
             return;
         }
+        try {
+            stop();
+        } finally {
+            closed.countDown();
+        }
+    }
+
+    private void stop() {
         if (admin != null) {
             admin.close();
         }

@@ -63,6 +63,8 @@ public final class Frontend {
     private final Settings.UdpSteering steering;
 
     private final ListenerMeters meters;
+    /** Sets up the client TCP connections; null until {@link #bind} makes it. */
+    private TcpListener tcpListener;
 
     private Frontend(Settings.UdpSteering steering, ListenerMeters meters) {
         this.steering = steering;
@@ -83,11 +85,10 @@ public final class Frontend {
             byLoop.put(p.loop(), p);
         }
         Frontend frontend = new Frontend(settings.udpSteering(), meters);
-        TcpListener tcpListener = new TcpListener(byLoop, meters, allowed, frontend.tcpConnections,
-                settings);
+        frontend.tcpListener = new TcpListener(byLoop, meters, allowed, frontend.tcpConnections, settings);
         try {
             for (InetSocketAddress address : settings.listen()) {
-                frontend.bindOne(address, transport, group, pipelines, tcpListener);
+                frontend.bindOne(address, transport, group, pipelines, frontend.tcpListener);
             }
         } catch (BindException | InterruptedException | RuntimeException e) {
             frontend.close();
@@ -265,8 +266,8 @@ public final class Frontend {
         for (Channel ch : udp) {
             ch.config().setAutoRead(false);
         }
-        for (Channel ch : tcpConnections) {
-            ch.pipeline().fireUserEventTriggered(TcpListener.STOP_READING); // run on its loop
+        if (tcpListener != null) {
+            tcpListener.stop();
         }
     }
 

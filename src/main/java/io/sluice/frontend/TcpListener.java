@@ -52,6 +52,8 @@ final class TcpListener extends ChannelInitializer<Channel> {
     private final int maxConnections;
     private final int maxPerClient;
     private final Connection.Bounds bounds;
+    /** {@link #stop} has begun: a connection set up from now on is told at once. */
+    private volatile boolean stopping;
 
     TcpListener(Map<EventLoop, Pipeline> pipelines, ListenerMeters meters, ClientNetworks allowed, ChannelGroup open,
                 Settings settings) {
@@ -98,6 +100,22 @@ final class TcpListener extends ChannelInitializer<Channel> {
         open.add(ch);
         TcpFraming.addTo(ch.pipeline());
         ch.pipeline().addLast(new Connection(pipelines.get(ch.eventLoop()), meters, bounds));
+        // After the add to the group: a stop either finds this connection there or has set the
+        // flag before this reads it. A connection accepted just before the stop is set up after it.
+        if (stopping) {
+            ch.pipeline().fireUserEventTriggered(STOP_READING);
+        }
+    }
+
+    /**
+     * Tells every connection, and any set up from now on, to take no query more, answer those it
+     * has read and close ({@link #STOP_READING}); each is told on its own loop.
+     */
+    void stop() {
+        stopping = true;
+        for (Channel ch : open) {
+            ch.pipeline().fireUserEventTriggered(STOP_READING);
+        }
     }
 
     /**
@@ -122,7 +140,7 @@ final class TcpListener extends ChannelInitializer<Channel> {
      * Fired at a connection when the listeners shut down: it takes no query more, answers those it
      * has read (waiting ones too), then closes.
      */
-    static final Object STOP_READING = new Object();
+    private static final Object STOP_READING = new Object();
 
     private void leave(InetAddress client) {
         perClient.computeIfPresent(client, (a, n) -> n <= 1 ? null : n - 1);

@@ -260,7 +260,7 @@ class TcpConnectionTest {
     @Test
     void aStopAnswersTheQueriesWaitingInAConnection() throws Exception {
         try (TestUpstream up = new TestUpstream();
-             RunningSluice s = RunningSluice.start(List.of(up), "cache.size", "1000");
+             RunningSluice s = RunningSluice.start(List.of(up), "cache.size", "1000", "query-timeout", "20s");
              Socket c = new Socket()) {
             c.setReceiveBufferSize(8192); // before the connect: the window it offers stays small
             c.connect(s.address());
