@@ -133,7 +133,14 @@ public final class CounterTable {
     /** Whether {@code slot} is live for {@code fp}: its key and a word not {@link #DEAD}. */
     public boolean holds(int slot, long fp) {
         long k = key(slot);
-        return (k & ~FLAGS) == fp && (k & EMPTYING) == 0 && word(slot) != DEAD;
+        long notDead = word(slot) ^ DEAD;
+        long dead = ((notDead | -notDead) >>> 63) ^ 1; // 1 for a DEAD word, else 0: x | -x is negative unless x is 0
+        // One test, not three. The loops meet an emptying or retired slot only once the janitor
+        // has retired one, and C2 compiles a test never seen to fail as a trap: that first
+        // retirement made every compiled method that inlines this one (the limiter's, the
+        // forwarder's reply path) fall back and be compiled again, at once (docs/benchmark-log.md,
+        // "Session 21").
+        return (((k & ~FLAGS) ^ fp) | (k & EMPTYING) | dead) == 0;
     }
 
     /** {@code slot}'s word while it holds {@code fp}; 0 (a domain never seen) once it is retired. */
