@@ -133,8 +133,8 @@ public final class CounterTable {
     /** Whether {@code slot} is live for {@code fp}: its key and a word not {@link #DEAD}. */
     public boolean holds(int slot, long fp) {
         long k = key(slot);
-        long notDead = word(slot) ^ DEAD;
-        long dead = ((notDead | -notDead) >>> 63) ^ 1; // 1 for a DEAD word, else 0: x | -x is negative unless x is 0
+        long offDead = word(slot) ^ DEAD; // 0 exactly when the word is DEAD
+        long dead = ((offDead | -offDead) >>> 63) ^ 1; // then 1, else 0: x | -x is negative for any other x
         // One test, not three. The loops meet an emptying or retired slot only once the janitor
         // has retired one, and C2 compiles a test never seen to fail as a trap: that first
         // retirement made every compiled method that inlines this one (the limiter's, the

@@ -53,6 +53,22 @@ class CounterTableTest {
     }
 
     @Test
+    void aSlotHoldsOnlyItsOwnDomainAndNothingWhileBeingEmptied() {
+        CounterTable t = new CounterTable(1);
+        long a = hash(0, 1, 1);
+        int sa = t.claim(a, 0);
+        long fpA = CounterTable.fingerprint(a);
+        assertTrue(t.holds(sa, fpA));
+        assertFalse(t.holds(sa, CounterTable.fingerprint(hash(0, 1, 2))), "another domain's fingerprint");
+        long k = t.key(sa);
+        assertTrue(t.compareAndSetKey(sa, k, k | CounterTable.EMPTYING));
+        assertFalse(t.holds(sa, fpA), "being emptied");
+        assertTrue(t.compareAndSetKey(sa, k | CounterTable.EMPTYING, k));
+        assertTrue(t.compareAndSetWord(sa, fpA, 0, CounterTable.DEAD + 1), "a word one bit from DEAD");
+        assertTrue(t.holds(sa, fpA));
+    }
+
+    @Test
     void aDomainWhoseTwoBucketsAreFullGetsNoSlot() {
         CounterTable t = new CounterTable(1);
         for (int n = 1; n <= 2 * CounterTable.BUCKET_SLOTS; n++) {
