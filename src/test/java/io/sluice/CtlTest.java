@@ -106,6 +106,31 @@ class CtlTest {
     }
 
     @Test
+    void cacheFlushMakesTheNextQueryReachTheUpstream() throws Exception {
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), new ManualClock(), b -> { }, "admin.listen", "127.0.0.1:0",
+                     "cache.size", "1000")) {
+            Dns.udp(s.address(), Dns.query(1, "www.example.com.", Type.AAAA));
+            Dns.udp(s.address(), Dns.query(2, "www.example.com.", Type.AAAA));
+            assertEquals(1, up.udpQueries(), "the second from the cache");
+            Run one = ctl(s, "cache", "flush", "www.example.com", "--type", "aaaa");
+            assertEquals(0, one.code(), one.err());
+            assertEquals("flushed 1 answer AAAA of www.example.com\n", one.out());
+            Dns.udp(s.address(), Dns.query(3, "www.example.com.", Type.AAAA));
+            assertEquals(2, up.udpQueries());
+            Run under = ctl(s, "cache", "flush", "example.com", "--subtree");
+            assertEquals("flushed 1 answer under example.com\n", under.out());
+            Run all = ctl(s, "cache", "flush", "--all");
+            assertEquals("flushed 0 answers\n", all.out());
+            assertEquals(2, ctl(s, "cache", "flush").code(), "a NAME or --all: nothing is flushed by default");
+            assertEquals(2, ctl(s, "cache", "flush", "--all", "--type", "A").code());
+            Run badType = ctl(s, "cache", "flush", "www.example.com", "--type", "NOPE");
+            assertEquals(1, badType.code(), "the server says no");
+            assertTrue(badType.err().contains("type"), badType.err());
+        }
+    }
+
+    @Test
     void badArgumentsExitTwoAndAnUnreachableServerOne() throws Exception {
         Run noCommand = run("ctl");
         assertEquals(2, noCommand.code());

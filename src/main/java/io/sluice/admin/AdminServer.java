@@ -169,6 +169,17 @@ public final class AdminServer implements AutoCloseable {
             only(method, "GET");
             return json(200, ops.stats());
         }
+        if (path.equals("/api/v1/cache") || path.startsWith("/api/v1/cache/")) {
+            only(method, "DELETE");
+            String name = path.length() > "/api/v1/cache/".length() ? path.substring("/api/v1/cache/".length()) : null;
+            Map<String, String> query = query(uri.getRawQuery());
+            for (String k : query.keySet()) {
+                if (!k.equals("type") && !k.equals("subtree")) {
+                    throw new ApiException(400, "unknown parameter '" + k + "' (type, subtree)");
+                }
+            }
+            return json(200, ops.flushCache(name, query.get("type"), query.get("subtree"), client));
+        }
         if (path.equals("/api/v1/reload")) {
             only(method, "POST");
             return json(200, ops.reload(client));

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sluice.Sluice;
+import io.sluice.cache.AnswerCache;
 import io.sluice.config.ConfigException;
 import io.sluice.config.Durations;
 import io.sluice.config.LimitSettings.DomainLimit;
@@ -14,16 +15,19 @@ import io.sluice.forward.Upstream;
 import io.sluice.limit.Budgets;
 import io.sluice.limit.TopDomains;
 import io.sluice.metrics.LatencyHistogram;
+import java.net.IDN;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 import java.util.TreeMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.xbill.DNS.Type;
 
 /**
  * What the admin API does, in JSON: reads and changes of a running {@link Sluice}. Runs on the
@@ -219,6 +223,54 @@ public final class Operations {
         ArrayNode list = out.putArray("changes");
         changes.forEach(list::add);
         return out;
+    }
+
+    /**
+     * Removes cached answers: every one when {@code name} is null, else those to {@code name} (of
+     * {@code type} only when given; with {@code subtree}, of every name under it too).
+     */
+    JsonNode flushCache(String name, String type, String subtree, String client) {
+        AnswerCache cache = sluice.cache();
+        if (cache == null) {
+            throw new ApiException(409, "the cache is off (cache.size: 0)");
+        }
+        if (name == null) {
+            if (type != null || subtree != null) {
+                throw new ApiException(400, "type and subtree go with a name: DELETE /api/v1/cache/NAME");
+            }
+            long removed = cache.flushAll();
+            log.info("cache flushed by {}: {} answers removed", client, removed);
+            return JSON.objectNode().put("removed", removed);
+        }
+        boolean under = switch (subtree == null ? "false" : subtree) {
+            case "true", "" -> true;
+            case "false" -> false;
+            default -> throw new ApiException(400, "subtree: true or false, not '" + subtree + "'");
+        };
+        int typeNumber = -1;
+        if (type != null) {
+            typeNumber = Type.value(type, true);
+            if (typeNumber < 0) {
+                throw new ApiException(400, "type: a record type such as A, AAAA or TYPE65 is needed, not '" + type + "'");
+            }
+        }
+        String ascii;
+        long removed;
+        try {
+            ascii = name.equals(".") ? "." : IDN.toASCII(name, IDN.ALLOW_UNASSIGNED).toLowerCase(Locale.ROOT);
+            removed = cache.flush(ascii, typeNumber, under);
+        } catch (IllegalArgumentException e) {
+            throw new ApiException(400, "'" + name + "' is not a domain name: " + e.getMessage());
+        }
+        String what = (typeNumber < 0 ? "" : Type.string(typeNumber) + " ") + (under ? "under " : "of ") + ascii;
+        log.info("cache answers {} flushed by {}: {} removed", what, client, removed);
+        ObjectNode out = JSON.objectNode().put("name", ascii);
+        if (typeNumber < 0) {
+            out.putNull("type");
+        } else {
+            out.put("type", Type.string(typeNumber));
+        }
+        return out.put("subtree", under).put("removed", removed);
     }
 
     private Budgets budgets() {

@@ -2,10 +2,12 @@ package io.sluice.cache;
 
 import io.netty.buffer.ByteBuf;
 import io.sluice.config.CacheSettings;
+import io.sluice.domain.DomainBytes;
 import io.sluice.metrics.Registry;
 import io.sluice.pipeline.Responder;
 import io.sluice.wire.ReplyRecords;
 import io.sluice.wire.Wire;
+import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
@@ -99,6 +101,29 @@ public final class AnswerCache {
     /** Answers in the cache now, expired ones not yet replaced included (a count while they change). */
     public long size() {
         return table.entries();
+    }
+
+    /** Removes every answer, off the loops (the admin API's flush): the answers removed. */
+    public long flushAll() {
+        return table.remove(AnswerTable.KeyFilter.ALL);
+    }
+
+    /**
+     * Removes the answers to {@code name}, off the loops (the admin API's flush): of every type or
+     * of {@code type} only, and with {@code subtree} those of every name under it as well (as
+     * Unbound's {@code flush_zone}). A loop may still serve an answer it was reading as this ran,
+     * and keeps what an upstream answers after.
+     *
+     * @param name a name in presentation form, A-labels ({@code .} is the root: with
+     *             {@code subtree}, every answer)
+     * @param type a record type's number, or -1 for every type
+     * @return the answers removed
+     * @throws IllegalArgumentException when {@code name} is not a name
+     */
+    public long flush(String name, int type, boolean subtree) {
+        byte[] text = DomainBytes.fromText(name); // lower case, as a key holds it
+        byte[] wire = Arrays.copyOf(text, text.length + 1); // and the root label
+        return table.remove(CacheKey.names(wire, type, subtree));
     }
 
     /**

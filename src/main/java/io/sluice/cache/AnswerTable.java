@@ -87,6 +87,7 @@ final class AnswerTable {
     private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
     private static final VarHandle INT = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
     private static final VarHandle LONG = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final VarHandle SHORT = MethodHandles.byteArrayViewVarHandle(short[].class, ByteOrder.LITTLE_ENDIAN);
 
     private final long[] index;
     private final int pad;
@@ -226,6 +227,55 @@ final class AnswerTable {
         }
         LONGS.setOpaque(index, at, hash);
         LONGS.setRelease(index, at + 1, where | uses);
+    }
+
+    /** Which answers {@link #remove} takes, by the bytes of their key ({@link CacheKey}). */
+    @FunctionalInterface
+    interface KeyFilter {
+        /** Every answer: {@link #remove} then reads no entry. */
+        KeyFilter ALL = (entry, keyAt, keyLength) -> true;
+
+        boolean test(byte[] entry, int keyAt, int keyLength);
+    }
+
+    /**
+     * Empties every slot whose answer {@code which} picks: the admin thread's, never a loop's.
+     * Each entry is copied out and checked as a lookup checks it, and its slot emptied by
+     * compare-and-set only while the slot still names that entry (a loop's hit may move its count
+     * meanwhile; that is retried), so an answer a loop stores meanwhile stays, and a lookup that
+     * read the slot before may still serve the answer it was copying.
+     *
+     * @return the answers removed
+     */
+    long remove(KeyFilter which) {
+        byte[] copy = which == KeyFilter.ALL ? null : new byte[CachedAnswer.MAX_BYTES];
+        long removed = 0;
+        for (int at = pad + 1; at < index.length; at += 2) {
+            long word = (long) LONGS.getVolatile(index, at);
+            if ((word & POSITION) == 0 || !intact(word)) {
+                continue;
+            }
+            if (which != KeyFilter.ALL) {
+                int length = copy(word, copy);
+                VarHandle.acquireFence(); // the copy's reads before the check's
+                if (length < 0 || !intact(word)) {
+                    continue; // overwritten by its ring meanwhile: gone already
+                }
+                int keyLength = Short.toUnsignedInt((short) SHORT.get(copy, KEY_LENGTH_AT));
+                if (HEADER + keyLength > length || !which.test(copy, HEADER, keyLength)) {
+                    continue;
+                }
+            }
+            long where = word & WHERE;
+            while ((word & WHERE) == where) {
+                if (LONGS.compareAndSet(index, at, word, 0L)) {
+                    removed++;
+                    break;
+                }
+                word = (long) LONGS.getVolatile(index, at);
+            }
+        }
+        return removed;
     }
 
     /** Answers the index names now that their rings still hold (expired ones included). */

@@ -52,6 +52,30 @@ final class CacheKey {
         hash = KeyedHash.of64(bytes, n);
     }
 
+    /**
+     * The keys of {@code name} (wire form, lower case, its root label included), of every type or
+     * of {@code type} only, and with {@code subtree} those of every name under it too: what an
+     * operator's flush removes ({@link AnswerTable#remove}).
+     */
+    static AnswerTable.KeyFilter names(byte[] name, int type, boolean subtree) {
+        return (b, at, length) -> {
+            int nameLength = length - 5; // type, class and the flags' octet follow the name
+            if (nameLength < name.length || !subtree && nameLength != name.length
+                    || type >= 0 && ((b[at + nameLength] & 0xFF) << 8 | b[at + nameLength + 1] & 0xFF) != type) {
+                return false;
+            }
+            int from = at + nameLength - name.length;
+            if (!Arrays.equals(b, from, from + name.length, name, 0, name.length)) {
+                return false;
+            }
+            int i = at; // the tail must start at a label: walk the labels to it
+            while (i < from) {
+                i += (b[i] & 0xFF) + 1;
+            }
+            return i == from;
+        };
+    }
+
     /** The keyed 64-bit hash of the bytes. */
     long hash() {
         return hash;

@@ -24,7 +24,8 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "ctl", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Talk to a running sluice through its admin API (--admin).",
-        subcommands = {CtlCommand.Limit.class, CtlCommand.Top.class, CtlCommand.Reload.class, CtlCommand.Health.class})
+        subcommands = {CtlCommand.Limit.class, CtlCommand.Top.class, CtlCommand.Reload.class, CtlCommand.Cache.class,
+            CtlCommand.Health.class})
 public final class CtlCommand implements Callable<Integer> {
     static final int EXIT_OK = 0;
     static final int EXIT_REFUSED = 1;
@@ -236,6 +237,57 @@ public final class CtlCommand implements Callable<Integer> {
                     out.println("reloaded: " + change.asText());
                 }
             });
+        }
+    }
+
+    @Command(name = "cache", mixinStandardHelpOptions = true, description = "The answer cache: flush.",
+            subcommands = {Cache.Flush.class})
+    static final class Cache implements Callable<Integer> {
+        @ParentCommand
+        CtlCommand ctl;
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+
+        @Override
+        public Integer call() {
+            throw new CommandLine.ParameterException(spec.commandLine(), "cache needs flush");
+        }
+
+        @Command(name = "flush", mixinStandardHelpOptions = true,
+                description = "Remove NAME's cached answers (every type, unless --type), or with --all every answer.")
+        static final class Flush implements Callable<Integer> {
+            @ParentCommand
+            Cache cache;
+            @Spec
+            CommandLine.Model.CommandSpec spec;
+            @Parameters(index = "0", arity = "0..1", paramLabel = "NAME")
+            String name;
+            @Option(names = "--type", paramLabel = "TYPE", description = "Only this record type, e.g. AAAA.")
+            String type;
+            @Option(names = "--subtree", description = "Every name under NAME as well.")
+            boolean subtree;
+            @Option(names = "--all", description = "Every answer in the cache.")
+            boolean all;
+
+            @Override
+            public Integer call() {
+                if (all == (name != null)) {
+                    throw new CommandLine.ParameterException(spec.commandLine(), "give a NAME or --all");
+                }
+                if (all && (type != null || subtree)) {
+                    throw new CommandLine.ParameterException(spec.commandLine(), "--type and --subtree go with a NAME");
+                }
+                String path = all ? "/api/v1/cache" : "/api/v1/cache/" + AdminClient.encode(name)
+                        + (type == null ? "" : "?type=" + AdminClient.encode(type))
+                        + (subtree ? (type == null ? "?" : "&") + "subtree=true" : "");
+                return cache.ctl.run(spec.commandLine(), (c, out) -> {
+                    JsonNode r = c.call("DELETE", path, null);
+                    long n = r.get("removed").asLong();
+                    out.println("flushed " + n + (n == 1 ? " answer" : " answers") + (all ? "" : " "
+                            + (r.get("type").isNull() ? "" : r.get("type").asText() + " ")
+                            + (r.get("subtree").asBoolean() ? "under " : "of ") + r.get("name").asText()));
+                });
+            }
         }
     }
 

@@ -247,4 +247,72 @@ class AdminApiTest {
             assertEquals(Rcode.REFUSED, rcode(s, "c.example.com."), "the two queries before the reload still count");
         }
     }
+
+    @Test
+    void cachedAnswersAreFlushedByNameTypeSubtreeOrAll() throws Exception {
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), new ManualClock(), b -> { }, "admin.listen", "127.0.0.1:0",
+                     "cache.size", "1000")) {
+            String[][] asked = {{"www.example.com.", "A"}, {"www.example.com.", "AAAA"}, {"a.b.example.com.", "A"},
+                {"example.org.", "A"}};
+            for (String[] q : asked) {
+                ask(s, q[0], Type.value(q[1]));
+            }
+            assertEquals(4, asked(up));
+            ask(s, "WWW.example.com.", Type.AAAA);
+            assertEquals(4, asked(up), "answered from the cache");
+
+            Reply aaaa = call(s, "DELETE", "/api/v1/cache/www.example.com?type=AAAA", null);
+            assertEquals(200, aaaa.status(), aaaa.toString());
+            assertEquals(1, aaaa.body().get("removed").asLong(), aaaa.toString());
+            assertEquals("AAAA", aaaa.body().get("type").asText());
+            ask(s, "www.example.com.", Type.A);
+            assertEquals(4, asked(up), "the A answer stays");
+            ask(s, "www.example.com.", Type.AAAA);
+            assertEquals(5, asked(up), "the AAAA answer is asked for again");
+
+            Reply name = call(s, "DELETE", "/api/v1/cache/WWW.Example.COM.", null);
+            assertEquals(2, name.body().get("removed").asLong(), name.toString());
+            assertTrue(name.body().get("type").isNull());
+            assertFalse(name.body().get("subtree").asBoolean());
+            assertEquals(0, call(s, "DELETE", "/api/v1/cache/example.com", null).body().get("removed").asLong(),
+                    "no answer for example.com itself; the names under it only with subtree");
+            Reply under = call(s, "DELETE", "/api/v1/cache/example.com?subtree=true", null);
+            assertEquals(1, under.body().get("removed").asLong(), under.toString());
+            ask(s, "a.b.example.com.", Type.A);
+            assertEquals(6, asked(up));
+            ask(s, "example.org.", Type.A);
+            assertEquals(6, asked(up), "another domain's answers stay");
+
+            Reply all = call(s, "DELETE", "/api/v1/cache", null);
+            assertEquals(2, all.body().get("removed").asLong(), "a.b.example.com and example.org: " + all);
+            ask(s, "example.org.", Type.A);
+            assertEquals(7, asked(up));
+
+            assertEquals(400, call(s, "DELETE", "/api/v1/cache/example.org?type=BOGUS", null).status());
+            assertEquals(400, call(s, "DELETE", "/api/v1/cache/example.org?subtree=maybe", null).status());
+            Reply typo = call(s, "DELETE", "/api/v1/cache/example.org?tpye=A", null);
+            assertEquals(400, typo.status(), "a misspelt parameter would flush every type");
+            assertTrue(typo.body().get("error").asText().contains("tpye"), typo.toString());
+            assertEquals(400, call(s, "DELETE", "/api/v1/cache/a..example.org", null).status());
+            assertEquals(400, call(s, "DELETE", "/api/v1/cache?type=A", null).status());
+            assertEquals(405, call(s, "GET", "/api/v1/cache", null).status());
+            ask(s, "example.org.", Type.A);
+            assertEquals(7, asked(up), "refused flushes removed nothing");
+        }
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), "admin.listen", "127.0.0.1:0", "cache.size", "0")) {
+            Reply off = call(s, "DELETE", "/api/v1/cache", null);
+            assertEquals(409, off.status());
+            assertTrue(off.body().get("error").asText().contains("cache.size"), off.toString());
+        }
+    }
+
+    private static void ask(RunningSluice s, String name, int type) throws Exception {
+        assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(7, name, type))), name);
+    }
+
+    private static int asked(TestUpstream up) {
+        return up.udpQueries() + up.tcpQueries();
+    }
 }

@@ -287,6 +287,86 @@ class AnswerTableTest {
         assertTrue(theirs.staleWithoutAskingAt(now), "the recheck time was kept");
     }
 
+    /** The flush of name {@code i}'s answers, as the admin API makes it. */
+    private static AnswerTable.KeyFilter flushOf(int i) {
+        byte[] text = io.sluice.domain.DomainBytes.fromText(name(i).toString());
+        return CacheKey.names(java.util.Arrays.copyOf(text, text.length + 1), -1, false);
+    }
+
+    @Test
+    void aFlushRemovesItsNamesOnlyAndWhatIsStoredAfterItStays() throws Exception {
+        AnswerTable table = new AnswerTable(1000, 1 << 16, 1, new LongAdder(), new LongAdder());
+        CachedAnswer a = new CachedAnswer();
+        List<Asked> asked = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            asked.add(new Asked(i));
+            build(asked.get(i), i, 0, a);
+            table.put(0, asked.get(i).key.hash(), a);
+        }
+        assertEquals(1, table.remove(flushOf(3)));
+        assertFalse(table.find(asked.get(3).key, a, 0, 0));
+        assertTrue(table.find(asked.get(4).key, a, 0, 0), "another name's answer stays");
+        assertEquals(0, table.remove(flushOf(3)));
+        build(asked.get(3), 3, 0, a);
+        table.put(0, asked.get(3).key.hash(), a);
+        assertTrue(table.find(asked.get(3).key, a, 0, 0), "stored again after the flush");
+        assertEquals(10, table.entries());
+        assertEquals(10, table.remove(AnswerTable.KeyFilter.ALL));
+        assertEquals(0, table.entries());
+        assertFalse(table.find(asked.get(4).key, a, 0, 0));
+    }
+
+    @Test
+    void readersRacingWritersAndFlushesGetTheRightAnswerOrNone() throws Exception {
+        AnswerTable table = new AnswerTable(64, 4096, 3, new LongAdder(), new LongAdder());
+        int names = 100;
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        AtomicLong hits = new AtomicLong();
+        AtomicLong removed = new AtomicLong();
+        List<Thread> threads = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            int me = t;
+            threads.add(new Thread(() -> {
+                try {
+                    List<Asked> asked = new ArrayList<>();
+                    for (int i = 0; i < names; i++) {
+                        asked.add(new Asked(i));
+                    }
+                    CachedAnswer a = new CachedAnswer();
+                    ThreadLocalRandom random = ThreadLocalRandom.current();
+                    while (!stop.get()) {
+                        int i = random.nextInt(names);
+                        if (me == 0) {
+                            build(asked.get(i), i, random.nextInt(8), a);
+                            table.put(me, asked.get(i).key.hash(), a);
+                        } else if (me == 3) {
+                            removed.addAndGet(table.remove(random.nextInt(10) == 0 ? AnswerTable.KeyFilter.ALL : flushOf(i)));
+                            Thread.sleep(1);
+                        } else if (table.find(asked.get(i).key, a, me, 0)) { // loop 1's and 2's rings take the moves
+                            assertEquals(address(i), served(a, asked.get(i)));
+                            hits.incrementAndGet();
+                        }
+                    }
+                } catch (Throwable e) {
+                    failure.compareAndSet(null, e);
+                    stop.set(true);
+                }
+            }));
+        }
+        threads.forEach(Thread::start);
+        Thread.sleep(2000);
+        stop.set(true);
+        for (Thread t : threads) {
+            t.join();
+        }
+        if (failure.get() != null) {
+            throw new AssertionError(failure.get());
+        }
+        assertTrue(hits.get() > 1000, hits.get() + " hits");
+        assertTrue(removed.get() > 100, removed.get() + " removed");
+    }
+
     @Test
     void aReaderRacingWritersOverATinyRingGetsTheRightAnswerOrNone() throws Exception {
         AnswerTable table = new AnswerTable(64, 4096, 4, new LongAdder(), new LongAdder());

@@ -117,4 +117,29 @@ class CacheKeyTest {
         int n = keys.get(7).copyTo(bytes, 0);
         assertTrue(again.sameAs(bytes, 0, n));
     }
+
+    /** Whether a flush of {@code name} ({@link CacheKey#names}) takes the key of {@code asked}, type A. */
+    private static boolean flushTakes(String name, int type, boolean subtree, String asked) {
+        byte[] flushed = io.sluice.domain.DomainBytes.fromText(name);
+        byte[] key = new byte[CacheKey.MAX_BYTES];
+        int length = key(Arrays.copyOf(io.sluice.domain.DomainBytes.fromText(asked),
+                io.sluice.domain.DomainBytes.fromText(asked).length + 1)).copyTo(key, 3);
+        return CacheKey.names(Arrays.copyOf(flushed, flushed.length + 1), type, subtree).test(key, 3, length);
+    }
+
+    @Test
+    void aFlushTakesTheNameAndWithSubtreeWholeLabelsUnderIt() {
+        assertTrue(flushTakes("www.example.com", -1, false, "WWW.Example.com"), "any case");
+        assertTrue(flushTakes("www.example.com", 1, false, "www.example.com"), "type A");
+        assertFalse(flushTakes("www.example.com", 28, false, "www.example.com"), "AAAA only");
+        assertFalse(flushTakes("example.com", -1, false, "www.example.com"), "not the names under it");
+        assertTrue(flushTakes("example.com", -1, true, "www.example.com"));
+        assertTrue(flushTakes("example.com", -1, true, "example.com"), "the subtree's own name");
+        assertFalse(flushTakes("example.com", -1, true, "badexample.com"), "a label ends where the name begins");
+        assertFalse(flushTakes("example.com", -1, true, "a\\007example.com"),
+                "the octets of example.com inside a label, after a 7: not a name under it");
+        assertFalse(flushTakes("example.com", -1, true, "com"));
+        assertTrue(flushTakes(".", -1, true, "anything.example"), "the root's subtree is everything");
+        assertFalse(flushTakes(".", -1, false, "anything.example"));
+    }
 }
