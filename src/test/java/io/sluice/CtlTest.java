@@ -113,6 +113,9 @@ class CtlTest {
             Dns.udp(s.address(), Dns.query(1, "www.example.com.", Type.AAAA));
             Dns.udp(s.address(), Dns.query(2, "www.example.com.", Type.AAAA));
             assertEquals(1, up.udpQueries(), "the second from the cache");
+            Run show = ctl(s, "cache", "show", "www.example.com");
+            assertEquals(0, show.code(), show.err());
+            assertTrue(show.out().matches("(?s)TYPE +RCODE +RECORDS +TTL +FLAGS\nAAAA +NOERROR +1 +300 +rd\n"), show.out());
             Run one = ctl(s, "cache", "flush", "www.example.com", "--type", "aaaa");
             assertEquals(0, one.code(), one.err());
             assertEquals("flushed 1 answer AAAA of www.example.com\n", one.out());

@@ -170,8 +170,11 @@ public final class AdminServer implements AutoCloseable {
             return json(200, ops.stats());
         }
         if (path.equals("/api/v1/cache") || path.startsWith("/api/v1/cache/")) {
-            only(method, "DELETE");
             String name = path.length() > "/api/v1/cache/".length() ? path.substring("/api/v1/cache/".length()) : null;
+            if (method.equals("GET") && name != null) {
+                return json(200, ops.cache(name));
+            }
+            only(method, "DELETE");
             Map<String, String> query = query(uri.getRawQuery());
             for (String k : query.keySet()) {
                 if (!k.equals("type") && !k.equals("subtree")) {

@@ -27,6 +27,8 @@ import java.util.Set;
 import java.util.TreeMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.xbill.DNS.DClass;
+import org.xbill.DNS.Rcode;
 import org.xbill.DNS.Type;
 
 /**
@@ -225,6 +227,39 @@ public final class Operations {
         return out;
     }
 
+    /** The answers the cache keeps for exactly {@code name}, stale ones included. */
+    JsonNode cache(String name) {
+        AnswerCache cache = sluice.cache();
+        if (cache == null) {
+            throw new ApiException(409, "the cache is off (cache.size: 0)");
+        }
+        String ascii = cacheName(name);
+        List<AnswerCache.Kept> kept;
+        try {
+            kept = cache.show(ascii);
+        } catch (IllegalArgumentException e) {
+            throw new ApiException(400, "'" + name + "' is not a domain name: " + e.getMessage());
+        }
+        ObjectNode out = JSON.objectNode().put("name", ascii);
+        ArrayNode list = out.putArray("answers");
+        for (AnswerCache.Kept k : kept) {
+            ObjectNode a = list.addObject().put("type", Type.string(k.type())).put("class", DClass.string(k.dclass()));
+            k.flags().forEach(a.putArray("flags")::add);
+            a.put("rcode", Rcode.string(k.rcode())).put("records", k.answers()).put("ttl", k.ttlSeconds())
+                    .put("stale", k.stale());
+        }
+        return out;
+    }
+
+    /** A name as the cache's admin paths take it: A-labels, lower case; {@code .} the root. */
+    private static String cacheName(String name) {
+        try {
+            return name.equals(".") ? "." : IDN.toASCII(name, IDN.ALLOW_UNASSIGNED).toLowerCase(Locale.ROOT);
+        } catch (IllegalArgumentException e) {
+            throw new ApiException(400, "'" + name + "' is not a domain name: " + e.getMessage());
+        }
+    }
+
     /**
      * Removes cached answers: every one when {@code name} is null, else those to {@code name} (of
      * {@code type} only when given; with {@code subtree}, of every name under it too).
@@ -254,10 +289,9 @@ public final class Operations {
                 throw new ApiException(400, "type: a record type such as A, AAAA or TYPE65 is needed, not '" + type + "'");
             }
         }
-        String ascii;
+        String ascii = cacheName(name);
         long removed;
         try {
-            ascii = name.equals(".") ? "." : IDN.toASCII(name, IDN.ALLOW_UNASSIGNED).toLowerCase(Locale.ROOT);
             removed = cache.flush(ascii, typeNumber, under);
         } catch (IllegalArgumentException e) {
             throw new ApiException(400, "'" + name + "' is not a domain name: " + e.getMessage());

@@ -7,7 +7,9 @@ import io.sluice.metrics.Registry;
 import io.sluice.pipeline.Responder;
 import io.sluice.wire.ReplyRecords;
 import io.sluice.wire.Wire;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
@@ -124,6 +126,38 @@ public final class AnswerCache {
         byte[] text = DomainBytes.fromText(name); // lower case, as a key holds it
         byte[] wire = Arrays.copyOf(text, text.length + 1); // and the root label
         return table.remove(CacheKey.names(wire, type, subtree));
+    }
+
+    /** An answer kept for a name, as the admin API shows it. */
+    public record Kept(int type, int dclass, List<String> flags, int rcode, int answers, long ttlSeconds, boolean stale) {
+    }
+
+    /**
+     * The answers kept for exactly {@code name} that may still be served (stale ones included),
+     * off the loops: a look at the cache, such as Unbound's {@code lookup}.
+     *
+     * @param name a name in presentation form, A-labels
+     * @throws IllegalArgumentException when {@code name} is not a name
+     */
+    public List<Kept> show(String name) {
+        byte[] text = DomainBytes.fromText(name);
+        long now = now();
+        CachedAnswer a = new CachedAnswer();
+        List<Kept> out = new ArrayList<>();
+        table.forEach(CacheKey.names(Arrays.copyOf(text, text.length + 1), -1, false), (entry, length) -> {
+            a.load(entry, length);
+            if (now - a.keepUntil() >= 0) {
+                return; // never served again: it waits to be replaced
+            }
+            byte[] e = a.entry();
+            int key = AnswerTable.HEADER;
+            int keyLength = a.keyLength();
+            long fresh = a.freshUntil() - now;
+            out.add(new Kept(CacheKey.type(e, key, keyLength), CacheKey.dclass(e, key, keyLength),
+                    CacheKey.flags(e, key, keyLength), a.rcode(), a.answerCount(),
+                    fresh > 0 ? (fresh + 999_999_999) / 1_000_000_000 : 0, fresh <= 0));
+        });
+        return out;
     }
 
     /**

@@ -229,7 +229,7 @@ final class AnswerTable {
         LONGS.setRelease(index, at + 1, where | uses);
     }
 
-    /** Which answers {@link #remove} takes, by the bytes of their key ({@link CacheKey}). */
+    /** Which answers {@link #remove} and {@link #forEach} take, by the bytes of their key ({@link CacheKey}). */
     @FunctionalInterface
     interface KeyFilter {
         /** Every answer: {@link #remove} then reads no entry. */
@@ -240,42 +240,73 @@ final class AnswerTable {
 
     /**
      * Empties every slot whose answer {@code which} picks: the admin thread's, never a loop's.
-     * Each entry is copied out and checked as a lookup checks it, and its slot emptied by
-     * compare-and-set only while the slot still names that entry (a loop's hit may move its count
-     * meanwhile; that is retried), so an answer a loop stores meanwhile stays, and a lookup that
-     * read the slot before may still serve the answer it was copying.
+     * Each slot is emptied by compare-and-set only while it still names the entry picked (a loop's
+     * hit may move its count meanwhile; that is retried), so an answer a loop stores meanwhile
+     * stays, and a lookup that read the slot before may still serve the answer it was copying.
      *
      * @return the answers removed
      */
     long remove(KeyFilter which) {
-        byte[] copy = which == KeyFilter.ALL ? null : new byte[CachedAnswer.MAX_BYTES];
-        long removed = 0;
+        return scan(which, which != KeyFilter.ALL, (at, word, entry, length) -> {
+            long where = word & WHERE;
+            for (long w = word; (w & WHERE) == where; w = (long) LONGS.getVolatile(index, at)) {
+                if (LONGS.compareAndSet(index, at, w, 0L)) {
+                    return true;
+                }
+            }
+            return false;
+        });
+    }
+
+    /** Calls {@code found} with a checked copy of each entry {@code which} picks: off the loops. */
+    void forEach(KeyFilter which, EntryVisitor found) {
+        scan(which, true, (at, word, entry, length) -> {
+            found.visit(entry, length);
+            return true;
+        });
+    }
+
+    @FunctionalInterface
+    interface EntryVisitor {
+        void visit(byte[] entry, int length);
+    }
+
+    /** What {@link #scan} does with a slot (its word's index, the word) and its entry: whether it counts. */
+    @FunctionalInterface
+    private interface SlotAction {
+        boolean apply(int at, long word, byte[] entry, int length);
+    }
+
+    /**
+     * Applies {@code action} to each slot whose entry {@code which} picks. With {@code copy}, the
+     * entry is copied out and checked as a lookup checks it (an entry its ring overwrote meanwhile
+     * is gone already); without, {@code which} must be {@link KeyFilter#ALL} and no entry is read.
+     */
+    private long scan(KeyFilter which, boolean copy, SlotAction action) {
+        byte[] entry = copy ? new byte[CachedAnswer.MAX_BYTES] : null;
+        long n = 0;
         for (int at = pad + 1; at < index.length; at += 2) {
             long word = (long) LONGS.getVolatile(index, at);
             if ((word & POSITION) == 0 || !intact(word)) {
                 continue;
             }
-            if (which != KeyFilter.ALL) {
-                int length = copy(word, copy);
+            int length = 0;
+            if (copy) {
+                length = copy(word, entry);
                 VarHandle.acquireFence(); // the copy's reads before the check's
                 if (length < 0 || !intact(word)) {
-                    continue; // overwritten by its ring meanwhile: gone already
+                    continue;
                 }
-                int keyLength = Short.toUnsignedInt((short) SHORT.get(copy, KEY_LENGTH_AT));
-                if (HEADER + keyLength > length || !which.test(copy, HEADER, keyLength)) {
+                int keyLength = Short.toUnsignedInt((short) SHORT.get(entry, KEY_LENGTH_AT));
+                if (HEADER + keyLength > length || !which.test(entry, HEADER, keyLength)) {
                     continue;
                 }
             }
-            long where = word & WHERE;
-            while ((word & WHERE) == where) {
-                if (LONGS.compareAndSet(index, at, word, 0L)) {
-                    removed++;
-                    break;
-                }
-                word = (long) LONGS.getVolatile(index, at);
+            if (action.apply(at, word, entry, length)) {
+                n++;
             }
         }
-        return removed;
+        return n;
     }
 
     /** Answers the index names now that their rings still hold (expired ones included). */

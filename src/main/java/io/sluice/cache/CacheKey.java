@@ -6,7 +6,9 @@ import io.sluice.wire.Names;
 import io.sluice.wire.QueryEdns;
 import io.sluice.wire.QueryView;
 import io.sluice.wire.Wire;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 
 /**
  * What makes two queries get the same answer from an upstream: the name in lower case, type,
@@ -74,6 +76,30 @@ final class CacheKey {
             }
             return i == from;
         };
+    }
+
+    /** The type of the key {@code b[at, at + length)}. */
+    static int type(byte[] b, int at, int length) {
+        return (b[at + length - 5] & 0xFF) << 8 | b[at + length - 4] & 0xFF;
+    }
+
+    /** The class of the key {@code b[at, at + length)}. */
+    static int dclass(byte[] b, int at, int length) {
+        return (b[at + length - 3] & 0xFF) << 8 | b[at + length - 2] & 0xFF;
+    }
+
+    /** What of the query the key {@code b[at, at + length)} holds besides the question: rd, cd, ad, edns, do. */
+    static List<String> flags(byte[] b, int at, int length) {
+        int bits = b[at + length - 1];
+        List<String> out = new ArrayList<>();
+        String[] names = {"rd", "cd", "ad", "edns", "do"};
+        int[] masks = {BIT_RD, BIT_CD, BIT_AD, BIT_EDNS, BIT_DO};
+        for (int i = 0; i < names.length; i++) {
+            if ((bits & masks[i]) != 0) {
+                out.add(names[i]);
+            }
+        }
+        return out;
     }
 
     /** The keyed 64-bit hash of the bytes. */

@@ -140,6 +140,27 @@ final class CachedAnswer {
         recheckAt = (long) LONG.get(entry, RECHECK_AT);
     }
 
+    /** Makes this the copy of an entry {@link AnswerTable#forEach} checked: for showing, not serving. */
+    void load(byte[] checked, int length) {
+        System.arraycopy(checked, 0, entry, 0, length);
+        parse(length);
+    }
+
+    /** Bytes of its key, which follows the header. */
+    int keyLength() {
+        return ttlsAt - HEADER;
+    }
+
+    /** The records of the answer section. */
+    int answerCount() {
+        return (entry[messageAt + Wire.ANCOUNT_OFFSET] & 0xFF) << 8 | entry[messageAt + Wire.ANCOUNT_OFFSET + 1] & 0xFF;
+    }
+
+    /** Until when it is fresh. */
+    long freshUntil() {
+        return freshUntil;
+    }
+
     int rcode() {
         return entry[messageAt + 3] & Wire.RCODE_MASK;
     }

@@ -240,8 +240,8 @@ public final class CtlCommand implements Callable<Integer> {
         }
     }
 
-    @Command(name = "cache", mixinStandardHelpOptions = true, description = "The answer cache: flush.",
-            subcommands = {Cache.Flush.class})
+    @Command(name = "cache", mixinStandardHelpOptions = true, description = "The answer cache: show, flush.",
+            subcommands = {Cache.Show.class, Cache.Flush.class})
     static final class Cache implements Callable<Integer> {
         @ParentCommand
         CtlCommand ctl;
@@ -250,7 +250,34 @@ public final class CtlCommand implements Callable<Integer> {
 
         @Override
         public Integer call() {
-            throw new CommandLine.ParameterException(spec.commandLine(), "cache needs flush");
+            throw new CommandLine.ParameterException(spec.commandLine(), "cache needs show or flush");
+        }
+
+        @Command(name = "show", mixinStandardHelpOptions = true,
+                description = "The answers kept for NAME: type, RCODE, records, seconds left fresh, the query's flags.")
+        static final class Show implements Callable<Integer> {
+            @ParentCommand
+            Cache cache;
+            @Spec
+            CommandLine.Model.CommandSpec spec;
+            @Parameters(index = "0", paramLabel = "NAME")
+            String name;
+
+            @Override
+            public Integer call() {
+                return cache.ctl.run(spec.commandLine(), (c, out) -> {
+                    JsonNode r = c.call("GET", "/api/v1/cache/" + AdminClient.encode(name), null);
+                    List<String[]> rows = new ArrayList<>();
+                    rows.add(new String[] {"TYPE", "RCODE", "RECORDS", "TTL", "FLAGS"});
+                    for (JsonNode a : r.get("answers")) {
+                        List<String> flags = new ArrayList<>();
+                        a.get("flags").forEach(f -> flags.add(f.asText()));
+                        rows.add(new String[] {a.get("type").asText(), a.get("rcode").asText(), a.get("records").asText(),
+                            a.get("stale").asBoolean() ? "stale" : a.get("ttl").asText(), String.join(" ", flags)});
+                    }
+                    table(out, rows);
+                });
+            }
         }
 
         @Command(name = "flush", mixinStandardHelpOptions = true,

@@ -249,9 +249,10 @@ class AdminApiTest {
     }
 
     @Test
-    void cachedAnswersAreFlushedByNameTypeSubtreeOrAll() throws Exception {
+    void cachedAnswersAreShownAndFlushedByNameTypeSubtreeOrAll() throws Exception {
+        ManualClock clock = new ManualClock();
         try (TestUpstream up = new TestUpstream();
-             RunningSluice s = RunningSluice.start(List.of(up), new ManualClock(), b -> { }, "admin.listen", "127.0.0.1:0",
+             RunningSluice s = RunningSluice.start(List.of(up), clock, b -> { }, "admin.listen", "127.0.0.1:0",
                      "cache.size", "1000")) {
             String[][] asked = {{"www.example.com.", "A"}, {"www.example.com.", "AAAA"}, {"a.b.example.com.", "A"},
                 {"example.org.", "A"}};
@@ -261,6 +262,22 @@ class AdminApiTest {
             assertEquals(4, asked(up));
             ask(s, "WWW.example.com.", Type.AAAA);
             assertEquals(4, asked(up), "answered from the cache");
+            clock.advanceMillis(100_000);
+            Reply shown = call(s, "GET", "/api/v1/cache/WWW.example.com", null);
+            assertEquals(200, shown.status(), shown.toString());
+            assertEquals("www.example.com", shown.body().get("name").asText());
+            assertEquals(2, shown.body().get("answers").size(), shown.toString());
+            java.util.Set<String> types = new java.util.HashSet<>();
+            for (JsonNode a : shown.body().get("answers")) {
+                types.add(a.get("type").asText());
+                assertEquals("NOERROR", a.get("rcode").asText());
+                assertEquals(1, a.get("records").asInt());
+                assertEquals(200, a.get("ttl").asLong(), "300 s less the 100 s it was kept: " + a);
+                assertFalse(a.get("stale").asBoolean());
+            }
+            assertEquals(java.util.Set.of("A", "AAAA"), types);
+            assertEquals(0, call(s, "GET", "/api/v1/cache/example.com", null).body().get("answers").size(),
+                    "exactly the name asked for");
 
             Reply aaaa = call(s, "DELETE", "/api/v1/cache/www.example.com?type=AAAA", null);
             assertEquals(200, aaaa.status(), aaaa.toString());
@@ -296,7 +313,8 @@ class AdminApiTest {
             assertTrue(typo.body().get("error").asText().contains("tpye"), typo.toString());
             assertEquals(400, call(s, "DELETE", "/api/v1/cache/a..example.org", null).status());
             assertEquals(400, call(s, "DELETE", "/api/v1/cache?type=A", null).status());
-            assertEquals(405, call(s, "GET", "/api/v1/cache", null).status());
+            assertEquals(405, call(s, "GET", "/api/v1/cache", null).status(), "no listing of the whole cache");
+            assertEquals(405, call(s, "POST", "/api/v1/cache/example.org", null).status());
             ask(s, "example.org.", Type.A);
             assertEquals(7, asked(up), "refused flushes removed nothing");
         }
