@@ -245,7 +245,7 @@ public final class Operations {
         for (AnswerCache.Kept k : kept) {
             ObjectNode a = list.addObject().put("type", Type.string(k.type())).put("class", DClass.string(k.dclass()));
             k.flags().forEach(a.putArray("flags")::add);
-            a.put("rcode", Rcode.string(k.rcode())).put("records", k.answers()).put("ttl", k.ttlSeconds())
+            a.put("rcode", Rcode.string(k.rcode())).put("records", k.records()).put("ttl", k.ttlSeconds())
                     .put("stale", k.stale());
         }
         return out;

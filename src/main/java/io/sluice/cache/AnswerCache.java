@@ -129,7 +129,7 @@ public final class AnswerCache {
     }
 
     /** An answer kept for a name, as the admin API shows it. */
-    public record Kept(int type, int dclass, List<String> flags, int rcode, int answers, long ttlSeconds, boolean stale) {
+    public record Kept(int type, int dclass, List<String> flags, int rcode, int records, long ttlSeconds, boolean stale) {
     }
 
     /**
