@@ -316,18 +316,21 @@ class AnswerTableTest {
         assertFalse(table.find(asked.get(4).key, a, 0, 0));
     }
 
-    @Test
-    void readersRacingWritersAndFlushesGetTheRightAnswerOrNone() throws Exception {
-        AnswerTable table = new AnswerTable(64, 4096, 3, new LongAdder(), new LongAdder());
+    /** What thread {@code me} of a {@link #race} does with name {@code i}, asked as {@code q}, each turn. */
+    @FunctionalInterface
+    private interface Turn {
+        void take(int me, int i, Asked q, CachedAnswer a, ThreadLocalRandom random) throws Exception;
+    }
+
+    /** Runs {@code threads} threads for two seconds, each taking turns at random names of 100; rethrows the first failure. */
+    private static void race(int threads, Turn turn) throws Exception {
         int names = 100;
         AtomicBoolean stop = new AtomicBoolean();
         AtomicReference<Throwable> failure = new AtomicReference<>();
-        AtomicLong hits = new AtomicLong();
-        AtomicLong removed = new AtomicLong();
-        List<Thread> threads = new ArrayList<>();
-        for (int t = 0; t < 4; t++) {
+        List<Thread> all = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
             int me = t;
-            threads.add(new Thread(() -> {
+            all.add(new Thread(() -> {
                 try {
                     List<Asked> asked = new ArrayList<>();
                     for (int i = 0; i < names; i++) {
@@ -337,16 +340,7 @@ class AnswerTableTest {
                     ThreadLocalRandom random = ThreadLocalRandom.current();
                     while (!stop.get()) {
                         int i = random.nextInt(names);
-                        if (me == 0) {
-                            build(asked.get(i), i, random.nextInt(8), a);
-                            table.put(me, asked.get(i).key.hash(), a);
-                        } else if (me == 3) {
-                            removed.addAndGet(table.remove(random.nextInt(10) == 0 ? AnswerTable.KeyFilter.ALL : flushOf(i)));
-                            Thread.sleep(1);
-                        } else if (table.find(asked.get(i).key, a, me, 0)) { // loop 1's and 2's rings take the moves
-                            assertEquals(address(i), served(a, asked.get(i)));
-                            hits.incrementAndGet();
-                        }
+                        turn.take(me, i, asked.get(i), a, random);
                     }
                 } catch (Throwable e) {
                     failure.compareAndSet(null, e);
@@ -354,15 +348,34 @@ class AnswerTableTest {
                 }
             }));
         }
-        threads.forEach(Thread::start);
+        all.forEach(Thread::start);
         Thread.sleep(2000);
         stop.set(true);
-        for (Thread t : threads) {
+        for (Thread t : all) {
             t.join();
         }
         if (failure.get() != null) {
             throw new AssertionError(failure.get());
         }
+    }
+
+    @Test
+    void readersRacingWritersAndFlushesGetTheRightAnswerOrNone() throws Exception {
+        AnswerTable table = new AnswerTable(64, 4096, 3, new LongAdder(), new LongAdder());
+        AtomicLong hits = new AtomicLong();
+        AtomicLong removed = new AtomicLong();
+        race(4, (me, i, q, a, random) -> {
+            if (me == 0) {
+                build(q, i, random.nextInt(8), a);
+                table.put(me, q.key.hash(), a);
+            } else if (me == 3) {
+                removed.addAndGet(table.remove(random.nextInt(10) == 0 ? AnswerTable.KeyFilter.ALL : flushOf(i)));
+                Thread.sleep(1);
+            } else if (table.find(q.key, a, me, 0)) { // loop 1's and 2's rings take the moves
+                assertEquals(address(i), served(a, q));
+                hits.incrementAndGet();
+            }
+        });
         assertTrue(hits.get() > 1000, hits.get() + " hits");
         assertTrue(removed.get() > 100, removed.get() + " removed");
     }
@@ -370,47 +383,16 @@ class AnswerTableTest {
     @Test
     void aReaderRacingWritersOverATinyRingGetsTheRightAnswerOrNone() throws Exception {
         AnswerTable table = new AnswerTable(64, 4096, 4, new LongAdder(), new LongAdder());
-        int names = 100;
-        AtomicBoolean stop = new AtomicBoolean();
-        AtomicReference<Throwable> failure = new AtomicReference<>();
         AtomicLong hits = new AtomicLong();
-        List<Thread> threads = new ArrayList<>();
-        for (int t = 0; t < 4; t++) {
-            int me = t;
-            boolean writer = t < 2;
-            threads.add(new Thread(() -> {
-                try {
-                    List<Asked> asked = new ArrayList<>();
-                    for (int i = 0; i < names; i++) {
-                        asked.add(new Asked(i));
-                    }
-                    CachedAnswer a = new CachedAnswer();
-                    ThreadLocalRandom random = ThreadLocalRandom.current();
-                    while (!stop.get()) {
-                        int i = random.nextInt(names);
-                        if (writer) {
-                            build(asked.get(i), i, random.nextInt(8), a);
-                            table.put(me, asked.get(i).key.hash(), a);
-                        } else if (table.find(asked.get(i).key, a, me, 0)) {
-                            assertEquals(address(i), served(a, asked.get(i)));
-                            hits.incrementAndGet();
-                        }
-                    }
-                } catch (Throwable e) {
-                    failure.compareAndSet(null, e);
-                    stop.set(true);
-                }
-            }));
-        }
-        threads.forEach(Thread::start);
-        Thread.sleep(2000);
-        stop.set(true);
-        for (Thread t : threads) {
-            t.join();
-        }
-        if (failure.get() != null) {
-            throw new AssertionError(failure.get());
-        }
+        race(4, (me, i, q, a, random) -> {
+            if (me < 2) {
+                build(q, i, random.nextInt(8), a);
+                table.put(me, q.key.hash(), a);
+            } else if (table.find(q.key, a, me, 0)) {
+                assertEquals(address(i), served(a, q));
+                hits.incrementAndGet();
+            }
+        });
         assertTrue(hits.get() > 1000, hits.get() + " hits");
     }
 
