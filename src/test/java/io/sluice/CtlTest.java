@@ -89,6 +89,12 @@ class CtlTest {
             assertEquals(0, top.code(), top.err());
             assertTrue(top.out().matches("(?s)DOMAIN +QUERIES +REFUSED +LIMIT +LIMITED\nbusy\\.example +4 +0 +unlimited +no\n"),
                     top.out());
+            Run stats = ctl(s, "stats", "queries", "answers", "tracked");
+            assertEquals(0, stats.code(), stats.err());
+            assertEquals("answers=4\nqueries=4\ntracked-domains=1\n", stats.out(), "named by prefix, in name order");
+            Run all = ctl(s, "stats");
+            assertTrue(all.out().contains("\nlimited=0\n") && all.out().lines().allMatch(l -> l.matches("[a-z_-]+=[0-9]+")),
+                    all.out());
             Run health = ctl(s, "health");
             assertEquals(0, health.code(), health.err());
             assertEquals("alive, ready\n", health.out());
@@ -113,6 +119,7 @@ class CtlTest {
             Dns.udp(s.address(), Dns.query(1, "www.example.com.", Type.AAAA));
             Dns.udp(s.address(), Dns.query(2, "www.example.com.", Type.AAAA));
             assertEquals(1, up.udpQueries(), "the second from the cache");
+            assertEquals("cache_hits=1\ncache_misses=1\n", ctl(s, "stats", "cache_hits", "cache_misses").out());
             Run show = ctl(s, "cache", "show", "www.example.com");
             assertEquals(0, show.code(), show.err());
             assertTrue(show.out().matches("(?s)TYPE +RCODE +RECORDS +TTL +FLAGS\nAAAA +NOERROR +1 +300 +rd\n"), show.out());

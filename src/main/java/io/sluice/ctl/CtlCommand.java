@@ -24,8 +24,8 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "ctl", mixinStandardHelpOptions = true, sortOptions = false,
         description = "Talk to a running sluice through its admin API (--admin).",
-        subcommands = {CtlCommand.Limit.class, CtlCommand.Top.class, CtlCommand.Reload.class, CtlCommand.Cache.class,
-            CtlCommand.Health.class})
+        subcommands = {CtlCommand.Limit.class, CtlCommand.Top.class, CtlCommand.Stats.class, CtlCommand.Reload.class,
+            CtlCommand.Cache.class, CtlCommand.Health.class})
 public final class CtlCommand implements Callable<Integer> {
     static final int EXIT_OK = 0;
     static final int EXIT_REFUSED = 1;
@@ -44,7 +44,7 @@ public final class CtlCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         throw new CommandLine.ParameterException(spec.commandLine(),
-                "a command is needed: limit set|rm|ls, top, reload or health");
+                "a command is needed: limit set|rm|ls, top, stats, reload, cache show|flush or health");
     }
 
     private AdminClient client() throws AdminClient.Refused {
@@ -215,6 +215,34 @@ public final class CtlCommand implements Callable<Integer> {
                         d.path("flood").asBoolean(false) ? "flood" : d.get("limited").asBoolean() ? "yes" : "no"});
                 }
                 table(out, rows);
+            });
+        }
+    }
+
+    @Command(name = "stats", mixinStandardHelpOptions = true,
+            description = "Every counter since start, one name=value a line (as unbound-control stats), then tracked-domains.")
+    static final class Stats implements Callable<Integer> {
+        @ParentCommand
+        CtlCommand ctl;
+        @Spec
+        CommandLine.Model.CommandSpec spec;
+        @Parameters(paramLabel = "PREFIX", arity = "0..*", description = "Only the counters whose names start so, e.g. cache_.")
+        List<String> prefixes = List.of();
+
+        @Override
+        public Integer call() {
+            return ctl.run(spec.commandLine(), (c, out) -> {
+                JsonNode r = c.call("GET", "/api/v1/stats", null);
+                List<String> names = new ArrayList<>();
+                r.get("counters").fieldNames().forEachRemaining(names::add);
+                names.add("tracked-domains");
+                names.sort(null);
+                for (String name : names) {
+                    if (prefixes.isEmpty() || prefixes.stream().anyMatch(name::startsWith)) {
+                        JsonNode v = name.equals("tracked-domains") ? r.get(name) : r.get("counters").get(name);
+                        out.println(name + "=" + v.asText());
+                    }
+                }
             });
         }
     }
