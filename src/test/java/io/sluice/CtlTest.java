@@ -133,6 +133,13 @@ class CtlTest {
             Run all = ctl(s, "cache", "flush", "--all");
             assertEquals("flushed 0 answers\n", all.out());
             assertEquals(2, ctl(s, "cache", "flush").code(), "a NAME or --all: nothing is flushed by default");
+            Dns.udp(s.address(), Dns.query(4, "www.example.com.", Type.AAAA));
+            assertEquals(3, up.udpQueries());
+            Run empty = ctl(s, "cache", "flush", ""); // "$NAME" of an unset variable
+            assertEquals(2, empty.code(), empty.err());
+            assertEquals(2, ctl(s, "cache", "show", " ").code());
+            Dns.udp(s.address(), Dns.query(5, "www.example.com.", Type.AAAA));
+            assertEquals(3, up.udpQueries(), "the answer stayed: an empty NAME flushes nothing");
             assertEquals(2, ctl(s, "cache", "flush", "--all", "--type", "A").code());
             Run badType = ctl(s, "cache", "flush", "www.example.com", "--type", "NOPE");
             assertEquals(1, badType.code(), "the server says no");
@@ -153,5 +160,12 @@ class CtlTest {
         Run away = run("ctl", "--admin", "127.0.0.1:" + port, "health");
         assertEquals(1, away.code());
         assertTrue(away.err().startsWith("sluice ctl: cannot reach http://127.0.0.1:" + port), away.err());
+        Run colon = run("ctl", "--admin", ":" + port, "health");
+        assertTrue(colon.err().startsWith("sluice ctl: cannot reach http://127.0.0.1:" + port), ":PORT as the server takes it: " + colon.err());
+        for (String bad : new String[] {"127.0.0.1", "host:port", "a b:80", "127.0.0.1:70000"}) {
+            Run r = run("ctl", "--admin", bad, "health");
+            assertEquals(2, r.code(), bad + ": " + r.err());
+            assertEquals("sluice ctl: --admin: HOST:PORT, :PORT or PORT is needed, not '" + bad + "' (see --help)", r.err().strip().split("\n")[0]);
+        }
     }
 }

@@ -170,7 +170,12 @@ public final class AdminServer implements AutoCloseable {
             return json(200, ops.stats());
         }
         if (path.equals("/api/v1/cache") || path.startsWith("/api/v1/cache/")) {
-            String name = path.length() > "/api/v1/cache/".length() ? path.substring("/api/v1/cache/".length()) : null;
+            // Only the bare path names every answer: an empty name (a shell's unset variable in
+            // "/api/v1/cache/$NAME") is a bad request, never a flush of everything.
+            String name = path.equals("/api/v1/cache") ? null : path.substring("/api/v1/cache/".length());
+            if (name != null && name.isEmpty()) {
+                throw new ApiException(400, "a name is needed after /api/v1/cache/ (DELETE /api/v1/cache flushes every answer)");
+            }
             if (method.equals("GET") && name != null) {
                 return json(200, ops.cache(name));
             }

@@ -8,6 +8,7 @@ import io.sluice.Sluice;
 import io.sluice.cache.AnswerCache;
 import io.sluice.config.ConfigException;
 import io.sluice.config.Durations;
+import io.sluice.config.LimitSettings;
 import io.sluice.config.LimitSettings.DomainLimit;
 import io.sluice.config.SettingTable;
 import io.sluice.config.Values;
@@ -126,6 +127,11 @@ public final class Operations {
         if (b != null && (!b.isIntegralNumber() || !b.canConvertToLong() || b.asLong() < 0
                 || b.asLong() > SettingTable.MAX_QUERIES)) {
             throw new ApiException(400, "burst: a whole number from 0 to " + SettingTable.MAX_QUERIES + " is needed");
+        }
+        LimitSettings.Algorithm algorithm = sluice.limits().settings().algorithm();
+        if (b != null && b.asLong() != 0 && algorithm != LimitSettings.Algorithm.TOKEN_BUCKET) {
+            // as limits.burst in the file: a burst the algorithm ignores would be reported as in force
+            throw new ApiException(400, "burst: only token-bucket has a burst (the algorithm is " + algorithm + ")");
         }
         String reason = body.hasNonNull("reason") ? body.get("reason").asText() : null;
         String domain = registrableOf(name, true);

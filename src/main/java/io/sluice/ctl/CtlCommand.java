@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -56,7 +58,24 @@ public final class CtlCommand implements Callable<Integer> {
                 throw new AdminClient.Refused("cannot read the token file " + tokenFile + ": " + e.getMessage());
             }
         }
-        return new AdminClient(admin.matches("[0-9]+") ? "127.0.0.1:" + admin : admin, token);
+        return new AdminClient(adminAddress(), token);
+    }
+
+    /** {@link #admin} as HOST:PORT: a bare port or {@code :PORT} is on 127.0.0.1, as the server's admin.listen takes it. */
+    private String adminAddress() {
+        String a = admin.matches("[0-9]+") ? "127.0.0.1:" + admin : admin.startsWith(":") ? "127.0.0.1" + admin : admin;
+        URI uri;
+        try {
+            uri = new URI("http://" + a);
+        } catch (URISyntaxException e) {
+            uri = null;
+        }
+        if (uri == null || uri.getHost() == null || uri.getPort() < 1 || uri.getPort() > 65535
+                || !("http://" + a).equals(uri.toString())) {
+            throw new CommandLine.ParameterException(spec.commandLine(),
+                    "--admin: HOST:PORT, :PORT or PORT is needed, not '" + admin + "'");
+        }
+        return a;
     }
 
     /** Runs {@code body} against the server: its exit code, with a refusal printed on one line. */
@@ -293,6 +312,9 @@ public final class CtlCommand implements Callable<Integer> {
 
             @Override
             public Integer call() {
+                if (name.isBlank()) {
+                    throw new CommandLine.ParameterException(spec.commandLine(), "NAME is empty");
+                }
                 return cache.ctl.run(spec.commandLine(), (c, out) -> {
                     JsonNode r = c.call("GET", "/api/v1/cache/" + AdminClient.encode(name), null);
                     List<String[]> rows = new ArrayList<>();
@@ -328,6 +350,9 @@ public final class CtlCommand implements Callable<Integer> {
             public Integer call() {
                 if (all == (name != null)) {
                     throw new CommandLine.ParameterException(spec.commandLine(), "give a NAME or --all");
+                }
+                if (name != null && name.isBlank()) {
+                    throw new CommandLine.ParameterException(spec.commandLine(), "NAME is empty (--all flushes every answer)");
                 }
                 if (all && (type != null || subtree)) {
                     throw new CommandLine.ParameterException(spec.commandLine(), "--type and --subtree go with a NAME");

@@ -116,6 +116,9 @@ class AdminApiTest {
             assertEquals(400, rawStatus(s, "/api/v1/top?n=%zz"), "a bad escape");
             Reply tooLong = call(s, "PUT", "/api/v1/limits/example.com", "{\"queries\": 5, \"window\": \"3000000h\"}");
             assertEquals(400, tooLong.status(), tooLong.toString());
+            Reply burst = call(s, "PUT", "/api/v1/limits/example.com", "{\"queries\": 5, \"burst\": 10}");
+            assertEquals(400, burst.status(), "a fixed window has no burst to set: " + burst);
+            assertTrue(burst.body().get("error").asText().startsWith("burst: only token-bucket"), burst.toString());
             assertEquals(200, call(s, "PUT", "/api/v1/limits/example.com", "{\"queries\": 5}").status(),
                     "a refused change leaves nothing behind");
         }
@@ -312,6 +315,10 @@ class AdminApiTest {
             assertEquals(400, typo.status(), "a misspelt parameter would flush every type");
             assertTrue(typo.body().get("error").asText().contains("tpye"), typo.toString());
             assertEquals(400, call(s, "DELETE", "/api/v1/cache/a..example.org", null).status());
+            Reply empty = call(s, "DELETE", "/api/v1/cache/", null);
+            assertEquals(400, empty.status(), "an empty name is not every name");
+            assertTrue(empty.body().get("error").asText().startsWith("a name is needed"), empty.body().toString());
+            assertEquals(400, call(s, "GET", "/api/v1/cache/", null).status());
             assertEquals(400, call(s, "DELETE", "/api/v1/cache?type=A", null).status());
             assertEquals(405, call(s, "GET", "/api/v1/cache", null).status(), "no listing of the whole cache");
             assertEquals(405, call(s, "POST", "/api/v1/cache/example.org", null).status());
