@@ -9,10 +9,15 @@ final class LogLevel {
     private LogLevel() {
     }
 
-    /** Sets the root logger to {@code level} (a name checked by the setting); null leaves it as logback.xml made it. */
+    /**
+     * Sets the root logger to {@code level} (a name checked by the setting); null to what
+     * logback.xml sets when no level is configured: {@code SLUICE_LOG_LEVEL}'s, else INFO (so that
+     * a reload without the key undoes one that set it).
+     */
     static void apply(String level) {
-        if (level != null && LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME) instanceof Logger root) {
-            root.setLevel(Level.toLevel(level));
+        if (LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME) instanceof Logger root) {
+            String unset = System.getProperty("SLUICE_LOG_LEVEL", System.getenv("SLUICE_LOG_LEVEL"));
+            root.setLevel(level != null ? Level.toLevel(level) : Level.toLevel(unset, Level.INFO));
         }
     }
 }

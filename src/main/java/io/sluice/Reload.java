@@ -11,10 +11,12 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.RecordComponent;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
+import org.xbill.DNS.Type;
 
 /**
  * What a reload changes: the settings that apply while running, each named with its old and new
@@ -34,6 +36,10 @@ record Reload(Settings applied, List<String> limitChanges, List<String> forwardC
     static final Set<String> FORWARDING = Set.of("upstreams", "timeout", "queryTimeout", "maxInflight",
             "upstreamSockets", "upstreamSocketLifetime", "randomizeCase", "maxFails", "healthCheckInterval",
             "healthCheck");
+    /** Settings components whose key is not their name in dashes; ReloadTest checks every key against the table. */
+    private static final Map<String, String> KEYS = Map.of("tcpPerClient", "max-tcp-connections-per-client",
+            "tcpQueriesPerConnection", "max-tcp-queries-per-connection", "tcpMaxDuration", "max-tcp-connection-duration",
+            "admin", "admin.listen", "adminTokenFile", "admin.token-file");
 
     static Reload between(Settings running, Settings next) {
         List<String> changes = new ArrayList<>();
@@ -42,8 +48,8 @@ record Reload(Settings applied, List<String> limitChanges, List<String> forwardC
         LimitSettings b = next.limits();
         note(changes, "limits.default", a.defaultLimit(), b.defaultLimit());
         note(changes, "limits.burst", a.burst(), b.burst());
-        note(changes, "limits.action", a.action(), b.action());
-        note(changes, "limits.dry-run", a.dryRun(), b.dryRun());
+        note(changes, "action", a.action(), b.action());
+        note(changes, "dry-run", a.dryRun(), b.dryRun());
         note(changes, "limits.exempt-clients", a.exemptClients(), b.exemptClients());
         Set<String> domains = new TreeSet<>(a.domains().keySet());
         domains.addAll(b.domains().keySet());
@@ -59,7 +65,10 @@ record Reload(Settings applied, List<String> limitChanges, List<String> forwardC
         restartIf(restart, "limits.max-domains", a.maxDomains(), b.maxDomains());
         restartIf(restart, "limits.janitor-interval", a.janitorInterval(), b.janitorInterval());
         restartIf(restart, "public-suffix-list", a.publicSuffixList(), b.publicSuffixList());
-        restartIf(restart, "limits.per-client", a.perClient(), b.perClient());
+        restartIf(restart, "limits.per-client.queries", a.perClient().limit().queries(), b.perClient().limit().queries());
+        restartIf(restart, "limits.per-client.window", a.perClient().limit().window(), b.perClient().limit().window());
+        restartIf(restart, "limits.per-client.ipv4-prefix", a.perClient().ipv4Prefix(), b.perClient().ipv4Prefix());
+        restartIf(restart, "limits.per-client.ipv6-prefix", a.perClient().ipv6Prefix(), b.perClient().ipv6Prefix());
         // Detection on or off needs a restart (the flood watch is in the query path or not); the
         // rest applies to the next window judged.
         restartIf(restart, "limits.flood.detect", a.flood().detect(), b.flood().detect());
@@ -74,10 +83,25 @@ record Reload(Settings applied, List<String> limitChanges, List<String> forwardC
         note(changes, "log-level", running.logLevel(), next.logLevel());
         List<String> forwarding = new ArrayList<>();
         for (RecordComponent c : Settings.class.getRecordComponents()) {
-            if (FORWARDING.contains(c.getName())) {
-                note(forwarding, key(c.getName()), value(c, running), value(c, next));
-            } else if (!NOT_COMPARED.contains(c.getName())) {
-                restartIf(restart, key(c.getName()), value(c, running), value(c, next));
+            String name = c.getName();
+            if (name.equals("healthCheck")) { // three keys in one value
+                note(forwarding, "health-check-name", running.healthCheck().name(), next.healthCheck().name());
+                note(forwarding, "health-check-type", Type.string(running.healthCheck().type()),
+                        Type.string(next.healthCheck().type()));
+                note(forwarding, "health-check-must-resolve", running.healthCheck().mustResolve(),
+                        next.healthCheck().mustResolve());
+            } else if (FORWARDING.contains(name)) {
+                note(forwarding, key(name), value(c, running), value(c, next));
+            } else if (name.equals("cache") || name.equals("backend")) { // sections: each key apart
+                Object was = value(c, running);
+                Object now = value(c, next);
+                for (RecordComponent part : c.getType().getRecordComponents()) {
+                    String key = name.equals("cache") ? "cache." + key(part.getName())
+                            : part.getName().equals("kind") ? "backend" : key(part.getName());
+                    restartIf(restart, key, value(part, was), value(part, now));
+                }
+            } else if (!NOT_COMPARED.contains(name)) {
+                restartIf(restart, key(name), value(c, running), value(c, next));
             }
         }
         LimitSettings merged = new LimitSettings(b.defaultLimit(), a.algorithm(), b.burst(), b.action(), b.dryRun(),
@@ -94,6 +118,9 @@ record Reload(Settings applied, List<String> limitChanges, List<String> forwardC
 
     /** A value as the configuration file writes it: addresses as HOST:PORT, durations as 2s. */
     private static String text(Object value) {
+        if (value == null) {
+            return "unset";
+        }
         if (value instanceof List<?> list) {
             return list.isEmpty() ? "none" : list.stream().map(Reload::text).collect(Collectors.joining(", "));
         }
@@ -112,12 +139,16 @@ record Reload(Settings applied, List<String> limitChanges, List<String> forwardC
         }
     }
 
-    /** {@code upstreamSockets} as its key, {@code upstream-sockets}. */
+    /**
+     * The key of a settings component: its name in dashes ({@code upstreamSockets} is
+     * {@code upstream-sockets}) but where {@link #KEYS} says otherwise.
+     */
     private static String key(String component) {
-        return component.replaceAll("([a-z])([A-Z])", "$1-$2").toLowerCase(java.util.Locale.ROOT);
+        String key = KEYS.get(component);
+        return key != null ? key : component.replaceAll("([a-z])([A-Z])", "$1-$2").toLowerCase(java.util.Locale.ROOT);
     }
 
-    private static Object value(RecordComponent c, Settings s) {
+    private static Object value(RecordComponent c, Object s) {
         try {
             return c.getAccessor().invoke(s);
         } catch (IllegalAccessException | InvocationTargetException e) {

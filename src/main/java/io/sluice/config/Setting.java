@@ -4,11 +4,11 @@ import java.util.List;
 
 /**
  * One setting, declared once in {@link SettingTable}: its YAML key, its flag (if it has one), how
- * its value is written and checked, its default, whether it may change while sluice runs, and
- * the line of help that {@code --help} prints. The file reader, the flags and the validation
- * errors all come from these declarations; {@code conf/sluice.yml} and the README's table are
- * checked against them by a test. Where "live" below says a setting may change while sluice
- * runs, that is the design for a reload to come, not yet something sluice does.
+ * its value is written and checked, its default, whether a reload applies it, and the line of
+ * help that {@code --help} prints. The file reader, the flags and the validation errors all come
+ * from these declarations; {@code conf/sluice.yml} and the README's table are checked against
+ * them by a test, and what a reload does with each key against {@link #live} by another
+ * ({@code ReloadTest}).
  *
  * @param key         the YAML key, dotted inside sections ({@code limits.default.window})
  * @param flag        the command-line flag, or null for a key only the file sets
@@ -17,8 +17,8 @@ import java.util.List;
  * @param defaultValue the default value; null where it is worked out at start (from the host) or absent
  * @param parser      reads and checks the value(s) as written
  * @param repeatable  a flag that may be given more than once, or a YAML list
- * @param live        meant to be changeable while running (nothing applies it yet: there is no
- *                    reload); the rest will need a restart
+ * @param live        a reload applies it while running; the rest are kept as they were, named
+ *                    as needing a restart
  * @param help        one line for {@code --help}
  */
 public record Setting<T>(String key, String flag, String label, String defaultText, T defaultValue,

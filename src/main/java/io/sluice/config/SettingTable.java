@@ -34,16 +34,16 @@ public final class SettingTable {
             "127.0.0.1:" + DEFAULT_PORT, List.of(new InetSocketAddress("127.0.0.1", DEFAULT_PORT)),
             v -> addresses(v, DEFAULT_PORT, true), false, "Serve UDP and TCP here; repeatable.");
     public static final Setting<List<InetSocketAddress>> UPSTREAMS = list("upstreams", "--upstream", "HOST:PORT",
-            "/etc/resolv.conf", null, v -> addresses(v, UPSTREAM_DEFAULT_PORT, false), false,
+            "/etc/resolv.conf", null, v -> addresses(v, UPSTREAM_DEFAULT_PORT, false), true,
             "Upstream resolver, tried in order; repeatable.");
     /** dnsdist's default ACL: every address that is not the Internet's. */
     public static final List<Network> PRIVATE_NETWORKS = networksOf("127.0.0.0/8", "::1/128", "10.0.0.0/8",
             "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "169.254.0.0/16", "fe80::/10", "fc00::/7");
     public static final Setting<List<Network>> ALLOW_CLIENTS = list("allow-clients", "--allow-clients", "CIDR",
-            "loopback, RFC 1918, CGNAT, link-local, ULA", PRIVATE_NETWORKS, SettingTable::someNetworks, true,
+            "loopback, RFC 1918, CGNAT, link-local, ULA", PRIVATE_NETWORKS, SettingTable::someNetworks, false,
             "Clients answered; repeatable; given, it replaces the default. Others get acl-action.");
     public static final Setting<AclAction> ACL_ACTION = one("acl-action", null, null, "refused", AclAction.REFUSED,
-            v -> Values.named(v, AclAction.values()), true, "What a client outside allow-clients gets.");
+            v -> Values.named(v, AclAction.values()), false, "What a client outside allow-clients gets.");
     public static final Setting<Integer> THREADS = one("threads", "--threads", "N", "number of cores", null,
             v -> Values.integer(v, 1, 1024), false, "Event-loop threads.");
     public static final Setting<Settings.UdpSteering> UDP_STEERING = one("udp-steering", "--udp-steering", "MODE",
@@ -51,13 +51,13 @@ public final class SettingTable {
             "Which thread's UDP socket reads a datagram: cpu (the receiving CPU's), hash (the kernel's"
                     + " hash of addresses and ports) or auto (cpu on loopback addresses, hash elsewhere).");
     public static final Setting<Duration> TIMEOUT = one("timeout", "--timeout", "DURATION", "2s",
-            Duration.ofSeconds(2), SettingTable::positiveDuration, false,
+            Duration.ofSeconds(2), SettingTable::positiveDuration, true,
             "Wait for one upstream before the next, then SERVFAIL.");
     public static final Setting<Duration> QUERY_TIMEOUT = one("query-timeout", "--query-timeout", "DURATION", "4s",
-            Duration.ofSeconds(4), SettingTable::positiveDuration, false,
+            Duration.ofSeconds(4), SettingTable::positiveDuration, true,
             "The most a query may take over all upstreams before SERVFAIL.");
     public static final Setting<Integer> MAX_INFLIGHT = one("max-inflight", null, null, "65536", 65_536,
-            v -> Values.integer(v, 1, 1_000_000), false, "Queries waiting on upstreams at once, over all threads.");
+            v -> Values.integer(v, 1, 1_000_000), true, "Queries waiting on upstreams at once, over all threads.");
     public static final Setting<Integer> MAX_TCP_CONNECTIONS = one("max-tcp-connections", null, null, "1000", 1_000,
             v -> Values.integer(v, 1, 1_000_000), false, "Client TCP connections open at once.");
     public static final Setting<Duration> TCP_IDLE_TIMEOUT = one("tcp-idle-timeout", null, null, "10s",
@@ -73,23 +73,23 @@ public final class SettingTable {
             "10m", Duration.ofMinutes(10), SettingTable::positiveDuration, false,
             "How long a client connection may stay open; then it is closed once what it asked is answered.");
     public static final Setting<Integer> UPSTREAM_SOCKETS = one("upstream-sockets", null, null, "8", 8,
-            v -> Values.integer(v, 1, 256), false, "UDP sockets (source ports) per thread for upstream queries.");
+            v -> Values.integer(v, 1, 256), true, "UDP sockets (source ports) per thread for upstream queries.");
     public static final Setting<Duration> UPSTREAM_SOCKET_LIFETIME = one("upstream-socket-lifetime", null, null, "60s",
-            Duration.ofSeconds(60), Durations::parse, false,
+            Duration.ofSeconds(60), Durations::parse, true,
             "How long an upstream socket (source port) is used before a new one replaces it; 0 = for ever.");
     public static final Setting<Boolean> RANDOMIZE_CASE = one("randomize-case", null, null,
-            "true", true, Values::bool, false,
+            "true", true, Values::bool, true,
             "Send names upstream over UDP in a random mix of letter case (0x20) and accept only replies that echo it.");
     public static final Setting<Integer> MAX_FAILS = one("max-fails", null, null, "3", 3,
-            v -> Values.integer(v, 1, 1_000_000), false, "Failures in a row after which an upstream is marked down.");
+            v -> Values.integer(v, 1, 1_000_000), true, "Failures in a row after which an upstream is marked down.");
     public static final Setting<Duration> HEALTH_CHECK_INTERVAL = one("health-check-interval", null, null, "1s",
-            Duration.ofSeconds(1), SettingTable::positiveDuration, false, "How often a down upstream is probed.");
+            Duration.ofSeconds(1), SettingTable::positiveDuration, true, "How often a down upstream is probed.");
     public static final Setting<String> HEALTH_CHECK_NAME = one("health-check-name", null, null, ".", ".",
-            Values::absoluteName, false, "The name the probe asks for.");
+            Values::absoluteName, true, "The name the probe asks for.");
     public static final Setting<Integer> HEALTH_CHECK_TYPE = one("health-check-type", null, null, "NS", Type.NS,
-            Values::queryType, false, "The type the probe asks for.");
+            Values::queryType, true, "The type the probe asks for.");
     public static final Setting<Boolean> HEALTH_CHECK_MUST_RESOLVE = one("health-check-must-resolve", null, null,
-            "false", false, Values::bool, false, "Only a NOERROR answer to the probe counts as alive.");
+            "false", false, Values::bool, true, "Only a NOERROR answer to the probe counts as alive.");
 
     /** {@code limits.default: unlimited}: sets {@link #LIMIT} to 0 (the builder knows). */
     public static final Setting<Long> LIMIT_UNLIMITED = one("limits.default", null, null, null, null,
@@ -126,13 +126,13 @@ public final class SettingTable {
     public static final Setting<Boolean> FLOOD_DETECT = one("limits.flood.detect", null, null, "true", true,
             Values::bool, false, "Cut the budget of a domain whose upstream answers are mostly NXDOMAIN (a random-subdomain flood).");
     public static final Setting<Double> FLOOD_NXDOMAIN_RATIO = one("limits.flood.nxdomain-ratio", null, null, "0.5",
-            0.5, v -> Values.fraction(v, 0.01, 1), false,
+            0.5, v -> Values.fraction(v, 0.01, 1), true,
             "The share of a window's upstream answers for a domain that must be NXDOMAIN to call it flooded.");
     public static final Setting<Integer> FLOOD_MIN_ANSWERS = one("limits.flood.min-answers", null, null, "20", 20,
-            v -> Values.integer(v, 1, 1_000_000), false,
+            v -> Values.integer(v, 1, 1_000_000), true,
             "Upstream answers a window must have (or the whole budget, or 2,047, if smaller) for a domain to be judged.");
     public static final Setting<Double> FLOOD_BUDGET = one("limits.flood.budget", null, null, "0.1", 0.1,
-            v -> Values.fraction(v, 0.001, 1), false, "The share of its budget a flooded domain keeps for cache misses.");
+            v -> Values.fraction(v, 0.001, 1), true, "The share of its budget a flooded domain keeps for cache misses.");
     public static final Setting<Integer> REVERSE_IPV4_PREFIX = one("limits.reverse-ipv4-prefix", null, null,
             String.valueOf(RegistrableDomains.DEFAULT_IPV4_PREFIX), RegistrableDomains.DEFAULT_IPV4_PREFIX,
             v -> multiple(Values.integer(v, 8, 32), 8), false,
