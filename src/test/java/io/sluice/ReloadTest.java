@@ -115,6 +115,22 @@ class ReloadTest {
         assertEquals(List.of(), wrong);
     }
 
+    @Test
+    void aLogLevelTakenOutOfTheFileGoesBackToTheDefault() {
+        ch.qos.logback.classic.Logger root = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
+                org.slf4j.Logger.ROOT_LOGGER_NAME);
+        ch.qos.logback.classic.Level before = root.getLevel();
+        try {
+            LogLevel.apply("debug");
+            assertEquals(ch.qos.logback.classic.Level.DEBUG, root.getLevel());
+            LogLevel.apply(null);
+            String env = System.getenv("SLUICE_LOG_LEVEL");
+            assertEquals(ch.qos.logback.classic.Level.toLevel(env, ch.qos.logback.classic.Level.INFO), root.getLevel());
+        } finally {
+            root.setLevel(before);
+        }
+    }
+
     private Settings settings(Map<String, String> change) throws Exception {
         Settings.Builder b = new Settings.Builder();
         for (Map.Entry<String, String> e : BASE.entrySet()) {
