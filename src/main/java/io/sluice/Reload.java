@@ -20,18 +20,21 @@ import org.xbill.DNS.Type;
 
 /**
  * What a reload changes: the settings that apply while running, each named with its old and new
- * value (the limits, overrides, exemptions, action and dry run; and the upstreams and how they
- * are asked, which take a new forwarding generation), and those that need a restart and are kept
- * as they were.
+ * value (the limits, overrides, exemptions, action and dry run; the client rules; and the
+ * upstreams and how they are asked, which take a new forwarding generation), and those that need
+ * a restart and are kept as they were.
  *
  * @param applied         the running settings with the reload's live changes in
  * @param limitChanges    one line per live change of the limits
+ * @param aclChanges      one line per change of allow-clients and acl-action
  * @param forwardChanges  one line per live change of the forwarding
  * @param needRestart     the keys whose new values wait for a restart
  */
-record Reload(Settings applied, List<String> limitChanges, List<String> forwardChanges, List<String> needRestart) {
+record Reload(Settings applied, List<String> limitChanges, List<String> aclChanges, List<String> forwardChanges,
+              List<String> needRestart) {
     /** Settings components that are not settings, or that are compared apart. */
-    private static final Set<String> NOT_COMPARED = Set.of("limits", "configFile", "aclIsDefault", "logLevel");
+    private static final Set<String> NOT_COMPARED = Set.of("limits", "configFile", "aclIsDefault", "logLevel",
+            "allowClients", "aclAction");
     /** Settings components a new forwarding generation puts in force (see {@link Settings#reloaded}). */
     static final Set<String> FORWARDING = Set.of("upstreams", "timeout", "queryTimeout", "maxInflight",
             "upstreamSockets", "upstreamSocketLifetime", "randomizeCase", "maxFails", "healthCheckInterval",
@@ -81,6 +84,9 @@ record Reload(Settings applied, List<String> limitChanges, List<String> forwardC
         restartIf(restart, "limits.reverse-ipv4-prefix", a.reverseIpv4Prefix(), b.reverseIpv4Prefix());
         restartIf(restart, "limits.reverse-ipv6-prefix", a.reverseIpv6Prefix(), b.reverseIpv6Prefix());
         note(changes, "log-level", running.logLevel(), next.logLevel());
+        List<String> acl = new ArrayList<>();
+        note(acl, "allow-clients", running.allowClients(), next.allowClients());
+        note(acl, "acl-action", running.aclAction(), next.aclAction());
         List<String> forwarding = new ArrayList<>();
         for (RecordComponent c : Settings.class.getRecordComponents()) {
             String name = c.getName();
@@ -107,7 +113,7 @@ record Reload(Settings applied, List<String> limitChanges, List<String> forwardC
         LimitSettings merged = new LimitSettings(b.defaultLimit(), a.algorithm(), b.burst(), b.action(), b.dryRun(),
                 a.maxDomains(), a.janitorInterval(), a.publicSuffixList(), b.domains(), b.exemptClients(), b.origins(),
                 a.reverseIpv4Prefix(), a.reverseIpv6Prefix(), a.perClient(), floodLive ? b.flood() : a.flood());
-        return new Reload(running.reloaded(next, merged), changes, forwarding, restart);
+        return new Reload(running.reloaded(next, merged), changes, acl, forwarding, restart);
     }
 
     private static void note(List<String> changes, String key, Object was, Object now) {

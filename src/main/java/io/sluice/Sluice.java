@@ -4,7 +4,7 @@ import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.sluice.acl.AccessControl;
-import io.sluice.acl.ClientNetworks;
+import io.sluice.acl.ClientRules;
 import io.sluice.acl.DeniedLog;
 import io.sluice.backend.Backend;
 import io.sluice.cache.AnswerCache;
@@ -67,6 +67,8 @@ public final class Sluice implements AutoCloseable {
 
     /** As started, with what reloads changed since. */
     private volatile Settings settings;
+    /** allow-clients and acl-action as the loops and the TCP listener read them; a reload replaces them. */
+    private final ClientRules clientRules;
     private final Transport transport;
     private final EventLoopGroup group;
     /** The forwarding generation in force; a reload of the upstreams replaces it. */
@@ -121,8 +123,9 @@ public final class Sluice implements AutoCloseable {
     private Sluice(Settings settings, Transport transport, EventLoopGroup group, Forwarders forwarding,
                    List<ForwardStage> forwardStages, AnswerCache cache, List<UpstreamReplies> upstreamReplies,
                    List<Pipeline> pipelines, Frontend frontend, Registry meters, Limits limits, MetricsEndpoint metrics,
-                   Backend backend, DeniedLog deniedLog, TopDomains top) {
+                   Backend backend, DeniedLog deniedLog, TopDomains top, ClientRules clientRules) {
         this.settings = settings;
+        this.clientRules = clientRules;
         this.cache = cache;
         this.upstreamReplies = upstreamReplies;
         this.transport = transport;
@@ -191,7 +194,8 @@ public final class Sluice implements AutoCloseable {
             }
             LongAdder aclDenied = meters.counter("acl_denied",
                     "Queries (and TCP connections) from clients outside allow-clients.");
-            ClientNetworks allowed = new ClientNetworks(settings.allowClients());
+            ClientRules allowed = new ClientRules(settings.allowClients(),
+                    settings.aclAction() == SettingTable.AclAction.DROP);
             deniedLog = new DeniedLog(aclDenied);
             if (settings.admin() != null && limits.active()) {
                 top = new TopDomains();
@@ -218,7 +222,7 @@ public final class Sluice implements AutoCloseable {
                 top.start();
             }
             started = new Sluice(settings, transport, group, forwarding, forwardStages, cache, upstreamReplies, pipelines,
-                    frontend, meters, limits, metrics, backend, deniedLog, top);
+                    frontend, meters, limits, metrics, backend, deniedLog, top, allowed);
             if (settings.admin() != null) {
                 started.admin = startAdmin(settings, started);
             }
@@ -257,11 +261,10 @@ public final class Sluice implements AutoCloseable {
      */
     private static Pipeline pipeline(Settings settings, EventLoop loop, ForwardStage last, Limits limits,
                                      Decisions.Maker decisions, LimitMeters limitMeters, Registry meters,
-                                     ClientNetworks allowed, LongAdder aclDenied, DeniedLog deniedLog,
+                                     ClientRules allowed, LongAdder aclDenied, DeniedLog deniedLog,
                                      TopDomains top, CacheStage cache) {
         List<Stage> stages = new ArrayList<>();
-        stages.add(new AccessControl(allowed, settings.aclAction() == SettingTable.AclAction.DROP, aclDenied,
-                deniedLog));
+        stages.add(new AccessControl(allowed, aclDenied, deniedLog));
         stages.add(new MessageCheck(meters));
         if (cache != null) {
             stages.add(cache);
@@ -395,8 +398,8 @@ public final class Sluice implements AutoCloseable {
 
     /**
      * Reads the configuration again and puts in force what can change while running: limits,
-     * overrides, exemptions, action, dry run, and the upstreams with their timeouts and health
-     * checks. What needs a restart is kept as it is and named in the result. One reload at a time.
+     * overrides, exemptions, action, dry run, the client rules, and the upstreams with their
+     * timeouts and health checks. What needs a restart is kept as it is and named in the result. One reload at a time.
      *
      * @return one line per change
      * @throws ConfigException when the file is invalid (naming file, line and key); nothing changes then
@@ -420,6 +423,9 @@ public final class Sluice implements AutoCloseable {
             if (!r.limitChanges().isEmpty()) {
                 limits.reload(r.applied().limits()); // checked above: it takes them
             }
+            if (!r.aclChanges().isEmpty()) {
+                clientRules.replace(next.allowClients(), next.aclAction() == SettingTable.AclAction.DROP);
+            }
         } catch (ConfigException e) {
             reloadFailures.increment();
             throw e;
@@ -431,6 +437,7 @@ public final class Sluice implements AutoCloseable {
         settings = r.applied();
         reloads.increment();
         List<String> all = new ArrayList<>(r.limitChanges());
+        all.addAll(r.aclChanges());
         all.addAll(r.forwardChanges());
         r.needRestart().forEach(k -> all.add(k + ": needs a restart, kept as it was"));
         return all;

@@ -105,6 +105,7 @@ class ReloadTest {
             Reload r = Reload.between(running, settings(Map.of(s.key(), value)));
             List<String> applied = new ArrayList<>();
             r.limitChanges().forEach(line -> applied.add(line.substring(0, line.indexOf(": "))));
+            r.aclChanges().forEach(line -> applied.add(line.substring(0, line.indexOf(": "))));
             r.forwardChanges().forEach(line -> applied.add(line.substring(0, line.indexOf(": "))));
             String named = s.key().startsWith("limits.default") ? "limits.default" : s.key(); // one line for the budget
             List<String> expected = List.of(named);

@@ -16,14 +16,12 @@ import java.util.concurrent.atomic.LongAdder;
  * and the latest denied source is left for {@link DeniedLog} to write, off the loop.
  */
 public final class AccessControl implements Stage {
-    private final ClientNetworks allowed;
-    private final boolean drop;
+    private final ClientRules rules;
     private final LongAdder denied;
     private final DeniedLog.Slot latest;
 
-    public AccessControl(ClientNetworks allowed, boolean drop, LongAdder denied, DeniedLog log) {
-        this.allowed = allowed;
-        this.drop = drop;
+    public AccessControl(ClientRules rules, LongAdder denied, DeniedLog log) {
+        this.rules = rules;
         this.denied = denied;
         this.latest = log.slot();
     }
@@ -31,12 +29,13 @@ public final class AccessControl implements Stage {
     @Override
     public Outcome handle(Query q) {
         InetAddress client = q.clientIp();
-        if (allowed.allows(client)) {
+        ClientRules.Rules r = rules.now();
+        if (r.allows(client)) {
             return Outcome.CONTINUE;
         }
         denied.increment();
         latest.set(client);
-        if (drop || q.view().read(q.message()) != QueryView.Check.QUERY) {
+        if (r.drop() || q.view().read(q.message()) != QueryView.Check.QUERY) {
             return Outcome.DROPPED;
         }
         q.answerWithQuestion(Wire.FLAG_RA, Wire.RCODE_REFUSED, 0, null);

@@ -40,10 +40,10 @@ public final class SettingTable {
     public static final List<Network> PRIVATE_NETWORKS = networksOf("127.0.0.0/8", "::1/128", "10.0.0.0/8",
             "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "169.254.0.0/16", "fe80::/10", "fc00::/7");
     public static final Setting<List<Network>> ALLOW_CLIENTS = list("allow-clients", "--allow-clients", "CIDR",
-            "loopback, RFC 1918, CGNAT, link-local, ULA", PRIVATE_NETWORKS, SettingTable::someNetworks, false,
+            "loopback, RFC 1918, CGNAT, link-local, ULA", PRIVATE_NETWORKS, SettingTable::someNetworks, true,
             "Clients answered; repeatable; given, it replaces the default. Others get acl-action.");
     public static final Setting<AclAction> ACL_ACTION = one("acl-action", null, null, "refused", AclAction.REFUSED,
-            v -> Values.named(v, AclAction.values()), false, "What a client outside allow-clients gets.");
+            v -> Values.named(v, AclAction.values()), true, "What a client outside allow-clients gets.");
     public static final Setting<Integer> THREADS = one("threads", "--threads", "N", "number of cores", null,
             v -> Values.integer(v, 1, 1024), false, "Event-loop threads.");
     public static final Setting<Settings.UdpSteering> UDP_STEERING = one("udp-steering", "--udp-steering", "MODE",

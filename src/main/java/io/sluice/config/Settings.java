@@ -85,13 +85,13 @@ public record Settings(
         String logLevel) {
 
     /**
-     * What a reload puts in force: these settings, with {@code next}'s upstreams and the ways they
-     * are asked (a new forwarding generation takes them), {@code next}'s log level, and
-     * {@code limits}; everything else stays as running, waiting for a restart.
+     * What a reload puts in force: these settings, with {@code next}'s client rules, upstreams and
+     * the ways they are asked (a new forwarding generation takes them), {@code next}'s log level,
+     * and {@code limits}; everything else stays as running, waiting for a restart.
      */
     public Settings reloaded(Settings next, LimitSettings limits) {
-        return new Settings(listen, allowClients, aclAction, aclIsDefault, next.upstreams, threads, next.timeout,
-                next.queryTimeout, next.maxInflight, maxTcpConnections, tcpIdleTimeout, tcpPerClient,
+        return new Settings(listen, next.allowClients, next.aclAction, next.aclIsDefault, next.upstreams, threads,
+                next.timeout, next.queryTimeout, next.maxInflight, maxTcpConnections, tcpIdleTimeout, tcpPerClient,
                 tcpQueriesPerConnection, tcpMaxDuration, next.upstreamSockets, next.upstreamSocketLifetime,
                 next.randomizeCase, udpSteering, next.maxFails, next.healthCheckInterval, next.healthCheck, limits,
                 cache, backend, metrics, admin, adminTokenFile, configFile, next.logLevel);

@@ -12,7 +12,7 @@ import io.netty.channel.epoll.EpollChannelOption;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.GlobalEventExecutor;
-import io.sluice.acl.ClientNetworks;
+import io.sluice.acl.ClientRules;
 import io.sluice.config.Settings;
 import io.sluice.metrics.Registry;
 import io.sluice.pipeline.Pipeline;
@@ -77,7 +77,7 @@ public final class Frontend {
      * @throws BindException naming the address and protocol that could not be bound
      */
     public static Frontend bind(Settings settings, Transport transport, EventLoopGroup group,
-                                List<Pipeline> pipelines, Registry metrics, ClientNetworks allowed)
+                                List<Pipeline> pipelines, Registry metrics, ClientRules allowed)
             throws BindException, InterruptedException {
         ListenerMeters meters = new ListenerMeters(metrics);
         Map<EventLoop, Pipeline> byLoop = new IdentityHashMap<>();

@@ -12,7 +12,7 @@ import io.netty.channel.EventLoop;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.util.concurrent.ScheduledFuture;
-import io.sluice.acl.ClientNetworks;
+import io.sluice.acl.ClientRules;
 import io.sluice.config.Settings;
 import io.sluice.forward.TransferPart;
 import io.sluice.pipeline.Outcome;
@@ -41,7 +41,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class TcpListener extends ChannelInitializer<Channel> {
     private final Map<EventLoop, Pipeline> pipelines;
     private final ListenerMeters meters;
-    private final ClientNetworks allowed;
+    private final ClientRules allowed;
     private final ChannelGroup open;
     private final AtomicInteger connections = new AtomicInteger();
     /**
@@ -55,7 +55,7 @@ final class TcpListener extends ChannelInitializer<Channel> {
     /** {@link #stop} has begun: a connection set up from now on is told at once. */
     private volatile boolean stopping;
 
-    TcpListener(Map<EventLoop, Pipeline> pipelines, ListenerMeters meters, ClientNetworks allowed, ChannelGroup open,
+    TcpListener(Map<EventLoop, Pipeline> pipelines, ListenerMeters meters, ClientRules allowed, ChannelGroup open,
                 Settings settings) {
         this.pipelines = pipelines;
         this.meters = meters;
@@ -72,7 +72,7 @@ final class TcpListener extends ChannelInitializer<Channel> {
         InetAddress client = ((InetSocketAddress) ch.remoteAddress()).getAddress();
         // A client outside allow-clients gets no connection at all: held open, its connections
         // would take the places of the clients it may not crowd out.
-        if (!allowed.allows(client)) {
+        if (!allowed.now().allows(client)) {
             meters.aclDenied.increment();
             ch.close();
             return;

@@ -7,21 +7,27 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.config.Network;
 import io.sluice.config.SettingTable;
+import io.sluice.limit.ManualClock;
 import io.sluice.testing.Dns;
 import io.sluice.testing.RunningSluice;
 import io.sluice.testing.TestUpstream;
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.HexFormat;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.xbill.DNS.Message;
 import org.xbill.DNS.Rcode;
 import org.xbill.DNS.Type;
 
 /** Who may use the forwarder: over real sockets from 127.0.0.1, with allow-clients set to exclude it or not. */
 class AccessControlTest {
+    @TempDir
+    Path dir;
 
     @Test
     void theDefaultAnswersLoopbackClients() throws Exception {
@@ -65,6 +71,32 @@ class AccessControlTest {
             assertNull(Dns.udp(s.address(), Dns.query(1, "dropped.example.", Type.A), 300));
             assertEquals(1, s.sluice().metrics().count("acl_denied"));
             assertEquals(0, up.udpQueries());
+        }
+    }
+
+    @Test
+    void aReloadPutsNewClientRulesInForceForUdpAndTcp() throws Exception {
+        Path conf = dir.resolve("sluice.yml");
+        Files.writeString(conf, "allow-clients: [10.0.0.0/8]\n");
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), new ManualClock(), b -> b.configFile(conf))) {
+            assertEquals(Rcode.REFUSED, Dns.rcode(Dns.udp(s.address(), Dns.query(1, "a.example.", Type.A))));
+
+            Files.writeString(conf, "allow-clients: [10.0.0.0/8, 127.0.0.0/8]\n");
+            assertEquals(List.of("allow-clients: 10.0.0.0/8 -> 10.0.0.0/8, 127.0.0.0/8"), s.sluice().reload());
+            assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(2, "a.example.", Type.A))));
+            assertEquals(Rcode.NOERROR, Dns.rcode(Dns.tcp(s.address(), Dns.query(3, "a.example.", Type.A))));
+
+            Files.writeString(conf, "allow-clients: [10.0.0.0/8]\nacl-action: drop\n");
+            assertEquals(List.of("allow-clients: 10.0.0.0/8, 127.0.0.0/8 -> 10.0.0.0/8", "acl-action: refused -> drop"),
+                    s.sluice().reload());
+            assertNull(Dns.udp(s.address(), Dns.query(4, "a.example.", Type.A), 300), "dropped now");
+            try (Socket c = new Socket(s.address().getAddress(), s.address().getPort())) {
+                c.setSoTimeout(5000);
+                assertEquals(-1, c.getInputStream().read(), "a new TCP connection from outside is closed at once");
+            }
+            assertEquals(2, up.udpQueries() + up.tcpQueries(), "only the two allowed queries reached the upstream");
+            assertEquals(3, s.sluice().metrics().count("acl_denied"));
         }
     }
 
