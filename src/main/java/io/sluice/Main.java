@@ -7,6 +7,7 @@ import io.sluice.config.ConfigFile;
 import io.sluice.config.Setting;
 import io.sluice.config.SettingTable;
 import io.sluice.config.Settings;
+import io.sluice.limit.Limits;
 import io.sluice.ctl.CtlCommand;
 import io.sluice.stress.AnswerCommand;
 import io.sluice.stress.StressCommand;
@@ -52,6 +53,10 @@ public final class Main implements Callable<Integer> {
     @Option(names = "--config", paramLabel = "FILE",
             description = "YAML file with the same settings; flags override it.")
     Path config;
+
+    @Option(names = "--check-config", description = "Check the file and flags as a start would, say so, and exit:"
+            + " 0 when sluice would start with them, 2 naming the first error (as dnsdist's --check-config).")
+    boolean checkConfig;
 
     /** The command as parsed: the flags of {@link SettingTable} are added to it in {@link #run}. */
     @Spec
@@ -107,9 +112,16 @@ public final class Main implements Callable<Integer> {
         Settings settings;
         try {
             settings = settings();
+            if (checkConfig) {
+                Limits.checkAtStart(settings.limits());
+            }
         } catch (ConfigException e) {
-            System.err.println("sluice: " + e.getMessage());
+            spec.commandLine().getErr().println("sluice: " + e.getMessage());
             return EXIT_USAGE;
+        }
+        if (checkConfig) {
+            spec.commandLine().getOut().println("sluice: configuration OK" + (config == null ? " (flags only)" : ": " + config));
+            return EXIT_OK;
         }
         Sluice sluice;
         try {

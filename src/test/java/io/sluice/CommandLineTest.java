@@ -73,6 +73,23 @@ class CommandLineTest {
     }
 
     @Test
+    void checkConfigSaysOkOrNamesTheFirstErrorAsAStartWould() throws Exception {
+        Path f = dir.resolve("check.yml");
+        Files.writeString(f, "upstreams: [127.0.0.1:53]\nlimits:\n  default: { queries: 5 }\n");
+        Exit ok = runToExit("--config", f.toString(), "--check-config");
+        assertEquals(0, ok.code(), ok.err());
+        assertEquals("sluice: configuration OK: " + f, ok.out().strip());
+        Files.writeString(f, "upstreams: [127.0.0.1:53]\nlimits:\n  domains:\n    www.example.com: { queries: 5 }\n");
+        assertUsage(runToExit("--config", f.toString(), "--check-config"), "www.example.com"); // found where a start finds it
+        Files.writeString(f, "upstreams: [127.0.0.1:53]\ntimeout: forever\n");
+        Exit bad = runToExit("--config", f.toString(), "--check-config");
+        assertUsage(bad, "timeout");
+        assertTrue(bad.err().contains("line 2"), bad.err());
+        Files.writeString(f, "upstreams: [127.0.0.1:53]\n");
+        assertUsage(runToExit("--config", f.toString(), "--query-timeout", "soon", "--check-config"), "--query-timeout");
+    }
+
+    @Test
     void badConfigFileExitsTwoNamingKeyAndLine() throws Exception {
         Path f = dir.resolve("bad.yml");
         Files.writeString(f, "listen: 127.0.0.1:0\n# a comment\ntimeout: forever\n");

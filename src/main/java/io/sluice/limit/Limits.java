@@ -64,14 +64,7 @@ public final class Limits implements AutoCloseable {
         if (s.off() && !changeable) {
             return new Limits(s, null, null, null, null);
         }
-        RegistrableDomains domains;
-        try {
-            domains = (s.publicSuffixList() == null ? RegistrableDomains.fromGuava()
-                    : RegistrableDomains.fromFile(s.publicSuffixList()))
-                    .withReversePrefixes(s.reverseIpv4Prefix(), s.reverseIpv6Prefix());
-        } catch (IOException e) {
-            throw new ConfigException("public-suffix-list: " + s.publicSuffixList() + ": " + e.getMessage());
-        }
+        RegistrableDomains domains = domains(s);
         checkOverrides(s, domains);
         DomainLimiter[] made = new DomainLimiter[1]; // the store asks for policies only once traffic runs
         CounterStore store = stores.open(key -> made[0].policies().of(key));
@@ -88,6 +81,24 @@ public final class Limits implements AutoCloseable {
                 clock);
         return new Limits(s, domains, limiter,
                 new Budgets(limiter, domains, clock, s.defaultLimit(), s.domains(), s.burst()), perClient);
+    }
+
+    /**
+     * What a start would refuse in {@code s} beyond the file's own checks: the suffix list it
+     * names, and an override that is not a registrable domain under it ({@code --check-config}).
+     */
+    public static void checkAtStart(LimitSettings s) throws ConfigException {
+        checkOverrides(s, domains(s));
+    }
+
+    private static RegistrableDomains domains(LimitSettings s) throws ConfigException {
+        try {
+            return (s.publicSuffixList() == null ? RegistrableDomains.fromGuava()
+                    : RegistrableDomains.fromFile(s.publicSuffixList()))
+                    .withReversePrefixes(s.reverseIpv4Prefix(), s.reverseIpv6Prefix());
+        } catch (IOException e) {
+            throw new ConfigException("public-suffix-list: " + s.publicSuffixList() + ": " + e.getMessage());
+        }
     }
 
     private static void checkOverrides(LimitSettings s, RegistrableDomains domains) throws ConfigException {

@@ -30,8 +30,11 @@ class SystemdUnitTest {
         String unit = Files.readString(UNIT);
         for (String line : new String[] {"DynamicUser=yes", "AmbientCapabilities=CAP_NET_BIND_SERVICE",
                 "NoNewPrivileges=yes", "ProtectSystem=strict", "ProtectHome=yes", "PrivateTmp=yes",
-                "StateDirectory=sluice", "ExecReload=/bin/kill -HUP $MAINPID", "RestartPreventExitStatus=2"}) {
+                "StateDirectory=sluice", "ExecReload=/bin/kill -HUP $MAINPID", "RestartPreventExitStatus=2",
+                "ExecReload=/usr/bin/java -Xmx128m -jar /opt/sluice/sluice.jar --config /etc/sluice/sluice.yml --check-config"}) {
             assertTrue(unit.lines().anyMatch(line::equals), "missing: " + line);
         }
+        assertTrue(unit.indexOf("--check-config") < unit.indexOf("ExecReload=/bin/kill"),
+                "the file is checked before sluice is signalled: a failed check stops the reload");
     }
 }
