@@ -32,6 +32,7 @@ import io.sluice.metrics.LatencyHistogram;
 import io.sluice.metrics.Registry;
 import io.sluice.metrics.MetricsEndpoint;
 import io.sluice.pipeline.GuardedReplies;
+import io.sluice.pipeline.InternalErrors;
 import io.sluice.pipeline.MessageCheck;
 import io.sluice.pipeline.Pipeline;
 import io.sluice.pipeline.Stage;
@@ -174,8 +175,8 @@ public final class Sluice implements AutoCloseable {
             LimitMeters limitMeters = new LimitMeters(meters);
             List<CacheStage> cacheStages = new ArrayList<>();
             List<UpstreamReplies> upstreamReplies = new ArrayList<>();
-            LongAdder internalErrors = meters.counter("internal_errors",
-                    "Exceptions out of what sees the upstreams' answers (the cache, the flood watch), caught so that the query goes on: a bug, logged with its stack at most once a minute.");
+            InternalErrors internalErrors = new InternalErrors(meters.counter("internal_errors",
+                    "Exceptions caught on the query path (a stage, or what sees the upstreams' answers): a bug, logged with its stack at most once a minute; the query is dropped, or goes on without what failed."));
             for (int i = 0; i < settings.threads(); i++) {
                 CacheStage stage = cache == null ? null : cache.stage();
                 List<UpstreamReplies> each = new ArrayList<>();
@@ -208,7 +209,7 @@ public final class Sluice implements AutoCloseable {
                 ForwardStage last = new ForwardStage(f);
                 forwardStages.add(last);
                 pipelines.add(pipeline(settings, f.loop(), last, limits, backend, limitMeters, meters, allowed,
-                        aclDenied, deniedLog, top, cacheStages.get(i)));
+                        aclDenied, deniedLog, top, cacheStages.get(i), internalErrors));
             }
             metrics = startMetrics(settings, meters, limits, forwarding, top);
             // What start-up made and keeps (the suffix list's trie, pools, tables) is moved to the
@@ -262,7 +263,7 @@ public final class Sluice implements AutoCloseable {
     private static Pipeline pipeline(Settings settings, EventLoop loop, ForwardStage last, Limits limits,
                                      Decisions.Maker decisions, LimitMeters limitMeters, Registry meters,
                                      ClientRules allowed, LongAdder aclDenied, DeniedLog deniedLog,
-                                     TopDomains top, CacheStage cache) {
+                                     TopDomains top, CacheStage cache, InternalErrors errors) {
         List<Stage> stages = new ArrayList<>();
         stages.add(new AccessControl(allowed, aclDenied, deniedLog));
         stages.add(new MessageCheck(meters));
@@ -274,7 +275,7 @@ public final class Sluice implements AutoCloseable {
                     cache == null ? null : cache.staleAnswers()));
         }
         stages.add(last);
-        return new Pipeline(loop, last, stages);
+        return new Pipeline(loop, last, stages, errors);
     }
 
     private static AdminServer startAdmin(Settings settings, Sluice sluice) throws BindException, ConfigException {

@@ -19,9 +19,11 @@ public final class Pipeline {
     private final Stage[] stages;
     private final Query current;
     private final Query resumed;
+    private final InternalErrors errors;
 
-    public Pipeline(EventLoop loop, Responder responder, List<Stage> stages) {
+    public Pipeline(EventLoop loop, Responder responder, List<Stage> stages, InternalErrors errors) {
         this.loop = loop;
+        this.errors = errors;
         this.stages = stages.toArray(new Stage[0]);
         this.current = new Query(responder);
         this.resumed = new Query(responder);
@@ -37,7 +39,14 @@ public final class Pipeline {
      */
     public Outcome handle(ByteBuf message, Channel client, InetSocketAddress address) {
         current.set(message, client, address);
-        return run(current, 0);
+        try {
+            return run(current, 0);
+        } catch (RuntimeException e) {
+            // A bug met by this message: it is dropped, as a lost datagram (the client asks again),
+            // and the loop reads on; uncaught, it would end this read and, over TCP, the connection.
+            errors.caught(stageName(e), "a client's query", "the query is dropped", e);
+            return Outcome.DROPPED;
+        }
     }
 
     private Outcome run(Query q, int from) {
@@ -53,8 +62,24 @@ public final class Pipeline {
     /** The end of a read burst: each stage may send what it parked. */
     public void endOfBurst() {
         for (Stage s : stages) {
-            s.endOfBurst();
+            try {
+                s.endOfBurst();
+            } catch (RuntimeException e) {
+                errors.caught(s.getClass().getSimpleName(), "the end of a read burst", "the next stage goes on", e);
+            }
         }
+    }
+
+    /** The stage a stack's top frames name, for the log line. */
+    private String stageName(RuntimeException e) {
+        for (StackTraceElement frame : e.getStackTrace()) {
+            for (Stage s : stages) {
+                if (frame.getClassName().equals(s.getClass().getName())) {
+                    return s.getClass().getSimpleName();
+                }
+            }
+        }
+        return "the query path";
     }
 
     /** Queries parked in the stages; call on the loop. */
@@ -86,7 +111,13 @@ public final class Pipeline {
 
         @Override
         public Outcome proceed(Query q) {
-            return run(q, from);
+            try {
+                return run(q, from);
+            } catch (RuntimeException e) {
+                errors.caught(stageName(e), "a resumed query", "the query is dropped", e);
+                q.droppedAfterParking();
+                return Outcome.DROPPED;
+            }
         }
     }
 }

@@ -31,7 +31,7 @@ class GuardedRepliesTest {
     @Test
     void aFailureIsCountedAndTheQueryGoesOnWithoutIt() {
         LongAdder failures = new LongAdder();
-        UpstreamReplies guarded = GuardedReplies.of(BROKEN, failures);
+        UpstreamReplies guarded = GuardedReplies.of(BROKEN, new InternalErrors(failures));
         ByteBuf b = Unpooled.buffer(12);
         assertDoesNotThrow(() -> guarded.answered(b, new QueryView(), b));
         assertNull(guarded.unanswered(ByteBufAllocator.DEFAULT, b, new QueryView(), true, true),
@@ -44,8 +44,8 @@ class GuardedRepliesTest {
         LongAdder failures = new LongAdder();
         LongAdder seen = new LongAdder();
         UpstreamReplies counting = (query, view, reply) -> seen.increment();
-        UpstreamReplies both = UpstreamReplies.of(java.util.List.of(GuardedReplies.of(BROKEN, failures),
-                GuardedReplies.of(counting, failures)));
+        UpstreamReplies both = UpstreamReplies.of(java.util.List.of(GuardedReplies.of(BROKEN, new InternalErrors(failures)),
+                GuardedReplies.of(counting, new InternalErrors(failures))));
         ByteBuf b = Unpooled.buffer(12);
         both.answered(b, new QueryView(), b);
         assertEquals(1, seen.sum(), "the flood watch still sees what the cache failed on");
@@ -69,11 +69,11 @@ class GuardedRepliesTest {
             }
         };
         LongAdder failures = new LongAdder();
-        UpstreamReplies guarded = GuardedReplies.of(stales, failures);
+        UpstreamReplies guarded = GuardedReplies.of(stales, new InternalErrors(failures));
         guarded.answered(stale, new QueryView(), stale);
         assertEquals(1, seen.sum(), "the answer is passed on");
         assertSame(stale, guarded.unanswered(ByteBufAllocator.DEFAULT, stale, new QueryView(), true, true));
-        assertSame(UpstreamReplies.NONE, GuardedReplies.of(UpstreamReplies.NONE, failures),
+        assertSame(UpstreamReplies.NONE, GuardedReplies.of(UpstreamReplies.NONE, new InternalErrors(failures)),
                 "nothing to guard: the forwarder still sees that nothing sees its answers");
         assertEquals(0, failures.sum());
     }

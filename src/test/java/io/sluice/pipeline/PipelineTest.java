@@ -1,8 +1,6 @@
 package io.sluice.pipeline;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -12,6 +10,7 @@ import io.sluice.testing.Dns;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.LongAdder;
 import org.junit.jupiter.api.Test;
 import org.xbill.DNS.Type;
 
@@ -23,6 +22,7 @@ class PipelineTest {
     private final List<ByteBuf> answers = new ArrayList<>();
     private final Responder responder = (client, address, message) -> answers.add(message);
     private final EmbeddedChannel client = new EmbeddedChannel();
+    private final LongAdder internalErrors = new LongAdder();
 
     /** A stage that notes its name and the query's ID, then gives {@code outcome}. */
     private Stage noting(String name, Outcome outcome) {
@@ -72,7 +72,7 @@ class PipelineTest {
     private Pipeline pipeline(Stage... stages) {
         List<Stage> all = new ArrayList<>(List.of(new MessageCheck(new Registry())));
         all.addAll(List.of(stages));
-        return new Pipeline(client.eventLoop(), responder, all);
+        return new Pipeline(client.eventLoop(), responder, all, new InternalErrors(internalErrors));
     }
 
     private static ByteBuf query(int id) {
@@ -112,9 +112,45 @@ class PipelineTest {
     }
 
     @Test
-    void aQueryPassingEveryStageIsAnError() {
+    void aQueryPassingEveryStageIsAnInternalErrorAndDropped() {
         Pipeline p = pipeline(noting("a", Outcome.CONTINUE));
-        IllegalStateException e = assertThrows(IllegalStateException.class, () -> p.handle(query(3), client, CLIENT));
-        assertTrue(e.getMessage().contains("last stage"), e.getMessage());
+        assertEquals(Outcome.DROPPED, p.handle(query(3), client, CLIENT));
+        assertEquals(1, internalErrors.sum());
+    }
+
+    @Test
+    void aStageThatThrowsDropsThatQueryAloneAndIsCounted() {
+        Stage failing = q -> {
+            if (q.view().id() == 4) {
+                throw new IllegalArgumentException("a bug met by query 4");
+            }
+            return Outcome.CONTINUE;
+        };
+        Parking parking = new Parking();
+        Pipeline p = pipeline(parking, failing, noting("after", Outcome.ANSWERED));
+        assertEquals(Outcome.PARKED, p.handle(query(4), client, CLIENT));
+        assertEquals(Outcome.PARKED, p.handle(query(5), client, CLIENT));
+        parking.resume(); // 4 throws as it resumes; 5 goes on
+        assertEquals(List.of("park:4", "park:5", "after:5"), trace);
+        assertEquals(1, internalErrors.sum());
+        Pipeline direct = pipeline(failing, noting("after", Outcome.ANSWERED));
+        assertEquals(Outcome.DROPPED, direct.handle(query(4), client, CLIENT));
+        assertEquals(Outcome.ANSWERED, direct.handle(query(6), client, CLIENT), "the next query is handled");
+        assertEquals(2, internalErrors.sum());
+        Stage badBurst = new Stage() {
+            @Override
+            public Outcome handle(Query q) {
+                return Outcome.CONTINUE;
+            }
+
+            @Override
+            public void endOfBurst() {
+                throw new IllegalStateException("a bug at the end of a burst");
+            }
+        };
+        Pipeline bursts = pipeline(badBurst, parking);
+        bursts.endOfBurst();
+        assertEquals(1, parking.bursts, "the stage after the failing one still sees the burst end");
+        assertEquals(3, internalErrors.sum());
     }
 }
