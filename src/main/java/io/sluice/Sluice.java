@@ -191,7 +191,8 @@ public final class Sluice implements AutoCloseable {
             }
             forwarding = Forwarders.start(group, transport, settings, meters, upstreamReplies);
             if (limits.active()) {
-                backend = Backend.start(settings, limits.limiter(), meters, transport == Transport.EPOLL ? group : null);
+                backend = Backend.start(settings, limits.limiter(), meters, transport == Transport.EPOLL ? group : null,
+                        internalErrors);
             }
             LongAdder aclDenied = meters.counter("acl_denied",
                     "Queries (and TCP connections) from clients outside allow-clients.");

@@ -13,6 +13,7 @@ import io.sluice.limit.DomainLimiter;
 import io.sluice.limit.HeapCounters;
 import io.sluice.limit.Policy;
 import io.sluice.metrics.Registry;
+import io.sluice.pipeline.InternalErrors;
 import java.util.concurrent.Executor;
 import java.util.function.Function;
 
@@ -41,14 +42,16 @@ public interface Backend extends Decisions.Maker, AutoCloseable {
     /**
      * Starts the backend for {@code limiter}, whose store {@link #counters} opened.
      *
-     * @param loops sluice's event loops when they are epoll's, which a client of the backend may
-     *              share; else null
+     * @param loops  sluice's event loops when they are epoll's, which a client of the backend may
+     *               share; else null
+     * @param errors where a bug met off the query path's stages (a verdict, a sync pass) is counted
      */
-    static Backend start(Settings settings, DomainLimiter limiter, Registry meters, EventLoopGroup loops) {
+    static Backend start(Settings settings, DomainLimiter limiter, Registry meters, EventLoopGroup loops,
+                         InternalErrors errors) {
         return switch (settings.backend().kind()) {
             case MEMORY, CHRONICLE -> new Local(Decisions.local(limiter)); // the counters decide
             case REDIS -> RedisBackend.start(settings.backend(), settings.limits().algorithm(), limiter, meters, loops,
-                    settings.threads());
+                    settings.threads(), errors);
         };
     }
 

@@ -3,6 +3,7 @@ package io.sluice.backend.redis;
 import io.sluice.limit.Algorithm;
 import io.sluice.limit.CounterTable;
 import io.sluice.limit.DomainLimiter;
+import io.sluice.pipeline.InternalErrors;
 import io.sluice.limit.Policy;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -12,7 +13,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import org.slf4j.LoggerFactory;
 
 /**
  * Redis async mode: the event loops decide with the in-process words, and this thread, every sync
@@ -57,6 +57,7 @@ final class DeltaSync implements AutoCloseable {
     }
 
     private final RedisBackend backend;
+    private final InternalErrors errors;
     private final DomainLimiter limiter;
     private final Algorithm algorithm;
     private final SyncedCounters counters;
@@ -87,8 +88,10 @@ final class DeltaSync implements AutoCloseable {
         return t;
     });
 
-    DeltaSync(RedisBackend backend, DomainLimiter limiter, SyncedCounters counters, Duration interval) {
+    DeltaSync(RedisBackend backend, DomainLimiter limiter, SyncedCounters counters, Duration interval,
+              InternalErrors errors) {
         this.backend = backend;
+        this.errors = errors;
         this.limiter = limiter;
         this.algorithm = limiter.algorithm();
         this.counters = counters;
@@ -111,8 +114,10 @@ final class DeltaSync implements AutoCloseable {
             try {
                 pass();
             } catch (RuntimeException e) {
-                // a thrown task would never run again; the next pass tries afresh
-                LoggerFactory.getLogger(DeltaSync.class).warn("redis sync: {}", e.toString());
+                // a bug (Redis's own failures come back as failed calls): a thrown task would
+                // never run again, so it is counted and logged at most once a minute, and the
+                // next pass tries afresh
+                errors.caught("DeltaSync", "a sync pass", "the next pass tries afresh", e);
             }
         }, ms, ms, TimeUnit.MILLISECONDS);
     }

@@ -7,6 +7,7 @@ import io.sluice.limit.Algorithm;
 import io.sluice.limit.CounterTable;
 import io.sluice.limit.Decisions;
 import io.sluice.limit.DomainLimiter;
+import io.sluice.pipeline.InternalErrors;
 import io.sluice.limit.Policy;
 import io.sluice.pipeline.ParkedQuery;
 import io.sluice.pipeline.Query;
@@ -14,7 +15,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import org.slf4j.LoggerFactory;
 
 /**
  * Redis exact mode for one event loop. A query whose domain holds a lease ({@link Leases}) is
@@ -91,6 +91,7 @@ final class ExactDecisions implements Decisions {
     private final Algorithm algorithm;
     private final CounterTable table;
     private final Verdicts verdicts;
+    private final InternalErrors errors;
     private final long timeoutNanos;
     private final Leases leases;
     /** By slot: a slot holds one domain for longer than a burst waits. */
@@ -103,8 +104,10 @@ final class ExactDecisions implements Decisions {
     private int parked;
     private int roundsInFlight;
 
-    ExactDecisions(Executor loop, RedisBackend backend, DomainLimiter limiter, Verdicts verdicts) {
+    ExactDecisions(Executor loop, RedisBackend backend, DomainLimiter limiter, Verdicts verdicts,
+                   InternalErrors errors) {
         this.loop = loop;
+        this.errors = errors;
         this.backend = backend;
         this.limiter = limiter;
         this.algorithm = limiter.algorithm();
@@ -381,8 +384,8 @@ final class ExactDecisions implements Decisions {
 
     /**
      * Hands one verdict to the limit stage. A stage that throws must not leave the rest of the
-     * round parked (unreleased, unanswered, counted in {@link #parked}): the error is logged and
-     * the round goes on.
+     * round parked (unreleased, unanswered, counted in {@link #parked}): the error is counted and
+     * logged ({@link InternalErrors}) and the round goes on.
      */
     private void verdict(ParkedQuery q, int decision, Batch b) {
         try {
@@ -392,7 +395,7 @@ final class ExactDecisions implements Decisions {
                 verdicts.refuse(q, b.slot, b.domain);
             }
         } catch (RuntimeException e) {
-            LoggerFactory.getLogger(ExactDecisions.class).error("a parked query's verdict failed; the others go on", e);
+            errors.caught(verdicts.getClass().getSimpleName(), "a parked query's verdict", "the others go on", e);
         } finally {
             q.release();
         }

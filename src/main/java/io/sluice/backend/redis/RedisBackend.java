@@ -11,6 +11,7 @@ import io.sluice.limit.Decisions;
 import io.sluice.limit.DomainLimiter;
 import io.sluice.limit.HeapCounters;
 import io.sluice.metrics.Registry;
+import io.sluice.pipeline.InternalErrors;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.LongAdder;
@@ -42,10 +43,12 @@ public final class RedisBackend implements Backend {
     private final Leases leases;
     private final LongAdder leased;
     private final LongAdder failureDecisions;
+    private final InternalErrors errors;
 
     private RedisBackend(BackendSettings settings, LimitSettings.Algorithm algorithm, DomainLimiter limiter,
-                         Registry meters, EventLoopGroup loops, int loopCount) {
+                         Registry meters, EventLoopGroup loops, int loopCount, InternalErrors errors) {
         this.settings = settings;
+        this.errors = errors;
         this.conflicts = meters.counter("redis_conflicts", "Compare-and-sets of a domain's word in Redis that another"
                 + " writer (another instance, another loop) got to first: each is worked out again and retried, until"
                 + " the Redis timeout.");
@@ -62,7 +65,7 @@ public final class RedisBackend implements Backend {
         this.leased = meters.counter("redis_leased", "Queries exact mode allowed from a lease, a share of a budget far"
                 + " from spent that a call reserved in Redis beforehand: without a call of their own.");
         this.sync = limiter.store() instanceof SyncedCounters synced
-                ? new DeltaSync(this, limiter, synced, settings.syncInterval()) : null;
+                ? new DeltaSync(this, limiter, synced, settings.syncInterval(), errors) : null;
     }
 
     /**
@@ -80,8 +83,9 @@ public final class RedisBackend implements Backend {
      * @param loops   sluice's epoll event loops, for Lettuce's connection, or null for threads of Lettuce's own
      */
     public static RedisBackend start(BackendSettings settings, LimitSettings.Algorithm algorithm,
-                                     DomainLimiter limiter, Registry meters, EventLoopGroup loops, int loopCount) {
-        RedisBackend b = new RedisBackend(settings, algorithm, limiter, meters, loops, loopCount);
+                                     DomainLimiter limiter, Registry meters, EventLoopGroup loops, int loopCount,
+                                     InternalErrors errors) {
+        RedisBackend b = new RedisBackend(settings, algorithm, limiter, meters, loops, loopCount, errors);
         if (b.sync != null) {
             b.sync.start();
         }
@@ -99,7 +103,7 @@ public final class RedisBackend implements Backend {
             return (slot, domain, q) -> link.up()
                     ? (limiter.tryAcquire(slot, domain) ? Decisions.ALLOWED : Decisions.REFUSED) : failure(slot, domain);
         }
-        return new ExactDecisions(loop, this, limiter, verdicts);
+        return new ExactDecisions(loop, this, limiter, verdicts, errors);
     }
 
     /** The decision while Redis cannot give one, for a query for {@code domain}, whose counter is {@code slot}. */
