@@ -77,6 +77,17 @@ public final class ConfigFile {
     private static final Set<String> SECTIONS = Set.of("limits", "limits.default", "limits.per-client", "limits.flood", "admin", "cache");
     private static final String DOMAINS = "limits.domains";
 
+    /** The first key of section {@code section} with what its value looks like, to show the shape a section takes. */
+    private static String sectionExample(String section) {
+        for (Setting<?> s : SettingTable.ALL) {
+            if (s.key().startsWith(section + ".") && s.key().indexOf('.', section.length() + 1) < 0) {
+                return s.key().substring(section.length() + 1) + ": " + (s.label() != null ? s.label()
+                        : s.defaultText() != null ? s.defaultText() : "...");
+            }
+        }
+        return "...";
+    }
+
     private static void applyMapping(String file, String prefix, MappingNode mapping, Settings.Builder builder)
             throws ConfigException {
         checkNoDuplicates(file, prefix, mapping);
@@ -90,7 +101,8 @@ public final class ConfigFile {
                 } else if (SECTIONS.contains(key) && isEmpty(value)) {
                     continue; // "limits:" with nothing under it: the defaults
                 } else if (SECTIONS.contains(key) && !Settings.Builder.KEYS.contains(key)) {
-                    throw new ConfigException("expected a mapping of settings");
+                    throw new ConfigException("expected a mapping of settings, such as " + key + ": { "
+                            + sectionExample(key) + " }");
                 } else if (key.equals(DOMAINS)) {
                     applyDomains(file, value, builder);
                 } else if (!Settings.Builder.KEYS.contains(key)) {

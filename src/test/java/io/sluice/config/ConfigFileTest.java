@@ -254,5 +254,8 @@ class ConfigFileTest {
         assertTrue(load("limits:\n").limits().off());
         ConfigException e = assertThrows(ConfigException.class, () -> load("limits: 5\n"));
         assertTrue(e.getMessage().contains("line 1: limits: expected a mapping of settings"), e.getMessage());
+        ConfigException admin = assertThrows(ConfigException.class, () -> load("admin: 8053\n"));
+        assertTrue(admin.getMessage().endsWith("line 1: admin: expected a mapping of settings, such as admin: { listen: HOST:PORT }"),
+                admin.getMessage());
     }
 }
