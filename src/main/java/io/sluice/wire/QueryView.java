@@ -20,8 +20,8 @@ public final class QueryView {
          * client asking for a server cookie, RFC 7873 section 5.4): see {@link #hasQuestion}.
          */
         QUERY,
-        /** Not even a message ID: no answer is possible. */
-        DROP_NO_ID,
+        /** Shorter than a header: any answer would be larger than the message. */
+        DROP_SHORT,
         /** QR=1: a response sent to a server. Answering it could start an answer loop. */
         DROP_RESPONSE,
         /** Malformed: answer FORMERR. */
@@ -45,16 +45,15 @@ public final class QueryView {
         length = buf.readableBytes();
         questionEnd = -1;
         question = false;
-        if (length < 2) {
+        if (length < Wire.HEADER_BYTES) {
+            // Not even a header: a FORMERR would be larger than what came (an amplifier, and an
+            // answer to what may be a response's fragment), so nothing, as Unbound does.
             id = -1;
             flags = 0;
-            return Check.DROP_NO_ID;
+            return Check.DROP_SHORT;
         }
         id = buf.getUnsignedShort(base + Wire.ID_OFFSET);
-        flags = length >= 4 ? buf.getUnsignedShort(base + Wire.FLAGS_OFFSET) : 0;
-        if (length < Wire.HEADER_BYTES) {
-            return Check.FORMERR;
-        }
+        flags = buf.getUnsignedShort(base + Wire.FLAGS_OFFSET);
         if ((flags & Wire.FLAG_QR) != 0) {
             return Check.DROP_RESPONSE;
         }
