@@ -16,7 +16,6 @@ public final class ReplyRecords {
     private static final int TYPE_SIG = 24;
     private static final int TYPE_TSIG = 250;
     private static final int TYPE_ANY = 255;
-    private static final int EDNS_OPTION_PADDING = 12;
 
     private final int[] ttlAt = new int[MAX_RECORDS];
     private int ttls;
@@ -100,9 +99,12 @@ public final class ReplyRecords {
     }
 
     /**
-     * The reply {@link #read} has just read, as bytes to keep: its OPT record without the options
-     * that belong to the one client it was for, a COOKIE (RFC 7873) and PADDING (RFC 7830).
-     * Everything else, offsets included, stays as it was. Copied into {@code out} at {@code at}:
+     * The reply {@link #read} has just read, as bytes to keep for every client: its OPT record
+     * with no option but Extended DNS Errors (RFC 8914), which are about the answer. The others
+     * belong to the one client, or the one connection, it was for: a COOKIE (RFC 7873), PADDING
+     * (RFC 7830), an NSID the client asked for (RFC 5001: never sent to one that did not), a TCP
+     * keepalive (RFC 7828, meaningless over UDP), and any the forwarder does not know. Unbound
+     * keeps none either. Everything else, offsets included, stays as it was. Copied into {@code out} at {@code at}:
      * their length, or -1 when they do not fit.
      */
     public int copyToKeep(ByteBuf buf, byte[] out, int at) {
@@ -113,7 +115,7 @@ public final class ReplyRecords {
             int options = optAt + Opt.FIXED_BYTES;
             kept = options - base;
             for (int pos = options; pos < end; pos += 4 + buf.getUnsignedShort(pos + 2)) {
-                if (!privateOption(buf.getUnsignedShort(pos))) {
+                if (keptOption(buf.getUnsignedShort(pos))) {
                     kept += 4 + buf.getUnsignedShort(pos + 2);
                 }
             }
@@ -129,7 +131,7 @@ public final class ReplyRecords {
         buf.getBytes(base, out, at, options - base);
         int to = at + options - base;
         for (int pos = options; pos < end; pos += 4 + buf.getUnsignedShort(pos + 2)) {
-            if (!privateOption(buf.getUnsignedShort(pos))) {
+            if (keptOption(buf.getUnsignedShort(pos))) {
                 int n = 4 + buf.getUnsignedShort(pos + 2);
                 buf.getBytes(pos, out, to, n);
                 to += n;
@@ -149,8 +151,8 @@ public final class ReplyRecords {
         return pos == end;
     }
 
-    private static boolean privateOption(int code) {
-        return code == Wire.EDNS_OPTION_COOKIE || code == EDNS_OPTION_PADDING;
+    private static boolean keptOption(int code) {
+        return code == Wire.EDNS_OPTION_EDE;
     }
 
     /** How many TTLs {@link #ttlOffsets} holds. */

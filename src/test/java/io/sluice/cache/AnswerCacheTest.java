@@ -23,6 +23,7 @@ import org.xbill.DNS.ClientSubnetOption;
 import org.xbill.DNS.CookieOption;
 import org.xbill.DNS.EDNSOption;
 import org.xbill.DNS.Flags;
+import org.xbill.DNS.GenericEDNSOption;
 import org.xbill.DNS.Message;
 import org.xbill.DNS.OPTRecord;
 import org.xbill.DNS.Rcode;
@@ -347,6 +348,22 @@ class AnswerCacheTest {
             assertNotNull(second.getOPT());
             assertTrue(second.getOPT().getOptions(EDNSOption.Code.COOKIE).isEmpty(),
                     "another client's server cookie is never replayed");
+        }
+    }
+
+    @Test
+    void anUpstreamsOptionsForOneClientAreNotServedToAnother() throws Exception {
+        try (RunningSluice s = sluice()) {
+            Message first = Dns.parse(Dns.udp(s.address(), withOpt(Dns.message(1, "nsid.example.", Type.A), false, 1232,
+                    List.of(new GenericEDNSOption(EDNSOption.Code.NSID, new byte[0])))));
+            assertEquals(1, first.getOPT().getOptions(EDNSOption.Code.NSID).size(), "relayed to the client that asked");
+            Message second = Dns.parse(Dns.udp(s.address(), withOpt(Dns.message(2, "NSID.example.", Type.A), false, 1232,
+                    List.of())));
+            assertEquals(1, asked(), "the second from the cache");
+            assertTrue(second.getOPT().getOptions(EDNSOption.Code.NSID).isEmpty(),
+                    "an NSID goes only to a client that asked for it (RFC 5001)");
+            assertEquals(1, second.getOPT().getOptions(EDNSOption.Code.EDNS_EXTENDED_ERROR).size(),
+                    "an Extended DNS Error is about the answer: kept");
         }
     }
 

@@ -26,6 +26,8 @@ import org.xbill.DNS.CookieOption;
 import org.xbill.DNS.EDNSOption;
 import org.xbill.DNS.DClass;
 import org.xbill.DNS.Flags;
+import org.xbill.DNS.ExtendedErrorCodeOption;
+import org.xbill.DNS.GenericEDNSOption;
 import org.xbill.DNS.MXRecord;
 import org.xbill.DNS.Message;
 import org.xbill.DNS.Name;
@@ -465,6 +467,9 @@ public final class TestUpstream implements AutoCloseable {
      * The answer this server gives to {@code q}, before any truncation. A question-less query (a
      * client asking for a server cookie) gets its OPT back, its COOKIE option with 8 more bytes.
      */
+    /** The NSID this server gives a query that asks for it. */
+    public static final byte[] NSID = "upstream-1".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+
     public static Message answer(Message q) throws IOException {
         Message r = new Message(q.getHeader().getID());
         r.getHeader().setFlag(Flags.QR);
@@ -490,7 +495,11 @@ public final class TestUpstream implements AutoCloseable {
         }
         r.addRecord(question, Section.QUESTION);
         if (q.getOPT() != null) {
-            r.addRecord(new OPTRecord(1232, 0, 0), Section.ADDITIONAL);
+            // Asked for its NSID (RFC 5001), it gives it, with an Extended DNS Error about the answer.
+            List<EDNSOption> options = q.getOPT().getOptions(EDNSOption.Code.NSID).isEmpty() ? List.of()
+                    : List.of(new GenericEDNSOption(EDNSOption.Code.NSID, NSID),
+                            new ExtendedErrorCodeOption(ExtendedErrorCodeOption.OTHER, "from the test upstream"));
+            r.addRecord(new OPTRecord(1232, 0, 0, 0, options), Section.ADDITIONAL);
         }
         Name name = question.getName();
         if (name.equals(Name.fromString(NX))) {
