@@ -202,7 +202,11 @@ public final class AnswerCache {
         }
         long freshUntil = now + ttlNanos;
         long keepUntil = staleAllowed ? freshUntil + settings.staleTtl().toNanos() : freshUntil;
-        return into.build(key, reply, records, now, freshUntil, keepUntil);
+        // A negative answer's records say no more than its time kept (the SOA's TTL is
+        // min(TTL, MINIMUM), RFC 2308 section 5), any other's no more than max-ttl.
+        long maxTtlSeconds = rcode == Wire.RCODE_NOERROR && records.answersOfType() > 0
+                ? settings.maxTtl().toSeconds() : Math.max(1, ttlNanos / 1_000_000_000L);
+        return into.build(key, reply, records, now, freshUntil, keepUntil, maxTtlSeconds);
     }
 
     boolean staleWhenLimited() {

@@ -98,9 +98,12 @@ final class CachedAnswer {
 
     /**
      * Builds the entry to keep for {@code key} from the reply {@code records} has just read: false
-     * when it does not fit.
+     * when it does not fit. Every TTL kept is at most {@code maxTtl} seconds, so that what is
+     * served never tells a client's cache to keep a record longer than this entry may (a negative
+     * answer's SOA: RFC 2308 section 5; max-ttl).
      */
-    boolean build(CacheKey key, ByteBuf reply, ReplyRecords records, long now, long freshUntil, long keepUntil) {
+    boolean build(CacheKey key, ByteBuf reply, ReplyRecords records, long now, long freshUntil, long keepUntil,
+                  long maxTtl) {
         int keyLength = key.copyTo(entry, HEADER);
         int ttls = records.ttlCount();
         int at = HEADER + keyLength + 2 * ttls;
@@ -111,6 +114,15 @@ final class CachedAnswer {
         int[] offsets = records.ttlOffsets();
         for (int i = 0; i < ttls; i++) {
             SHORT.set(entry, HEADER + keyLength + 2 * i, (short) offsets[i]);
+            int ttlAt = at + offsets[i];
+            long ttl = ((entry[ttlAt] & 0xFFL) << 24) | ((entry[ttlAt + 1] & 0xFF) << 16)
+                    | ((entry[ttlAt + 2] & 0xFF) << 8) | (entry[ttlAt + 3] & 0xFF); // wire order
+            if (ttl > maxTtl) {
+                entry[ttlAt] = (byte) (maxTtl >>> 24);
+                entry[ttlAt + 1] = (byte) (maxTtl >>> 16);
+                entry[ttlAt + 2] = (byte) (maxTtl >>> 8);
+                entry[ttlAt + 3] = (byte) maxTtl;
+            }
         }
         INT.set(entry, TOTAL_AT, at + message);
         SHORT.set(entry, KEY_LENGTH_AT, (short) keyLength);

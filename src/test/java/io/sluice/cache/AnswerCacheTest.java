@@ -154,7 +154,8 @@ class AnswerCacheTest {
             Message again = Dns.parse(Dns.udp(s.address(), Dns.query(2, "nope.victim.example.", Type.A)));
             assertEquals(Rcode.NXDOMAIN, again.getRcode());
             assertEquals(1, asked(), "within the SOA's minimum, 60 s");
-            assertEquals(241, again.getSection(Section.AUTHORITY).get(0).getTTL(), "the SOA's TTL counts down too");
+            assertEquals(1, again.getSection(Section.AUTHORITY).get(0).getTTL(),
+                    "the SOA's TTL is min(TTL 300, MINIMUM 60) and counts down (RFC 2308 section 5)");
             clock.advanceMillis(2_000);
             Dns.udp(s.address(), Dns.query(3, "nope.victim.example.", Type.A));
             assertEquals(2, asked(), "past it: asked again");
@@ -168,6 +169,19 @@ class AnswerCacheTest {
             clock.advanceMillis(2_000);
             Dns.udp(s.address(), Dns.query(3, "nope.victim.example.", Type.A));
             assertEquals(before + 2, asked(), "capped at 10 s");
+        }
+    }
+
+    @Test
+    void aTtlPastMaxTtlIsServedAsMaxTtl() throws Exception {
+        upstream.ttl("long.example.", 604_800);
+        try (RunningSluice s = sluice("cache.max-ttl", "1h")) {
+            Dns.udp(s.address(), Dns.query(1, "long.example.", Type.A));
+            clock.advanceMillis(600_000);
+            Message again = Dns.parse(Dns.udp(s.address(), Dns.query(2, "long.example.", Type.A)));
+            assertEquals(1, asked());
+            assertEquals(3000, again.getSection(Section.ANSWER).get(0).getTTL(),
+                    "kept an hour, so said to be good for what is left of the hour, not of the week");
         }
     }
 

@@ -81,7 +81,7 @@ class AnswerTableTest {
         ByteBuf reply = Unpooled.wrappedBuffer(r.toWire());
         ReplyRecords records = new ReplyRecords();
         assertTrue(records.read(reply));
-        assertTrue(into.build(q.key, reply, records, now, now + FRESH, now + 2 * FRESH));
+        assertTrue(into.build(q.key, reply, records, now, now + FRESH, now + 2 * FRESH, Long.MAX_VALUE));
     }
 
     /** The address of the first answer record of what {@code found} serves for {@code q}. */
