@@ -14,6 +14,7 @@ import static io.sluice.cache.AnswerTable.TTL_COUNT_AT;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.sluice.wire.Names;
 import io.sluice.wire.QueryView;
 import io.sluice.wire.ReplyRecords;
 import io.sluice.wire.Wire;
@@ -230,7 +231,12 @@ final class CachedAnswer {
         int base = out.writerIndex();
         out.writeBytes(entry, messageAt, messageLength);
         out.setShort(base + Wire.ID_OFFSET, view.id());
-        out.setBytes(base + Wire.HEADER_BYTES, query, view.nameStart(), view.nameEnd() - view.nameStart());
+        int nameLength = view.nameEnd() - view.nameStart();
+        out.setBytes(base + Wire.HEADER_BYTES, query, view.nameStart(), nameLength);
+        int records = base + Wire.HEADER_BYTES + nameLength + 4;
+        if (Names.spelledOutAt(out, records)) { // names spelled out in the case of the client the answer was kept for
+            Names.replaceCopies(out, records, entry, messageAt + Wire.HEADER_BYTES, nameLength, query, view.nameStart());
+        }
         long age = Math.max(0, (now - storedAt) / 1_000_000_000L);
         for (int i = 0; i < ttlCount; i++) {
             int at = base + Short.toUnsignedInt((short) SHORT.get(entry, ttlsAt + 2 * i));

@@ -284,8 +284,9 @@ public final class Forwarder implements Responder {
         if (q.caseScrambled && reply.getUnsignedShort(reply.readerIndex() + Wire.QDCOUNT_OFFSET) == 1) {
             caseTimeouts[q.upstream.index()] = 0; // it keeps case
             // the client's case, as in clientCase: the reply's name is the query's, byte for byte
-            QuestionCase.flip(reply, reply.readerIndex(), reply.readerIndex() + (q.questionEnd - 4 - base), q.caseMask,
-                    nameScratch);
+            int replyNameEnd = reply.readerIndex() + (q.questionEnd - 4 - base);
+            QuestionCase.flip(reply, reply.readerIndex(), replyNameEnd, q.caseMask, nameScratch);
+            QuestionCase.flipCopies(reply, reply.readerIndex(), replyNameEnd, replyNameEnd + 4, q.caseMask, nameScratch);
         }
         // A zone transfer is many messages under one ID: the query keeps its slot and ID, and
         // each message its own deadline, until the one that closes the transfer.

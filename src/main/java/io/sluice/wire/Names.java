@@ -185,4 +185,40 @@ public final class Names {
             b[i] = lower(b[i]);
         }
     }
+
+    /**
+     * Whether the message's first record, at {@code at} right after the question, has its owner
+     * name spelled out rather than a compression pointer: false too when there is no record. A
+     * server that compresses points every owner name that repeats the question at it.
+     */
+    public static boolean spelledOutAt(ByteBuf message, int at) {
+        return at < message.writerIndex() && (message.getByte(at) & 0xC0) != 0xC0;
+    }
+
+    /**
+     * Writes the {@code length} bytes of {@code now} at {@code nowAt} over every copy of those of
+     * {@code was} at {@code wasAt} (a whole name in wire form, the same but for case) from
+     * {@code from} to the end of {@code message}: a name spelled out in the case of the question
+     * it repeats, given another question's case. Byte for byte, so a name differing in anything
+     * but the case the question gave it is left as it is.
+     */
+    public static void replaceCopies(ByteBuf message, int from, byte[] was, int wasAt, int length, ByteBuf now,
+                                     int nowAt) {
+        int end = message.writerIndex();
+        for (int at = from; at + length <= end; at++) {
+            if (message.getByte(at) == was[wasAt] && matches(message, at, was, wasAt, length)) {
+                message.setBytes(at, now, nowAt, length);
+                at += length - 1;
+            }
+        }
+    }
+
+    private static boolean matches(ByteBuf message, int at, byte[] name, int nameAt, int length) {
+        for (int i = 1; i < length; i++) {
+            if (message.getByte(at + i) != name[nameAt + i]) {
+                return false;
+            }
+        }
+        return true;
+    }
 }

@@ -77,4 +77,32 @@ public final class QuestionCase {
         }
         message.setBytes(start, scratch, 0, length);
     }
+
+    /**
+     * After {@link #flip} gave an accepted reply's question the client's case back: gives it back
+     * to every literal copy of the question name after the question too. A resolver that
+     * compresses points its owner names at the question, which the flip fixed, and this costs it
+     * one byte's test (the first record's owner is a pointer); one that writes names out in full
+     * writes them in the case it was sent, which would otherwise reach the client and the cache.
+     * A copy is the name's bytes exactly as sent, from its first length byte to the root.
+     *
+     * @param base         the reply's first byte
+     * @param nameEnd      the end of the reply's question name (client's case, as flip left it)
+     * @param questionEnd  the end of the question: where the records start
+     * @param sent         scratch for the name as sent, at least {@link #SCRATCH_BYTES}
+     */
+    public static void flipCopies(ByteBuf reply, int base, int nameEnd, int questionEnd, long[] mask, byte[] sent) {
+        if (!Names.spelledOutAt(reply, questionEnd)) {
+            return;
+        }
+        int start = base + Wire.HEADER_BYTES;
+        int length = nameEnd - start;
+        reply.getBytes(start, sent, 0, length);
+        for (int w = 0; w < MASK_WORDS; w++) {
+            for (long m = mask[w]; m != 0; m &= m - 1) {
+                sent[(w << 6) + Long.numberOfTrailingZeros(m)] ^= 0x20;
+            }
+        }
+        Names.replaceCopies(reply, questionEnd, sent, 0, length, reply, start);
+    }
 }
