@@ -22,6 +22,8 @@ public final class Answers {
     public static final int EDE_NO_REACHABLE_AUTHORITY = 22;
 
     private static final int EDE_HEADER_BYTES = 6;
+    /** BADVERS (16) shifted right by the header's four RCODE bits: the OPT's extended RCODE byte. */
+    private static final int BADVERS_HIGH_BITS = 1;
 
     /**
      * A header-only answer (QDCOUNT 0) for a query whose question could not be read or is not
@@ -30,17 +32,27 @@ public final class Answers {
      */
     public static ByteBuf headerOnly(ByteBufAllocator alloc, ByteBuf query, QueryView view, int rcode) {
         int optAt = view.length() < Wire.HEADER_BYTES ? -1 : Opt.find(query, view.base(), view.base() + view.length());
+        boolean badVersion = badVersion(query, optAt);
         ByteBuf out = alloc.buffer(Wire.HEADER_BYTES + (optAt < 0 ? 0 : Opt.FIXED_BYTES));
         out.writeShort(view.id());
-        out.writeShort(responseFlags(view.flags(), rcode));
+        out.writeShort(responseFlags(view.flags(), badVersion ? 0 : rcode));
         out.writeShort(0);
         out.writeShort(0);
         out.writeShort(0);
         out.writeShort(optAt < 0 ? 0 : 1);
         if (optAt >= 0) {
-            writeOpt(out, query, optAt, 0, null, 0);
+            writeOpt(out, query, optAt, badVersion, 0, null, 0);
         }
         return out;
+    }
+
+    /**
+     * Whether the query's OPT record (at {@code optAt}, or none) is of an EDNS version other than
+     * 0, the only one sluice implements: then every answer sluice makes itself is BADVERS (RFC
+     * 6891 section 6.1.3), as Unbound's; answers from upstreams are theirs.
+     */
+    private static boolean badVersion(ByteBuf query, int optAt) {
+        return optAt >= 0 && query.getUnsignedByte(optAt + 6) != 0;
     }
 
     /**
@@ -58,6 +70,11 @@ public final class Answers {
     public static ByteBuf withQuestion(ByteBufAllocator alloc, ByteBuf query, QueryView view, int flags,
                                        int rcode, int edeCode, byte[] text, int textLength) {
         int optAt = Opt.find(query, view.base(), view.base() + view.length(), view.questionEnd());
+        boolean badVersion = badVersion(query, optAt);
+        if (badVersion) {
+            rcode = 0; // BADVERS: its upper bits in the OPT, and no text about another RCODE
+            text = null;
+        }
         int questionBytes = view.questionEnd() - view.nameStart();
         int optBytes = optAt < 0 ? 0 : Opt.FIXED_BYTES + (text == null ? 0 : EDE_HEADER_BYTES + textLength);
         ByteBuf out = alloc.buffer(Wire.HEADER_BYTES + questionBytes + optBytes);
@@ -69,18 +86,22 @@ public final class Answers {
         out.writeShort(optAt < 0 ? 0 : 1);
         out.writeBytes(query, view.nameStart(), questionBytes);
         if (optAt >= 0) {
-            writeOpt(out, query, optAt, edeCode, text, textLength);
+            writeOpt(out, query, optAt, badVersion, edeCode, text, textLength);
         }
         return out;
     }
 
-    /** sluice's OPT record, the DO bit copied from the query's at {@code optAt}; an EDE if {@code text}. */
-    private static void writeOpt(ByteBuf out, ByteBuf query, int optAt, int edeCode, byte[] text, int textLength) {
+    /**
+     * sluice's OPT record, version 0, the DO bit copied from the query's at {@code optAt}; the
+     * extended RCODE of BADVERS (16) when {@code badVersion}; an EDE if {@code text}.
+     */
+    private static void writeOpt(ByteBuf out, ByteBuf query, int optAt, boolean badVersion, int edeCode, byte[] text,
+                                 int textLength) {
         long queryTtl = query.getUnsignedInt(optAt + 5);
         out.writeByte(0);
         out.writeShort(Wire.TYPE_OPT);
         out.writeShort(ADVERTISED_UDP_PAYLOAD);
-        out.writeInt((int) (queryTtl & Wire.OPT_TTL_DO));
+        out.writeInt((int) (queryTtl & Wire.OPT_TTL_DO) | (badVersion ? BADVERS_HIGH_BITS << 24 : 0));
         if (text == null) {
             out.writeShort(0);
         } else {

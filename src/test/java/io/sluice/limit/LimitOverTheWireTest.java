@@ -16,7 +16,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.xbill.DNS.ExtendedErrorCodeOption;
 import org.xbill.DNS.Message;
+import org.xbill.DNS.OPTRecord;
+import org.xbill.DNS.Opcode;
 import org.xbill.DNS.Rcode;
+import org.xbill.DNS.Section;
 import org.xbill.DNS.Type;
 
 /** Limits end to end: real queries over UDP and TCP, a real upstream, time held still. */
@@ -86,6 +89,25 @@ class LimitOverTheWireTest {
             assertTrue(r.length <= q.length + 6 + text.length(), "no larger than the query plus the EDE");
             ExtendedErrorCodeOption ede = (ExtendedErrorCodeOption) new Message(r).getOPT().getOptions().get(0);
             assertEquals(text, ede.getText());
+        }
+    }
+
+    @Test
+    void anAnswerSluiceMakesToAnEdnsVersionItDoesNotKnowIsBadvers() throws Exception {
+        try (RunningSluice s = sluice("limits.default.queries", "1")) {
+            Message m = Dns.message(7, "v1.example.com.", Type.A);
+            m.addRecord(new OPTRecord(1232, 0, 1, 0), Section.ADDITIONAL);
+            byte[] q = m.toWire();
+            Dns.udp(s.address(), q); // forwarded: the upstream's to answer
+            Message r = new Message(Dns.udp(s.address(), q)); // over the limit: sluice's answer
+            assertEquals(Rcode.BADVERS, r.getRcode(), "RFC 6891 section 6.1.3, as Unbound");
+            assertEquals(0, r.getHeader().getRcode(), "the header's four bits; the rest in the OPT");
+            assertEquals(0, r.getOPT().getVersion(), "the version sluice knows");
+            assertTrue(r.getOPT().getOptions().isEmpty(), "no text about a refusal it is not");
+            Message update = Dns.message(8, "v1.example.com.", Type.A);
+            update.getHeader().setOpcode(Opcode.UPDATE);
+            update.addRecord(new OPTRecord(1232, 0, 1, 0), Section.ADDITIONAL);
+            assertEquals(Rcode.BADVERS, new Message(Dns.udp(s.address(), update.toWire())).getRcode(), "not NOTIMP");
         }
     }
 
