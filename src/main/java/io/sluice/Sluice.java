@@ -70,6 +70,8 @@ public final class Sluice implements AutoCloseable {
     private volatile Settings settings;
     /** allow-clients and acl-action as the loops and the TCP listener read them; a reload replaces them. */
     private final ClientRules clientRules;
+    /** Bugs caught on the loops ({@code internal_errors}); a new forwarding generation reports there too. */
+    private final InternalErrors internalErrors;
     private final Transport transport;
     private final EventLoopGroup group;
     /** The forwarding generation in force; a reload of the upstreams replaces it. */
@@ -124,9 +126,11 @@ public final class Sluice implements AutoCloseable {
     private Sluice(Settings settings, Transport transport, EventLoopGroup group, Forwarders forwarding,
                    List<ForwardStage> forwardStages, AnswerCache cache, List<UpstreamReplies> upstreamReplies,
                    List<Pipeline> pipelines, Frontend frontend, Registry meters, Limits limits, MetricsEndpoint metrics,
-                   Backend backend, DeniedLog deniedLog, TopDomains top, ClientRules clientRules) {
+                   Backend backend, DeniedLog deniedLog, TopDomains top, ClientRules clientRules,
+                   InternalErrors internalErrors) {
         this.settings = settings;
         this.clientRules = clientRules;
+        this.internalErrors = internalErrors;
         this.cache = cache;
         this.upstreamReplies = upstreamReplies;
         this.transport = transport;
@@ -189,7 +193,7 @@ public final class Sluice implements AutoCloseable {
                 cacheStages.add(stage);
                 upstreamReplies.add(UpstreamReplies.of(each));
             }
-            forwarding = Forwarders.start(group, transport, settings, meters, upstreamReplies);
+            forwarding = Forwarders.start(group, transport, settings, meters, upstreamReplies, internalErrors);
             if (limits.active()) {
                 backend = Backend.start(settings, limits.limiter(), meters, transport == Transport.EPOLL ? group : null,
                         internalErrors);
@@ -224,7 +228,7 @@ public final class Sluice implements AutoCloseable {
                 top.start();
             }
             started = new Sluice(settings, transport, group, forwarding, forwardStages, cache, upstreamReplies, pipelines,
-                    frontend, meters, limits, metrics, backend, deniedLog, top, allowed);
+                    frontend, meters, limits, metrics, backend, deniedLog, top, allowed, internalErrors);
             if (settings.admin() != null) {
                 started.admin = startAdmin(settings, started);
             }
@@ -451,7 +455,7 @@ public final class Sluice implements AutoCloseable {
      * the queries it has in flight, which query-timeout bounds, and is closed after that.
      */
     private void switchForwarding(Settings applied) throws InterruptedException {
-        Forwarders next = Forwarders.start(group, transport, applied, meters, upstreamReplies);
+        Forwarders next = Forwarders.start(group, transport, applied, meters, upstreamReplies, internalErrors);
         Forwarders old = forwarding;
         for (int i = 0; i < forwardStages.size(); i++) {
             ForwardStage stage = forwardStages.get(i);

@@ -5,6 +5,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.sluice.config.Settings;
+import io.sluice.pipeline.InternalErrors;
 import io.sluice.pipeline.Responder;
 import io.sluice.pipeline.UpstreamReplies;
 import io.sluice.transport.Transport;
@@ -67,6 +68,7 @@ public final class Forwarder implements Responder {
 
     private final boolean randomizeCase;
     private final UpstreamReplies answers;
+    private final InternalErrors errors;
     /**
      * Per upstream, this loop's attempts in a row that timed out after a reply right but for the
      * name's case. An upstream that does not keep case produces them; a forger cannot while the
@@ -89,10 +91,12 @@ public final class Forwarder implements Responder {
     /**
      * @param maxInflight this loop's share of {@code max-inflight}
      * @param answers     where the upstreams' answers go, and stale ones come from
+     * @param errors      where a bug met by a tick is counted
      */
     public Forwarder(EventLoop loop, UpstreamPool pool, ForwardMeters meters, Transport transport, Settings settings,
-                     int maxInflight, UpstreamReplies answers) {
+                     int maxInflight, UpstreamReplies answers, InternalErrors errors) {
         this.loop = loop;
+        this.errors = errors;
         this.answers = answers;
         this.pool = pool;
         this.meters = meters;
@@ -369,7 +373,12 @@ public final class Forwarder implements Responder {
      * a loop without traffic stops ticking one tick after it.
      */
     private void tick() {
-        expire();
+        try {
+            expire();
+        } catch (RuntimeException e) {
+            // a bug: the next tick still comes, or no query of this loop would ever time out again
+            errors.caught("Forwarder", "a deadline tick", "the next tick goes on", e);
+        }
         nextTick = !inFlight.hasDeadlines() || closed ? null : loop.schedule(tickTask, tickMillis, TimeUnit.MILLISECONDS);
     }
 

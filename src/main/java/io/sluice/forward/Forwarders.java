@@ -6,6 +6,7 @@ import io.netty.util.concurrent.EventExecutor;
 import io.sluice.config.Settings;
 import io.sluice.metrics.LatencyHistogram;
 import io.sluice.metrics.Registry;
+import io.sluice.pipeline.InternalErrors;
 import io.sluice.pipeline.UpstreamReplies;
 import io.sluice.transport.Transport;
 import java.util.ArrayList;
@@ -33,9 +34,11 @@ public final class Forwarders {
      * Makes a generation on every loop of {@code group} and connects its sockets; from outside the loops.
      *
      * @param answers what sees each loop's upstream answers, in the group's order
+     * @param errors  where a bug met by a deadline tick is counted
      */
     public static Forwarders start(EventLoopGroup group, Transport transport, Settings settings, Registry registry,
-                                   List<? extends UpstreamReplies> answers) throws InterruptedException {
+                                   List<? extends UpstreamReplies> answers, InternalErrors errors)
+            throws InterruptedException {
         ForwardMeters meters = new ForwardMeters(registry, settings.upstreams());
         UpstreamPool pool = new UpstreamPool(settings.upstreams(), settings.maxFails(), settings.timeout(),
                 settings.healthCheckInterval(), settings.healthCheck());
@@ -46,7 +49,7 @@ public final class Forwarders {
             int i = 0;
             for (EventExecutor e : group) {
                 Forwarder f = new Forwarder((EventLoop) e, pool, meters, transport, settings, inflightPerLoop,
-                        answers.get(i++));
+                        answers.get(i++), errors);
                 perLoop.add(f);
                 f.start();
             }
