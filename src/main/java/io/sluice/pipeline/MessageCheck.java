@@ -37,7 +37,9 @@ public final class MessageCheck implements Stage {
             }
             case NOTIMP -> {
                 notimp.increment();
-                q.answer(Answers.headerOnly(q.client().alloc(), q.message(), q.view(), Wire.RCODE_NOTIMP));
+                q.answer(q.view().hasQuestion() // its question echoed, as Unbound's
+                        ? Answers.withQuestion(q.client().alloc(), q.message(), q.view(), 0, Wire.RCODE_NOTIMP, 0, null)
+                        : Answers.headerOnly(q.client().alloc(), q.message(), q.view(), Wire.RCODE_NOTIMP));
                 return Outcome.ANSWERED;
             }
             case DROP_SHORT -> droppedNoId.increment();

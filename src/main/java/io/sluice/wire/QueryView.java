@@ -57,26 +57,26 @@ public final class QueryView {
         if ((flags & Wire.FLAG_QR) != 0) {
             return Check.DROP_RESPONSE;
         }
-        if (((flags & Wire.OPCODE_MASK) >>> Wire.OPCODE_SHIFT) != Wire.OPCODE_QUERY) {
-            return Check.NOTIMP;
-        }
+        // Another opcode is NOTIMP, its question read when it has one, to be echoed as Unbound does.
+        Check unlessRead = ((flags & Wire.OPCODE_MASK) >>> Wire.OPCODE_SHIFT) != Wire.OPCODE_QUERY
+                ? Check.NOTIMP : Check.FORMERR;
         int end = base + length;
         int questions = buf.getUnsignedShort(base + Wire.QDCOUNT_OFFSET);
         if (questions == 0) {
-            return asksForCookie(buf, end) ? Check.QUERY : Check.FORMERR;
+            return unlessRead == Check.FORMERR && asksForCookie(buf, end) ? Check.QUERY : unlessRead;
         }
         if (questions != 1) {
-            return Check.FORMERR;
+            return unlessRead;
         }
         int nameEnd = Names.skip(buf, base, base + Wire.HEADER_BYTES, end);
         if (nameEnd == Names.MALFORMED || nameEnd + 4 > end) {
-            return Check.FORMERR;
+            return unlessRead;
         }
         qtype = buf.getUnsignedShort(nameEnd);
         qclass = buf.getUnsignedShort(nameEnd + 2);
         questionEnd = nameEnd + 4;
         question = true;
-        return Check.QUERY;
+        return unlessRead == Check.NOTIMP ? Check.NOTIMP : Check.QUERY;
     }
 
     /** A question-less query is legitimate only as a request for a server cookie. */
