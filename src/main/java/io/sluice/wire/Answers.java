@@ -31,7 +31,11 @@ public final class Answers {
      * section 7), so is the answer's, without options: never larger than the query.
      */
     public static ByteBuf headerOnly(ByteBufAllocator alloc, ByteBuf query, QueryView view, int rcode) {
-        int optAt = view.length() < Wire.HEADER_BYTES ? -1 : Opt.find(query, view.base(), view.base() + view.length());
+        int end = view.base() + view.length();
+        int optAt = Opt.find(query, view.base(), end);
+        if (optAt < 0) {
+            optAt = Opt.findAtEnd(query, view.base(), end);
+        }
         boolean badVersion = badVersion(query, optAt);
         ByteBuf out = alloc.buffer(Wire.HEADER_BYTES + (optAt < 0 ? 0 : Opt.FIXED_BYTES));
         out.writeShort(view.id());

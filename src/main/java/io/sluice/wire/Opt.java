@@ -41,6 +41,25 @@ final class Opt {
         return -1;
     }
 
+    /**
+     * For a message whose sections cannot be walked (a QDCOUNT larger than its questions, say):
+     * the index of an OPT record that ends the message exactly, as a client's OPT does, or -1. So
+     * that its FORMERR still carries an OPT (RFC 6891 section 7). Looks only at offsets an OPT's
+     * RDLENGTH can reach from the end: at most 64 KiB, on the FORMERR path alone.
+     */
+    static int findAtEnd(ByteBuf buf, int base, int end) {
+        for (int at = end - FIXED_BYTES; at >= base + Wire.HEADER_BYTES; at--) {
+            if (buf.getByte(at) == 0 && buf.getUnsignedShort(at + 1) == Wire.TYPE_OPT
+                    && at + FIXED_BYTES + buf.getUnsignedShort(at + 9) == end) {
+                return at;
+            }
+            if (end - at > FIXED_BYTES + 0xFFFF) {
+                break;
+            }
+        }
+        return -1;
+    }
+
     /** True when the OPT record at {@code optAt} (from {@link #find}) carries option {@code code}. */
     static boolean hasOption(ByteBuf buf, int optAt, int end, int code) {
         int pos = optAt + FIXED_BYTES;

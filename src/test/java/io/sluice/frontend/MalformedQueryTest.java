@@ -142,7 +142,8 @@ class MalformedQueryTest {
         return Stream.of(
                 Arguments.of("two questions", "0a0b01000002000000000001" + root + root + opt, Rcode.FORMERR),
                 Arguments.of("no question and no cookie", "0a0b01000000000000000001" + opt, Rcode.FORMERR),
-                Arguments.of("opcode STATUS", "0a0b11000001000000000001" + root + opt, Rcode.NOTIMP));
+                Arguments.of("opcode STATUS", "0a0b11000001000000000001" + root + opt, Rcode.NOTIMP),
+                Arguments.of("QDCOUNT 2, one question", "0a0b01000002000000000001" + root + opt, Rcode.FORMERR));
     }
 
     @Test
