@@ -480,7 +480,7 @@ public final class Forwarder implements Responder {
      */
     @Override
     public void answer(Channel client, InetSocketAddress clientAddress, ByteBuf message) {
-        meters.sluiceAnswers[Wire.rcode(message)].increment();
+        meters.sluiceAnswers[Answers.rcode(message)].increment();
         writes.answer(client, clientAddress, message);
     }
 

@@ -28,7 +28,7 @@ public interface Responder {
      * by the header's RCODE: the one family every maker of answers counts in.
      */
     static LongAdder[] answerCounters(Registry r, String source) {
-        LongAdder[] byRcode = new LongAdder[16];
+        LongAdder[] byRcode = new LongAdder[17]; // the header's 16, and BADVERS (Answers.rcode)
         for (int rcode = 0; rcode < byRcode.length; rcode++) {
             byRcode[rcode] = r.counter("answers", "Answers sent to clients, by RCODE and by who made them.",
                     "rcode", Rcode.string(rcode), "source", source);

@@ -51,6 +51,20 @@ public final class Answers {
     }
 
     /**
+     * The RCODE of an answer made here, for counting: the header's, or {@link Wire#RCODE_BADVERS}
+     * (16) for a BADVERS, whose header says 0 and whose OPT, then the message's last record (as
+     * in every answer made here), carries the rest.
+     */
+    public static int rcode(ByteBuf answer) {
+        int rcode = Wire.rcode(answer);
+        if (rcode != 0 || answer.getUnsignedShort(answer.readerIndex() + Wire.ARCOUNT_OFFSET) == 0) {
+            return rcode;
+        }
+        int optAt = Opt.find(answer, answer.readerIndex(), answer.writerIndex());
+        return optAt >= 0 && answer.getUnsignedByte(optAt + 5) == BADVERS_HIGH_BITS ? Wire.RCODE_BADVERS : rcode;
+    }
+
+    /**
      * Whether the query's OPT record (at {@code optAt}, or none) is of an EDNS version other than
      * 0, the only one sluice implements: then every answer sluice makes itself is BADVERS (RFC
      * 6891 section 6.1.3), as Unbound's; answers from upstreams are theirs.

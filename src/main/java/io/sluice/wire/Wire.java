@@ -39,6 +39,8 @@ public final class Wire {
     public static final int RCODE_NXDOMAIN = 3;
     public static final int RCODE_NOTIMP = 4;
     public static final int RCODE_REFUSED = 5;
+    /** EDNS BADVERS (RFC 6891): 16, its upper bits in the OPT record, the header saying 0. */
+    public static final int RCODE_BADVERS = 16;
 
     public static final int TYPE_OPT = 41;
     public static final int TYPE_SOA = 6;

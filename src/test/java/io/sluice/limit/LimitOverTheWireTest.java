@@ -108,6 +108,8 @@ class LimitOverTheWireTest {
             update.getHeader().setOpcode(Opcode.UPDATE);
             update.addRecord(new OPTRecord(1232, 0, 1, 0), Section.ADDITIONAL);
             assertEquals(Rcode.BADVERS, new Message(Dns.udp(s.address(), update.toWire())).getRcode(), "not NOTIMP");
+            assertEquals(2, s.sluice().metrics().count("answers", "rcode", "BADVERS", "source", "sluice"),
+                    "the refusal's and the NOTIMP's, counted as BADVERS, not as the NOERROR their header says");
         }
     }
 
