@@ -36,6 +36,8 @@ public final class Registry {
         final Map<Labels, LongSupplier> values = new LinkedHashMap<>();
         /** For a gauge whose label sets change between scrapes (the busiest domains); else null. */
         Supplier<Map<Labels, Long>> dynamic;
+        /** What a counter's removed series had counted: its total since start never goes back. */
+        long removed;
 
         Family(String help, boolean counter) {
             this.help = help;
@@ -43,7 +45,7 @@ public final class Registry {
         }
 
         long sum() {
-            long s = 0;
+            long s = counter ? removed : 0;
             for (LongSupplier v : values.values()) {
                 s += v.getAsLong();
             }
@@ -83,11 +85,17 @@ public final class Registry {
     /**
      * Drops every series, counters', gauges' and histograms', labelled {@code label}={@code value}:
      * an upstream that no forwarding generation asks any more. Asked for again, a series starts
-     * from zero.
+     * from zero; a counter family's total ({@link #counters}) keeps what the dropped ones counted.
      */
     public synchronized void removeSeries(String label, String value) {
         for (Family f : families.values()) {
-            f.adders.keySet().removeIf(l -> value.equals(l.get(label)));
+            f.adders.entrySet().removeIf(e -> {
+                boolean drop = value.equals(e.getKey().get(label));
+                if (drop && f.counter) {
+                    f.removed += e.getValue().sum();
+                }
+                return drop;
+            });
             f.values.keySet().removeIf(l -> value.equals(l.get(label)));
         }
         for (Map<Labels, LatencyHistogram> children : histograms.values()) {
