@@ -26,6 +26,10 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
     private final LongAdder limitedDryRun;
     private final Decisions decisions;
     private final DomainProbe domain = new DomainProbe();
+    /** Whether the last {@link #refuse} refused the client (not a dry run, not a stale answer instead). */
+    private boolean refused;
+    /** Whether this query has been counted as a dry run's refusal already (by its client's budget). */
+    private boolean dryRunCounted;
     /** This loop's recent decisions, for the busiest domains; null when nobody asks. */
     private final TopDomains.Ring recent;
     /** Budgets per client network and domain, or null; the probe and label it is searched with. */
@@ -73,19 +77,23 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
             return Outcome.CONTINUE;
         }
         limits.domains().reduce(q.message(), q.view().nameStart(), q.view().nameEnd(), domain);
+        dryRunCounted = false;
         if (perClient != null) {
             // The client's budget first: a query it refuses spends none of the domain's.
             clientDomain.under(clientLabel, clientLabel(q.clientIp()), domain);
             int cc = perClient.counterFor(clientDomain);
             if (cc != DomainLimiter.NONE && !perClient.tryAcquire(cc, clientDomain)) {
                 limitedPerClient.increment();
-                if (recent != null) {
-                    boolean overflow = cc == perClient.overflowSlot();
-                    recent.refused(perClient.fingerprint(cc), overflow ? OVERFLOW_WIRE : clientDomain.bytes(),
-                            overflow ? OVERFLOW_WIRE.length : clientDomain.length());
-                }
                 Outcome o = refuse(perClient, cc, clientDomain.bytes(), clientDomain.length(), q);
                 if (o != Outcome.CONTINUE) {
+                    if (recent != null) { // under the domain: the busiest are domains, whichever budget refused
+                        long fp = CounterTable.fingerprint(domain.hash64());
+                        if (refused) {
+                            recent.refused(fp, domain.bytes(), domain.length());
+                        } else {
+                            recent.allowed(fp, domain.bytes(), domain.length());
+                        }
+                    }
                     return o;
                 } // a dry run: on to the domain's budget, as if the client's had allowed it
             }
@@ -102,14 +110,17 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
             return Outcome.CONTINUE;
         }
         int d = decisions.decide(c, domain, q);
-        if (recent != null) {
-            record(limiter, c, d == Decisions.REFUSED); // a parked query's later refusal adds only the refusal
-        }
-        return switch (d) {
+        Outcome o = switch (d) {
             case Decisions.ALLOWED -> Outcome.CONTINUE;
             case Decisions.REFUSED -> refuse(limiter, c, domain.bytes(), domain.length(), q);
             default -> Outcome.PARKED; // allow() or refuse() below, once the store answers
         };
+        if (recent != null) {
+            // refused only when a client was (not a dry run, not a stale answer); a parked query's
+            // later refusal adds only the refusal
+            record(limiter, c, d == Decisions.REFUSED && refused);
+        }
+        return o;
     }
 
     /** Writes a decision on {@code slot} in the busiest domains' ring: the overflow counter under its own name. */
@@ -176,11 +187,12 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
     public void refuse(ParkedQuery parked, int slot, DomainKey over) {
         DomainLimiter limiter = limits.limiter();
         byte[] wire = slot == limiter.overflowSlot() ? OVERFLOW_WIRE : over.wire();
-        if (recent != null) {
+        Query q = next.reopen(parked);
+        dryRunCounted = false;
+        Outcome o = refuse(limiter, slot, wire, wire.length, q);
+        if (recent != null && refused) {
             recent.refusedLater(limiter.fingerprint(slot), wire, wire.length);
         }
-        Query q = next.reopen(parked);
-        Outcome o = refuse(limiter, slot, wire, wire.length, q);
         if (o == Outcome.CONTINUE) {
             next.proceed(q);
         } else if (o == Outcome.DROPPED) {
@@ -194,8 +206,12 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
      * action, or (dry run) counted and passed on.
      */
     private Outcome refuse(DomainLimiter limiter, int slot, byte[] wire, int length, Query q) {
+        refused = false;
         if (limits.dryRun()) {
-            limitedDryRun.increment();
+            if (!dryRunCounted) { // once a query, over the client's budget and the domain's alike
+                limitedDryRun.increment();
+                dryRunCounted = true;
+            }
             return Outcome.CONTINUE;
         }
         LimitSettings.Action action = limits.action();
@@ -206,6 +222,7 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
                 return o;
             }
         }
+        refused = true;
         limited[action.ordinal()].increment();
         int rcode;
         int flags = Wire.FLAG_RA;

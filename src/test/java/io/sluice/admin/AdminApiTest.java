@@ -198,6 +198,49 @@ class AdminApiTest {
         }
     }
 
+    /** The busiest domains once {@code want} holds of the first, polling: the rings are drained four times a second. */
+    private JsonNode topOnce(RunningSluice s, java.util.function.Predicate<JsonNode> want) throws Exception {
+        JsonNode top = null;
+        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        while (System.nanoTime() < deadline) {
+            top = call(s, "GET", "/api/v1/top?n=5", null).body();
+            if (top.get("domains").size() > 0 && want.test(top.get("domains").get(0))) {
+                break;
+            }
+            Thread.sleep(50);
+        }
+        return top;
+    }
+
+    @Test
+    void topCountsAsRefusedOnlyWhatAClientGotRefusedAndNamesDomainsNotClientNetworks() throws Exception {
+        String[] budgets = {"admin.listen", "127.0.0.1:0", "limits.default.queries", "2", "limits.default.window", "1h",
+            "limits.per-client.queries", "1", "limits.per-client.window", "1h"};
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), new ManualClock(), b -> b.set("dry-run", List.of("true")),
+                     budgets)) {
+            for (int i = 0; i < 4; i++) {
+                assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(i, "n" + i + ".dry.example.", Type.A))));
+            }
+            JsonNode top = topOnce(s, d -> d.get("queries").asInt() == 4);
+            assertEquals(1, top.get("domains").size(), "the domain alone, no client network: " + top);
+            JsonNode dry = top.get("domains").get(0);
+            assertEquals("dry.example", dry.get("domain").asText());
+            assertEquals(0, dry.get("refused").asInt(), "a dry run refuses nobody: " + dry);
+            assertFalse(dry.get("limited").asBoolean());
+            assertEquals(3, s.sluice().metrics().count("limited_dry_run"), "once a query, over either budget or both");
+        }
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), new ManualClock(), b -> { }, budgets)) {
+            Dns.udp(s.address(), Dns.query(1, "a.client.example.", Type.A));
+            assertEquals(Rcode.REFUSED, Dns.rcode(Dns.udp(s.address(), Dns.query(2, "b.client.example.", Type.A))));
+            JsonNode top = topOnce(s, d -> d.get("queries").asInt() == 2);
+            assertEquals(1, top.get("domains").size(), top.toString());
+            assertEquals("client.example", top.get("domains").get(0).get("domain").asText());
+            assertEquals(1, top.get("domains").get(0).get("refused").asInt(), "refused by its client's budget");
+        }
+    }
+
     @Test
     void reloadPutsTheFileInForceAndRuntimeLimitsWin() throws Exception {
         Path conf = dir.resolve("sluice.yml");
