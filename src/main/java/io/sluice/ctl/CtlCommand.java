@@ -254,8 +254,8 @@ public final class CtlCommand implements Callable<Integer> {
                 JsonNode r = c.call("GET", "/api/v1/stats", null);
                 List<String> names = new ArrayList<>();
                 r.get("counters").fieldNames().forEachRemaining(names::add);
-                names.add("tracked-domains");
                 names.sort(null);
+                names.add("tracked-domains"); // not a counter: last, as the README says
                 for (String name : names) {
                     if (prefixes.isEmpty() || prefixes.stream().anyMatch(name::startsWith)) {
                         JsonNode v = name.equals("tracked-domains") ? r.get(name) : r.get("counters").get(name);

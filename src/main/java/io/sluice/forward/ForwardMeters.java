@@ -39,7 +39,8 @@ public final class ForwardMeters {
         forwarded = r.counter("forwarded", "Queries sent to a first upstream.");
         answered = r.counter("answered", "Upstream replies relayed to clients.");
         servfail = r.counter("servfail", "SERVFAIL written by sluice: no upstream answered, or the in-flight bound.");
-        inflightFull = r.counter("inflight_full", "Queries refused at once because max-inflight were waiting.");
+        inflightFull = r.counter("inflight_full",
+                "Queries not forwarded because max-inflight were waiting: answered at once, stale from the cache or SERVFAIL.");
         repliesUnexpected = r.counter("replies_unexpected", "Replies whose ID nothing waits for: late, duplicated or forged.");
         repliesMismatched = r.counter("replies_mismatched", "Replies with a waiting ID but the wrong sender or question.");
         transfersAborted = r.counter("transfers_aborted", "Zone transfers given up part-way.");

@@ -273,6 +273,14 @@ class AdminApiTest {
             assertEquals(200, m.statusCode(), m.body());
             assertTrue(m.body().contains("sluice_upstream_latency_seconds_count{upstream=\"" + up.hostPort() + "\"}"),
                     m.body());
+            JsonNode upstream = call(s, "GET", "/api/v1/upstreams", null).body().get("upstreams").get(0);
+            long replies = upstream.get("replies").asLong();
+            double mean = upstream.get("latency-seconds").asDouble();
+            String sumLine = m.body().lines().filter(l -> l.startsWith("sluice_upstream_latency_seconds_sum{")).findFirst()
+                    .orElseThrow();
+            double sum = Double.parseDouble(sumLine.substring(sumLine.lastIndexOf(' ') + 1));
+            assertTrue(replies >= 2, upstream.toString());
+            assertEquals(sum / replies, mean, sum * 1e-6 + 1e-9, "the mean of the histogram's sum: " + upstream + ", " + sumLine);
         }
     }
 
