@@ -498,8 +498,9 @@ public final class Sluice implements AutoCloseable {
                 + "; upstreams " + upstreams + " (timeout " + settings.timeout().toMillis()
                 + " ms, query-timeout " + settings.queryTimeout().toMillis() + " ms)"
                 + "; threads " + settings.threads() + "; transport " + transport
-                + "; clients " + (settings.aclIsDefault() ? "private networks" : settings.allowClients().size()
-                        + " networks") + " (else " + settings.aclAction() + ")"
+                + "; clients " + (settings.aclIsDefault() ? "private networks" : settings.allowClients().size() == 1
+                        ? settings.allowClients().get(0).toString() : settings.allowClients().size() + " networks")
+                + " (else " + settings.aclAction() + ")"
                 + "; " + (cache == null ? "cache off" : "cache " + settings.cache().size() + " answers")
                 + "; " + limits.describe()
                 + (backend == null || backend.describe().isEmpty() ? "" : ", " + backend.describe())
