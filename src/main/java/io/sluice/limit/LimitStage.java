@@ -223,7 +223,9 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
             }
         }
         refused = true;
-        limited[action.ordinal()].increment();
+        // counted by the action that answered: truncate over TCP answers as refused does
+        limited[(action == LimitSettings.Action.TRUNCATE && !q.overUdp() ? LimitSettings.Action.REFUSED : action)
+                .ordinal()].increment();
         int rcode;
         int flags = Wire.FLAG_RA;
         switch (action) {

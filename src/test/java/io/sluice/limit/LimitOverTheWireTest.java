@@ -186,6 +186,8 @@ class LimitOverTheWireTest {
             assertArrayEquals(hex("0a0a 8380 0001 0000 0000 0000 017407 6578616d706c6500 0001 0001"), udp);
             byte[] tcp = Dns.tcp(s.address(), q);
             assertArrayEquals(hex("0a0a 8185 0001 0000 0000 0000 017407 6578616d706c6500 0001 0001"), tcp);
+            assertEquals(1, s.sluice().metrics().count("limited", "action", "truncate"));
+            assertEquals(1, s.sluice().metrics().count("limited", "action", "refused"), "by the action that answered");
         }
     }
 
