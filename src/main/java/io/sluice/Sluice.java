@@ -310,7 +310,7 @@ public final class Sluice implements AutoCloseable {
         }
         if (limits.active() && limits.limiter().store().size() >= 0) {
             meters.gauge("state_file_domains", "Entries in the state file.", () -> limits.limiter().store().size());
-            meters.gauge("state_file_failures", "Decisions the state file could not take, and allowed.",
+            meters.counter("state_file_failures", "Decisions the state file could not take, and allowed.",
                     () -> limits.limiter().store().failures());
         }
         MetricsEndpoint endpoint = new MetricsEndpoint(meters);

@@ -69,6 +69,14 @@ public final class Registry {
         });
     }
 
+    /**
+     * A counter {@code name} kept elsewhere (a store's own count), read at every scrape: exposed
+     * as {@code sluice_<name>_total} and in {@link #counters}, as those made by {@link #counter}.
+     */
+    public synchronized void counter(String name, String help, LongSupplier value, String... labels) {
+        family(name, help, true).values.put(Labels.of(labels), value);
+    }
+
     /** A gauge {@code name} with these labels (exposed as {@code sluice_<name>{...}}), read at every scrape. */
     public synchronized void gauge(String name, String help, LongSupplier value, String... labels) {
         family(name, help, false).values.put(Labels.of(labels), value);
