@@ -26,4 +26,14 @@ class RegistryTest {
         r.counter("upstream_timeouts", "help", "upstream", "127.0.0.2:53").increment();
         assertEquals(5, r.counters().get("upstream_timeouts"), "asked for again, it starts from zero");
     }
+
+    @Test
+    void aCounterKeptElsewhereIsACounterToo() throws Exception {
+        Registry r = new Registry();
+        r.counter("state_file_failures", "Decisions the state file could not take.", () -> 7);
+        assertEquals(7, r.counters().get("state_file_failures"));
+        String text = text(r);
+        assertTrue(text.contains("# TYPE sluice_state_file_failures counter") && text.contains("sluice_state_file_failures_total 7"),
+                text);
+    }
 }
