@@ -33,7 +33,7 @@ class RegistryTest {
         r.counter("state_file_failures", "Decisions the state file could not take.", () -> 7);
         assertEquals(7, r.counters().get("state_file_failures"));
         String text = text(r);
-        assertTrue(text.contains("# TYPE sluice_state_file_failures counter") && text.contains("sluice_state_file_failures_total 7"),
+        assertTrue(text.contains("# TYPE sluice_state_file_failures_total counter") && text.contains("sluice_state_file_failures_total 7.0"),
                 text);
     }
 }
