@@ -259,6 +259,9 @@ public record Settings(
             List<InetSocketAddress> u = values.containsKey(SettingTable.UPSTREAMS)
                     ? get(SettingTable.UPSTREAMS) : systemResolvers();
             checkNoDuplicates(l, where("listen"));
+            if (values.containsKey(SettingTable.UPSTREAMS)) {
+                checkNoDuplicates(u, where("upstreams"));
+            }
             checkNoLoop(l, u, where("upstreams"));
             Duration window = get(SettingTable.WINDOW);
             LimitSettings.DomainLimit defaultLimit = new LimitSettings.DomainLimit(get(SettingTable.LIMIT), window);
@@ -327,7 +330,10 @@ public record Settings(
             }
         }
 
-        /** The same address twice would bind twice: say so rather than "address already in use". */
+        /**
+         * The same address twice: a listen address would bind twice (say so rather than "address
+         * already in use"), an upstream would be tried twice in a row and its two series be one.
+         */
         private static void checkNoDuplicates(List<InetSocketAddress> listen, String where) throws ConfigException {
             Set<InetSocketAddress> seen = new HashSet<>();
             for (InetSocketAddress a : listen) {

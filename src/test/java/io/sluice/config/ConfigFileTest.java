@@ -250,6 +250,16 @@ class ConfigFileTest {
     }
 
     @Test
+    void anUpstreamGivenTwiceIsAnError() {
+        Settings.Builder b = new Settings.Builder();
+        ConfigException e = assertThrows(ConfigException.class, () -> {
+            ConfigFile.apply("upstreams: [127.0.0.1:53, 127.0.0.2:53, 127.0.0.1:53]\n", "sluice.yml", b);
+            b.build();
+        });
+        assertTrue(e.getMessage().endsWith("line 1: upstreams: 127.0.0.1:53 is given twice"), e.getMessage());
+    }
+
+    @Test
     void anEmptySectionIsTheDefaultsAndAScalarOneIsAnError() throws Exception {
         assertTrue(load("limits:\n").limits().off());
         ConfigException e = assertThrows(ConfigException.class, () -> load("limits: 5\n"));
