@@ -70,12 +70,17 @@ public final class QuestionCase {
         int start = base + Wire.HEADER_BYTES;
         int length = nameEnd - start;
         message.getBytes(start, scratch, 0, length);
+        flipBytes(scratch, mask);
+        message.setBytes(start, scratch, 0, length);
+    }
+
+    /** Flips the case bit of the bytes of {@code name} that {@code mask} records. */
+    private static void flipBytes(byte[] name, long[] mask) {
         for (int w = 0; w < MASK_WORDS; w++) {
             for (long m = mask[w]; m != 0; m &= m - 1) {
-                scratch[(w << 6) + Long.numberOfTrailingZeros(m)] ^= 0x20;
+                name[(w << 6) + Long.numberOfTrailingZeros(m)] ^= 0x20;
             }
         }
-        message.setBytes(start, scratch, 0, length);
     }
 
     /**
@@ -98,11 +103,7 @@ public final class QuestionCase {
         int start = base + Wire.HEADER_BYTES;
         int length = nameEnd - start;
         reply.getBytes(start, sent, 0, length);
-        for (int w = 0; w < MASK_WORDS; w++) {
-            for (long m = mask[w]; m != 0; m &= m - 1) {
-                sent[(w << 6) + Long.numberOfTrailingZeros(m)] ^= 0x20;
-            }
-        }
+        flipBytes(sent, mask);
         Names.replaceCopies(reply, questionEnd, sent, 0, length, reply, start);
     }
 }
