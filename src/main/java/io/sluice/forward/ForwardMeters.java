@@ -24,6 +24,8 @@ public final class ForwardMeters {
     final LongAdder[] repliesRejected;
     /** By upstream index: attempts that got no answer in time. */
     final LongAdder[] upstreamTimeouts;
+    /** By upstream index: attempts the upstream's host refused (ICMP port unreachable: nothing listens). */
+    final LongAdder[] upstreamRefused;
     /** By upstream index: from an attempt's sending to its accepted reply. */
     final LatencyHistogram[] latency;
     /** By RCODE (the header's four bits): answers relayed from upstreams, and written by sluice. */
@@ -51,6 +53,7 @@ public final class ForwardMeters {
                 "Times an event loop stopped randomising the case of names for an upstream that was seen not to keep it.");
         repliesRejected = new LongAdder[upstreams.size()];
         upstreamTimeouts = new LongAdder[upstreams.size()];
+        upstreamRefused = new LongAdder[upstreams.size()];
         latency = new LatencyHistogram[upstreams.size()];
         for (int i = 0; i < repliesRejected.length; i++) {
             String u = Addresses.text(upstreams.get(i));
@@ -58,6 +61,9 @@ public final class ForwardMeters {
                     "Replies from an upstream not relayed: an ID nothing waits for, or a wrong sender, question or case.",
                     "upstream", u);
             upstreamTimeouts[i] = r.counter("upstream_timeouts", "Attempts that got no answer within their timeout.",
+                    "upstream", u);
+            upstreamRefused[i] = r.counter("upstream_unreachable",
+                    "Attempts the upstream's host answered with ICMP port unreachable (nothing listens): moved on at once.",
                     "upstream", u);
             latency[i] = r.histogram("upstream_latency", "From sending a query upstream to its reply.", "upstream", u);
         }

@@ -335,6 +335,7 @@ public final class Forwarder implements Responder {
      */
     void refused(UdpUpstreamLink link) {
         link.forEachWaiting(id -> {
+            meters.upstreamRefused[link.upstream().index()].increment();
             countFailure(link.waiting(id).upstream);
             linkLost(link, id, false);
         });

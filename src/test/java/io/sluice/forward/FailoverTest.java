@@ -89,6 +89,9 @@ class FailoverTest {
             long ms = (System.nanoTime() - start) / 1_000_000;
             assertTrue(ms < 1000, "both answered after " + ms + " ms, against a 2 s timeout");
             assertEquals(1, good.udpQueries());
+            assertEquals(1, alone.sluice().metrics().count("upstream_unreachable", "upstream", closed),
+                    "why it is down, per upstream");
+            assertEquals(0, alone.sluice().metrics().count("upstream_timeouts", "upstream", closed));
         }
     }
 
