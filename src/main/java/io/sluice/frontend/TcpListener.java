@@ -35,7 +35,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * being held hostage: connections at once (in all, and from one client), an idle timeout that
  * only a whole query resets (a frame trickled in a byte at a time does not), queries per
  * connection and connection time. A client that half-closes gets what it asked for, then the
- * close; one that sends something that is not a query (shorter than a header, QR=1) is closed at once. A client
+ * close; one that sends something that is not a query (no ID, QR=1) is closed at once. A client
  * that does not read its answers stops being read: see {@link Connection}.
  */
 final class TcpListener extends ChannelInitializer<Channel> {

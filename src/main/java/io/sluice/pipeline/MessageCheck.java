@@ -7,8 +7,8 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The first stage: reads the header and question in place and answers what is not a query sluice
- * passes on. FORMERR or NOTIMP when the header can be read (with an OPT record when the query had
- * one), otherwise nothing; each is counted. A well-formed query goes on.
+ * passes on. FORMERR or NOTIMP when an ID can be read (with an OPT record when the query had one),
+ * otherwise nothing; each is counted. A well-formed query goes on.
  */
 public final class MessageCheck implements Stage {
     private final LongAdder formerr;
@@ -19,8 +19,7 @@ public final class MessageCheck implements Stage {
     public MessageCheck(Registry metrics) {
         formerr = metrics.counter("formerr", "Malformed queries answered FORMERR.");
         notimp = metrics.counter("notimp", "Queries of an opcode other than QUERY, answered NOTIMP.");
-        droppedNoId = metrics.counter("dropped_no_id",
-                "Messages shorter than a DNS header (12 bytes), dropped: any answer would be larger than they are.");
+        droppedNoId = metrics.counter("dropped_no_id", "Messages too short to carry an ID, dropped.");
         droppedResponses = metrics.counter("dropped_responses", "Messages with QR=1 sent to the listener, dropped.");
     }
 
@@ -42,7 +41,7 @@ public final class MessageCheck implements Stage {
                         : Answers.headerOnly(q.client().alloc(), q.message(), q.view(), Wire.RCODE_NOTIMP));
                 return Outcome.ANSWERED;
             }
-            case DROP_SHORT -> droppedNoId.increment();
+            case DROP_NO_ID -> droppedNoId.increment();
             case DROP_RESPONSE -> droppedResponses.increment();
         }
         return Outcome.NOT_A_QUERY;

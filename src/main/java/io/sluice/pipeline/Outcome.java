@@ -10,6 +10,6 @@ public enum Outcome {
     PARKED,
     /** No answer will come (over its limit with action drop). */
     DROPPED,
-    /** Not a DNS query at all (shorter than a header, or a response): a TCP peer sending it is closed. */
+    /** Not a DNS query at all (no ID, or a response): a TCP peer sending it is closed. */
     NOT_A_QUERY
 }

@@ -32,9 +32,12 @@ public final class Answers {
      */
     public static ByteBuf headerOnly(ByteBufAllocator alloc, ByteBuf query, QueryView view, int rcode) {
         int end = view.base() + view.length();
-        int optAt = Opt.find(query, view.base(), end);
-        if (optAt < 0) {
-            optAt = Opt.findAtEnd(query, view.base(), end);
+        int optAt = -1;
+        if (view.length() >= Wire.HEADER_BYTES) { // a shorter one has no sections, nor an OPT
+            optAt = Opt.find(query, view.base(), end);
+            if (optAt < 0) {
+                optAt = Opt.findAtEnd(query, view.base(), end);
+            }
         }
         boolean badVersion = badVersion(query, optAt);
         ByteBuf out = alloc.buffer(Wire.HEADER_BYTES + (optAt < 0 ? 0 : Opt.FIXED_BYTES));

@@ -20,8 +20,8 @@ public final class QueryView {
          * client asking for a server cookie, RFC 7873 section 5.4): see {@link #hasQuestion}.
          */
         QUERY,
-        /** Shorter than a header: any answer would be larger than the message. */
-        DROP_SHORT,
+        /** Not even a message ID: no answer is possible. */
+        DROP_NO_ID,
         /** QR=1: a response sent to a server. Answering it could start an answer loop. */
         DROP_RESPONSE,
         /** Malformed: answer FORMERR. */
@@ -45,17 +45,20 @@ public final class QueryView {
         length = buf.readableBytes();
         questionEnd = -1;
         question = false;
-        if (length < Wire.HEADER_BYTES) {
-            // Not even a header: a FORMERR would be larger than what came (an amplifier, and an
-            // answer to what may be a response's fragment), so nothing, as Unbound does.
+        if (length < 2) {
             id = -1;
             flags = 0;
-            return Check.DROP_SHORT;
+            return Check.DROP_NO_ID;
         }
         id = buf.getUnsignedShort(base + Wire.ID_OFFSET);
-        flags = buf.getUnsignedShort(base + Wire.FLAGS_OFFSET);
+        flags = length >= 3 ? buf.getUnsignedByte(base + Wire.FLAGS_OFFSET) << 8 : 0;
+        flags |= length >= 4 ? buf.getUnsignedByte(base + Wire.FLAGS_OFFSET + 1) : 0;
+        // A response is never answered, however short: its QR bit is in the flags' first octet.
         if ((flags & Wire.FLAG_QR) != 0) {
             return Check.DROP_RESPONSE;
+        }
+        if (length < Wire.HEADER_BYTES) {
+            return Check.FORMERR; // an ID to answer to: FORMERR, as the bad-input contract says
         }
         // Another opcode is NOTIMP, its question read when it has one, to be echoed as Unbound does.
         Check unlessRead = ((flags & Wire.OPCODE_MASK) >>> Wire.OPCODE_SHIFT) != Wire.OPCODE_QUERY

@@ -46,8 +46,9 @@ class MalformedQueryTest {
         // header: ID 0x0A0B, flags, QDCOUNT, ANCOUNT, NSCOUNT, ARCOUNT; then the question
         return Stream.of(
                 Arguments.of("one byte, no ID", "0a", NO_ANSWER),
-                Arguments.of("shorter than a header", "0a0b0100", NO_ANSWER),
+                Arguments.of("shorter than a header", "0a0b0100", Rcode.FORMERR),
                 Arguments.of("shorter than a header, QR=1", "abcd81000001", NO_ANSWER),
+                Arguments.of("an ID and QR=1 alone", "abcd81", NO_ANSWER),
                 Arguments.of("a response (QR=1)", "0a0b8100000100000000000000010001", NO_ANSWER),
                 Arguments.of("no question", "0a0b0100000000000000000000010001", Rcode.FORMERR),
                 Arguments.of("two questions", "0a0b0100000200000000000000010001000001000100", Rcode.FORMERR),
