@@ -195,7 +195,7 @@ public final class Operations {
         return out;
     }
 
-    /** Each upstream: up or not, its replies since start and their mean latency. */
+    /** Each upstream: up or not, its replies since start and the sum of their latencies. */
     JsonNode upstreams() {
         ObjectNode out = JSON.objectNode();
         ArrayNode list = out.putArray("upstreams");
@@ -203,13 +203,9 @@ public final class Operations {
         for (int i = 0; i < all.size(); i++) {
             Upstream u = all.get(i);
             LatencyHistogram latency = sluice.upstreamLatency(i);
-            long replies = latency.count();
-            ObjectNode n = list.addObject().put("address", u.toString()).put("up", !u.isDown()).put("replies", replies);
-            if (replies == 0) {
-                n.putNull("latency-seconds"); // no reply, no latency: not 0
-            } else {
-                n.put("latency-seconds", latency.sumSeconds() / replies); // the mean since start
-            }
+            // The sum, as a Prometheus histogram's: two readings give the mean between them (the dashboard's).
+            list.addObject().put("address", u.toString()).put("up", !u.isDown())
+                    .put("replies", latency.count()).put("latency-seconds", latency.sumSeconds());
         }
         return out;
     }
