@@ -214,7 +214,7 @@ public final class Sluice implements AutoCloseable {
                 ForwardStage last = new ForwardStage(f);
                 forwardStages.add(last);
                 pipelines.add(pipeline(settings, f.loop(), last, limits, backend, limitMeters, meters, allowed,
-                        aclDenied, deniedLog, top, cacheStages.get(i), internalErrors));
+                        aclDenied, deniedLog, top, cacheStages.get(i), internalErrors, clock));
             }
             metrics = startMetrics(settings, meters, limits, forwarding, top);
             // What start-up made and keeps (the suffix list's trie, pools, tables) is moved to the
@@ -268,7 +268,7 @@ public final class Sluice implements AutoCloseable {
     private static Pipeline pipeline(Settings settings, EventLoop loop, ForwardStage last, Limits limits,
                                      Decisions.Maker decisions, LimitMeters limitMeters, Registry meters,
                                      ClientRules allowed, LongAdder aclDenied, DeniedLog deniedLog,
-                                     TopDomains top, CacheStage cache, InternalErrors errors) {
+                                     TopDomains top, CacheStage cache, InternalErrors errors, Clock clock) {
         List<Stage> stages = new ArrayList<>();
         stages.add(new AccessControl(allowed, aclDenied, deniedLog));
         stages.add(new MessageCheck(meters));
@@ -280,7 +280,7 @@ public final class Sluice implements AutoCloseable {
                     cache == null ? null : cache.staleAnswers()));
         }
         stages.add(last);
-        return new Pipeline(loop, last, stages, errors);
+        return new Pipeline(loop, last, stages, errors, clock::epochNanos);
     }
 
     private static AdminServer startAdmin(Settings settings, Sluice sluice) throws BindException, ConfigException {

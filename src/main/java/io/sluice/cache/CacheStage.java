@@ -47,7 +47,7 @@ public final class CacheStage implements Stage, UpstreamReplies {
             }
             return Outcome.CONTINUE;
         }
-        long now = cache.now();
+        long now = q.now();
         CachedAnswer a = cache.find(loop, probe, found, now) ? found : null;
         if (a != null && a.freshAt(now)) {
             cache.hits.increment();
@@ -73,7 +73,7 @@ public final class CacheStage implements Stage, UpstreamReplies {
             if (!serveStale || !probe(q.message(), q.view())) {
                 return Outcome.CONTINUE;
             }
-            long now = cache.now();
+            long now = q.now();
             CachedAnswer a = cache.find(loop, probe, found, now) ? found : null;
             if (a == null || !a.staleAt(now)) {
                 return Outcome.CONTINUE;

@@ -255,7 +255,14 @@ public final class DomainLimiter {
      * true when it is allowed.
      */
     public boolean tryAcquire(int slot, DomainProbe domain) {
-        long now = clock.epochNanos();
+        return tryAcquire(slot, domain, clock.epochNanos());
+    }
+
+    /**
+     * {@link #tryAcquire(int, DomainProbe)} at {@code now}, this limiter's clock read by the
+     * caller: a query's stages share one reading ({@link io.sluice.pipeline.Query#now}).
+     */
+    public boolean tryAcquire(int slot, DomainProbe domain, long now) {
         while (true) {
             Policy budget = budget(slot);
             switch (store.acquire(table, slot, keptAs(slot, domain), budget, algorithm, now)) {

@@ -5,6 +5,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
 import java.net.InetSocketAddress;
 import java.util.List;
+import java.util.function.LongSupplier;
 
 /**
  * The query path of one event loop: its stages in order, fixed at start. The front end hands it
@@ -21,12 +22,13 @@ public final class Pipeline {
     private final Query resumed;
     private final InternalErrors errors;
 
-    public Pipeline(EventLoop loop, Responder responder, List<Stage> stages, InternalErrors errors) {
+    /** @param clock the limiters' and the cache's clock, epoch nanoseconds: each query's {@link Query#now} */
+    public Pipeline(EventLoop loop, Responder responder, List<Stage> stages, InternalErrors errors, LongSupplier clock) {
         this.loop = loop;
         this.errors = errors;
         this.stages = stages.toArray(new Stage[0]);
-        this.current = new Query(responder);
-        this.resumed = new Query(responder);
+        this.current = new Query(responder, clock);
+        this.resumed = new Query(responder, clock);
         for (int i = 0; i < this.stages.length; i++) {
             this.stages[i].attach(new After(i + 1));
         }

@@ -6,6 +6,7 @@ import io.sluice.wire.Answers;
 import io.sluice.wire.QueryView;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.util.function.LongSupplier;
 
 /**
  * The query a pipeline is running: its message, what the first stage read of it, and its client.
@@ -15,18 +16,37 @@ import java.net.InetSocketAddress;
 public final class Query {
     private final QueryView view = new QueryView();
     private final Responder responder;
+    private final LongSupplier clock;
     private ByteBuf message;
     private Channel client;
     private InetSocketAddress address;
+    private long now;
+    private boolean timed;
 
-    Query(Responder responder) {
+    Query(Responder responder, LongSupplier clock) {
         this.responder = responder;
+        this.clock = clock;
     }
 
     void set(ByteBuf message, Channel client, InetSocketAddress address) {
         this.message = message;
         this.client = client;
         this.address = address;
+        this.timed = false;
+    }
+
+    /**
+     * The query's time on the limiters' clock (epoch nanoseconds), read when a stage first asks:
+     * the cache and the limits then judge it at one instant, and a query pays one clock read. A
+     * read costs 25-50 ns on the benchmark machines, its fence included, which is a tenth of a
+     * decision (docs/benchmarks.md, "Decision (JMH)").
+     */
+    public long now() {
+        if (!timed) {
+            now = clock.getAsLong();
+            timed = true;
+        }
+        return now;
     }
 
     /** The client's bytes, between reader and writer index; the caller of the pipeline owns them. */

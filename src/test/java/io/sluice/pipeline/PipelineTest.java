@@ -72,7 +72,7 @@ class PipelineTest {
     private Pipeline pipeline(Stage... stages) {
         List<Stage> all = new ArrayList<>(List.of(new MessageCheck(new Registry())));
         all.addAll(List.of(stages));
-        return new Pipeline(client.eventLoop(), responder, all, new InternalErrors(internalErrors));
+        return new Pipeline(client.eventLoop(), responder, all, new InternalErrors(internalErrors), System::nanoTime);
     }
 
     private static ByteBuf query(int id) {

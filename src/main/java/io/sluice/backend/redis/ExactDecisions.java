@@ -126,13 +126,13 @@ final class ExactDecisions implements Decisions {
     public int decide(int slot, DomainProbe domain, Query query) {
         long fp = limiter.fingerprint(slot);
         Policy budget = limiter.budget(slot);
-        long now = limiter.clock().epochNanos();
+        long now = query.now();
         if (leases.take(slot, fp, budget, now)) { // counted in Redis already
             backend.leased().increment();
             return ALLOWED;
         }
         if (!backend.link().up()) {
-            return backend.failure(slot, domain);
+            return backend.failure(slot, domain, now);
         }
         boolean overIfTaken = algorithm.acquire(table.wordOf(slot, fp), budget, now) == Algorithm.REFUSE;
         if (overIfTaken && (parked >= MAX_PARKED || !backend.reserving(slot))) { // a flood is never let through
@@ -140,7 +140,7 @@ final class ExactDecisions implements Decisions {
             return REFUSED;
         }
         if (parked >= MAX_PARKED) {
-            return backend.failure(slot, domain);
+            return backend.failure(slot, domain, now);
         }
         Batch b = waiting.get(slot);
         if (b != null && b.fingerprint != fp) { // the slot's domain of this burst was retired: rare

@@ -101,16 +101,20 @@ public final class RedisBackend implements Backend {
     public Decisions forLoop(Executor loop, Decisions.Verdicts verdicts) {
         if (sync != null) {
             return (slot, domain, q) -> link.up()
-                    ? (limiter.tryAcquire(slot, domain) ? Decisions.ALLOWED : Decisions.REFUSED) : failure(slot, domain);
+                    ? (limiter.tryAcquire(slot, domain, q.now()) ? Decisions.ALLOWED : Decisions.REFUSED)
+                    : failure(slot, domain, q.now());
         }
         return new ExactDecisions(loop, this, limiter, verdicts, errors);
     }
 
-    /** The decision while Redis cannot give one, for a query for {@code domain}, whose counter is {@code slot}. */
-    int failure(int slot, DomainProbe domain) {
+    /**
+     * The decision while Redis cannot give one, for a query for {@code domain} at {@code now},
+     * whose counter is {@code slot}.
+     */
+    int failure(int slot, DomainProbe domain, long now) {
         failureDecisions.increment();
         return switch (settings.redisFailure()) {
-            case LOCAL -> limiter.tryAcquire(slot, domain) ? Decisions.ALLOWED : Decisions.REFUSED;
+            case LOCAL -> limiter.tryAcquire(slot, domain, now) ? Decisions.ALLOWED : Decisions.REFUSED;
             case OPEN -> Decisions.ALLOWED;
             case CLOSED -> Decisions.REFUSED;
         };
@@ -143,12 +147,12 @@ public final class RedisBackend implements Backend {
     }
 
     /**
-     * {@link #failure(int, DomainProbe)} of a query kept past its loop's probe (a parked one): the
+     * {@link #failure(int, DomainProbe, long)} of a query kept past its loop's probe (a parked one): the
      * domain is looked up again, since a query may wait longer than its slot lives.
      */
     int failure(DomainKey domain) {
         if (settings.redisFailure() != BackendSettings.RedisFailure.LOCAL) {
-            return failure(DomainLimiter.NONE, (DomainProbe) null);
+            return failure(DomainLimiter.NONE, null, 0);
         }
         DomainProbe p = DomainProbe.of(domain);
         int slot = limiter.counterFor(p);
@@ -156,7 +160,7 @@ public final class RedisBackend implements Backend {
             failureDecisions.increment();
             return Decisions.ALLOWED; // its budget became unlimited meanwhile
         }
-        return failure(slot, p);
+        return failure(slot, p, limiter.clock().epochNanos());
     }
 
     void reserved(int slot) {
