@@ -2,6 +2,9 @@ package io.sluice.domain;
 
 import io.sluice.wire.Names;
 import io.sluice.wire.Wire;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 
 /**
@@ -12,14 +15,42 @@ public final class DomainBytes {
     private DomainBytes() {
     }
 
-    private static final long FNV_PRIME = 0x100000001b3L;
+    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+    /** An odd 64-bit constant (the golden ratio's): multiplying by it is a bijection. */
+    private static final long MIX = 0x9E3779B97F4A7C15L;
 
-    /** FNV-1a over {@code bytes[from, to)}, read from the end backwards, starting from {@code h}. */
-    static long hashBackwards(long h, byte[] bytes, int from, int to) {
-        for (int i = to - 1; i >= from; i--) {
-            h = (h ^ (bytes[i] & 0xFF)) * FNV_PRIME;
+    /**
+     * Extends {@code h} by one label, {@code bytes[from, to)} with its length octet: eight octets a
+     * step, so that a suffix's hash is extended label by label, right to left, as the suffix list
+     * is searched. A multiply a step rather than FNV's one a byte: the chain of multiplies is what
+     * a reduction waits on (NameReductionBenchmark).
+     */
+    static long hashLabel(long h, byte[] bytes, int from, int to) {
+        for (int i = from; i < to; i += Long.BYTES) {
+            h = (h ^ word(bytes, i, to)) * MIX;
+            h ^= h >>> 32;
         }
         return h;
+    }
+
+    /**
+     * The octets {@code bytes[at, to)}, at most eight, as a little-endian long, zero past
+     * {@code to}: read whole when the array has eight octets there.
+     */
+    static long word(byte[] bytes, int at, int to) {
+        int valid = to - at;
+        if (valid <= 0) {
+            return 0;
+        }
+        if (at + Long.BYTES <= bytes.length) {
+            long w = (long) LONGS.get(bytes, at);
+            return valid >= Long.BYTES ? w : w & ((1L << (valid * 8)) - 1);
+        }
+        long w = 0;
+        for (int i = Math.min(valid, Long.BYTES) - 1; i >= 0; i--) {
+            w = w << 8 | (bytes[at + i] & 0xFF);
+        }
+        return w;
     }
 
     /** Mixes a 64-bit hash down to a well-spread 32-bit one (the murmur3 finaliser). */

@@ -30,7 +30,9 @@ public class DomainKey {
 
     /** A copy of the probe's current domain. */
     protected DomainKey(DomainProbe p) {
-        this(p.w0, p.w1, p.w2, p.length > INLINE_BYTES ? Arrays.copyOfRange(p.bytes, INLINE_BYTES, p.length) : null,
+        this(DomainBytes.word(p.bytes, 0, p.length), DomainBytes.word(p.bytes, 8, p.length),
+                DomainBytes.word(p.bytes, 16, p.length),
+                p.length > INLINE_BYTES ? Arrays.copyOfRange(p.bytes, INLINE_BYTES, p.length) : null,
                 p.length, p.hash);
     }
 
@@ -53,15 +55,9 @@ public class DomainKey {
         return new DomainKey(DomainProbe.of(name));
     }
 
-    /** Reads the long at {@code offset} of a 255-byte name buffer, zero past {@code length}. */
-    static long word(byte[] bytes, int offset, int length) {
-        long w = (long) LONGS.get(bytes, offset);
-        int valid = length - offset;
-        return valid >= 8 ? w : valid <= 0 ? 0 : w & ((1L << (valid * 8)) - 1);
-    }
-
     final boolean sameAs(DomainProbe p) {
-        return hash == p.hash && length == p.length && w0 == p.w0 && w1 == p.w1 && w2 == p.w2
+        return hash == p.hash && length == p.length && w0 == DomainBytes.word(p.bytes, 0, length)
+                && w1 == DomainBytes.word(p.bytes, 8, length) && w2 == DomainBytes.word(p.bytes, 16, length)
                 && (length <= INLINE_BYTES || Arrays.equals(rest, 0, rest.length, p.bytes, INLINE_BYTES, length));
     }
 

@@ -15,9 +15,6 @@ public final class DomainProbe {
     /** Start of each label of the name being reduced; scratch for {@link RegistrableDomains}. */
     final int[] labelStarts = new int[128];
     int length;
-    long w0;
-    long w1;
-    long w2;
     int hash;
     /** The keyed 64-bit hash {@link #hash} is folded from: the counter table's bucket and fingerprint. */
     long hash64;
@@ -44,11 +41,8 @@ public final class DomainProbe {
         return p;
     }
 
-    /** Packs the first bytes into words and hashes the whole: called once the bytes are final. */
+    /** Hashes the name: called once the bytes are final. */
     void seal() {
-        w0 = DomainKey.word(bytes, 0, length);
-        w1 = DomainKey.word(bytes, 8, length);
-        w2 = DomainKey.word(bytes, 16, length);
         hash64 = KeyedHash.of64(bytes, length); // keyed per process: no client can aim names at one bin
         hash = (int) (hash64 ^ hash64 >>> 32);
     }

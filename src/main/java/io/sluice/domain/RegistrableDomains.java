@@ -133,7 +133,7 @@ public final class RegistrableDomains {
         int labelEnd = length;
         for (int k = 1; k <= labels; k++) {
             int from = starts[labels - k];
-            h = DomainBytes.hashBackwards(h, b, from, labelEnd);
+            h = DomainBytes.hashLabel(h, b, from, labelEnd);
             labelEnd = from;
             int flags = rules.flags(h, b, from, length);
             if (flags == SuffixRules.ABSENT) {

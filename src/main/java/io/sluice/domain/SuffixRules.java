@@ -95,6 +95,22 @@ final class SuffixRules {
             return this;
         }
 
+        /** The hash {@link RegistrableDomains} extends label by label from the right, of a whole suffix. */
+        private static long hash(byte[] suffix) {
+            int[] starts = new int[suffix.length];
+            int labels = 0;
+            for (int i = 0; i < suffix.length; i += (suffix[i] & 0xFF) + 1) {
+                starts[labels++] = i;
+            }
+            long h = SEED;
+            int end = suffix.length;
+            for (int k = labels - 1; k >= 0; k--) {
+                h = DomainBytes.hashLabel(h, suffix, starts[k], end);
+                end = starts[k];
+            }
+            return h;
+        }
+
         SuffixRules build() {
             int capacity = Integer.highestOneBit(Math.max(16, entries.size() * 3)) * 2;
             long[] hashes = new long[capacity];
@@ -103,7 +119,7 @@ final class SuffixRules {
             int mask = capacity - 1;
             for (var e : entries.entrySet()) {
                 byte[] key = e.getKey().array();
-                long h = DomainBytes.hashBackwards(SEED, key, 0, key.length);
+                long h = hash(key);
                 int i = DomainBytes.spread(h) & mask;
                 while (keys[i] != null) {
                     i = (i + 1) & mask;
