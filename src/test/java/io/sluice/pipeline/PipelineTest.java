@@ -69,10 +69,21 @@ class PipelineTest {
         }
     }
 
+    /** The clock each query's time is read from: it counts its reads. */
+    private long clockReads;
+
     private Pipeline pipeline(Stage... stages) {
         List<Stage> all = new ArrayList<>(List.of(new MessageCheck(new Registry())));
         all.addAll(List.of(stages));
-        return new Pipeline(client.eventLoop(), responder, all, new InternalErrors(internalErrors), System::nanoTime);
+        return new Pipeline(client.eventLoop(), responder, all, new InternalErrors(internalErrors), () -> ++clockReads);
+    }
+
+    /** A stage that notes the query's time, then gives {@code outcome}. */
+    private Stage timing(Outcome outcome) {
+        return q -> {
+            trace.add("now:" + q.now());
+            return outcome;
+        };
     }
 
     private static ByteBuf query(int id) {
@@ -94,6 +105,18 @@ class PipelineTest {
         assertEquals(List.of(), trace);
         assertEquals(1, answers.size(), "FORMERR");
         assertEquals(Outcome.NOT_A_QUERY, p.handle(Unpooled.wrappedBuffer(new byte[] {1}), client, CLIENT));
+    }
+
+    @Test
+    void aQueryReadsTheClockOnceForAllItsStagesAndTheNextQueryReadsItAgain() {
+        Pipeline p = pipeline(timing(Outcome.CONTINUE), timing(Outcome.ANSWERED));
+        p.handle(query(1), client, CLIENT);
+        p.handle(query(2), client, CLIENT);
+        assertEquals(List.of("now:1", "now:1", "now:2", "now:2"), trace);
+        assertEquals(2, clockReads);
+        Pipeline untimed = pipeline(noting("a", Outcome.ANSWERED));
+        untimed.handle(query(3), client, CLIENT);
+        assertEquals(2, clockReads, "read only when a stage asks");
     }
 
     @Test
