@@ -317,7 +317,7 @@ public final class Forwarder implements Responder {
                     return;
                 }
             }
-            meters.upstreamAnswers[Wire.rcode(copy)].increment();
+            meters.upstreamAnswers[Answers.relayedRcode(q.query, q.questionEnd, copy)].increment();
             writes.answer(q.client, q.clientAddress, copy);
             meters.answered.increment();
             releaseSlot(q);

@@ -3,6 +3,7 @@ package io.sluice.pipeline;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.sluice.metrics.Registry;
+import io.sluice.wire.Answers;
 import java.net.InetSocketAddress;
 import java.util.concurrent.atomic.LongAdder;
 import org.xbill.DNS.Rcode;
@@ -28,7 +29,7 @@ public interface Responder {
      * by the header's RCODE: the one family every maker of answers counts in.
      */
     static LongAdder[] answerCounters(Registry r, String source) {
-        LongAdder[] byRcode = new LongAdder[17]; // the header's 16, and BADVERS (Answers.rcode)
+        LongAdder[] byRcode = new LongAdder[Answers.COUNTED_RCODES];
         for (int rcode = 0; rcode < byRcode.length; rcode++) {
             byRcode[rcode] = r.counter("answers", "Answers sent to clients, by RCODE and by who made them.",
                     "rcode", Rcode.string(rcode), "source", source);

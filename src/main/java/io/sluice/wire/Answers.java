@@ -24,6 +24,10 @@ public final class Answers {
     private static final int EDE_HEADER_BYTES = 6;
     /** BADVERS (16) shifted right by the header's four RCODE bits: the OPT's extended RCODE byte. */
     private static final int BADVERS_HIGH_BITS = 1;
+    /** RCODEs counted by name: the header's sixteen, and the extended ones up to BADCOOKIE (23). */
+    public static final int COUNTED_RCODES = 24;
+    /** The header's bits of BADCOOKIE (23, RFC 7873): YXRRSET's, which no answer to a query means. */
+    private static final int BADCOOKIE_LOW_BITS = 7;
 
     /**
      * A header-only answer (QDCOUNT 0) for a query whose question could not be read or is not
@@ -65,6 +69,34 @@ public final class Answers {
         }
         int optAt = Opt.find(answer, answer.readerIndex(), answer.writerIndex());
         return optAt >= 0 && answer.getUnsignedByte(optAt + 5) == BADVERS_HIGH_BITS ? Wire.RCODE_BADVERS : rcode;
+    }
+
+    /**
+     * The RCODE of an upstream's answer to {@code query}, whose question ends at
+     * {@code questionEnd}, for counting: the header's four bits, with the OPT's extension where an
+     * answer relayed here may carry one: BADVERS (16, the header saying 0) to a query of an EDNS
+     * version other than 0, and BADCOOKIE (23, the header saying YXRRSET). Only those answers are
+     * walked to their OPT; an extension past {@link #COUNTED_RCODES} counts as the header says.
+     */
+    public static int relayedRcode(ByteBuf query, int questionEnd, ByteBuf answer) {
+        int rcode = Wire.rcode(answer);
+        if (rcode != BADCOOKIE_LOW_BITS && (rcode != 0 || ednsVersion(query, questionEnd) == 0)) {
+            return rcode;
+        }
+        int optAt = Opt.find(answer, answer.readerIndex(), answer.writerIndex());
+        int full = optAt < 0 ? rcode : answer.getUnsignedByte(optAt + 5) << 4 | rcode;
+        return full < COUNTED_RCODES ? full : rcode;
+    }
+
+    /** The EDNS version of a query whose OPT follows its question, as a client's does; 0 without one. */
+    private static int ednsVersion(ByteBuf query, int questionEnd) {
+        int base = query.readerIndex();
+        boolean optFollows = query.getUnsignedShort(base + Wire.ARCOUNT_OFFSET) > 0
+                && query.getUnsignedShort(base + Wire.ANCOUNT_OFFSET) == 0
+                && query.getUnsignedShort(base + Wire.NSCOUNT_OFFSET) == 0
+                && questionEnd + Opt.FIXED_BYTES <= query.writerIndex()
+                && query.getByte(questionEnd) == 0 && query.getUnsignedShort(questionEnd + 1) == Wire.TYPE_OPT;
+        return optFollows ? query.getUnsignedByte(questionEnd + 6) : 0;
     }
 
     /**

@@ -139,6 +139,24 @@ class ForwardingTest {
     }
 
     @Test
+    void anUpstreamsExtendedRcodeIsCountedWhole() throws Exception {
+        Message v1 = Dns.message(7, "v.example.", Type.A);
+        v1.addRecord(new OPTRecord(1232, 0, 1), Section.ADDITIONAL);
+        Message badVersion = Dns.parse(Dns.udp(sluice.address(), v1.toWire()));
+        assertEquals(Rcode.BADVERS, badVersion.getRcode(), "relayed as the upstream gave it");
+        Message cookie = Dns.message(8, "x." + TestUpstream.BAD_COOKIE, Type.A);
+        cookie.addRecord(new OPTRecord(1232, 0, 0), Section.ADDITIONAL);
+        assertEquals(Rcode.BADCOOKIE, Dns.parse(Dns.udp(sluice.address(), cookie.toWire())).getRcode());
+        Dns.udp(sluice.address(), Dns.query(9, "plain.example.", Type.A));
+        assertEquals(1, sluice.sluice().metrics().count("answers", "rcode", "BADVERS", "source", "upstream"),
+                "not the NOERROR its header says");
+        assertEquals(1, sluice.sluice().metrics().count("answers", "rcode", "BADCOOKIE", "source", "upstream"),
+                "not the YXRRSET its header says");
+        assertEquals(1, sluice.sluice().metrics().count("answers", "rcode", "NOERROR", "source", "upstream"));
+        assertEquals(0, sluice.sluice().metrics().count("answers", "rcode", "YXRRSET", "source", "upstream"));
+    }
+
+    @Test
     void forgedRepliesAreIgnoredAndCounted() throws Exception {
         upstream.mode(TestUpstream.Mode.FORGE_FIRST);
         byte[] query = Dns.query(77, "genuine.example.", Type.A);

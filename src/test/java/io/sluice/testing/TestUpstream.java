@@ -53,6 +53,8 @@ public final class TestUpstream implements AutoCloseable {
     /** About 40,000 bytes of TXT: a TCP answer of its own size class. */
     public static final String GIANT = "giant.example.";
     public static final String NX = "nx.example.";
+    /** Names under this one get BADCOOKIE (RFC 7873), as from a server that insists on cookies. */
+    public static final String BAD_COOKIE = "badcookie.example.";
     /**
      * Names starting with this label get a FORMERR without a question section, as nsd answers a
      * query it cannot parse (two OPT records, a bad count).
@@ -494,6 +496,15 @@ public final class TestUpstream implements AutoCloseable {
             return r;
         }
         r.addRecord(question, Section.QUESTION);
+        if (q.getOPT() != null && q.getOPT().getVersion() != 0) { // RFC 6891 section 6.1.3: BADVERS, in a version-0 OPT
+            r.addRecord(new OPTRecord(1232, Rcode.BADVERS >>> 4, 0), Section.ADDITIONAL);
+            return r;
+        }
+        if (q.getOPT() != null && question.getName().subdomain(Name.fromString(BAD_COOKIE))) {
+            r.getHeader().setRcode(Rcode.BADCOOKIE & 0xF);
+            r.addRecord(new OPTRecord(1232, Rcode.BADCOOKIE >>> 4, 0), Section.ADDITIONAL);
+            return r;
+        }
         if (q.getOPT() != null) {
             // Asked for its NSID (RFC 5001), it gives it, with an Extended DNS Error about the answer.
             List<EDNSOption> options = q.getOPT().getOptions(EDNSOption.Code.NSID).isEmpty() ? List.of()
