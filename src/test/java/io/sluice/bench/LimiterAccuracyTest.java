@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.config.LimitSettings;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The limiter against exact models of its algorithms ({@link LimiterAccuracy}), on 500,000 Zipf
@@ -17,17 +19,11 @@ class LimiterAccuracyTest {
         return LimiterAccuracy.measure(a, 2_000, 50_000, 10, 50, 42);
     }
 
-    @Test
-    void aFixedWindowAdmitsExactlyUpToTheLimitInEachWindow() {
-        LimiterAccuracy.Result r = measure(LimitSettings.Algorithm.FIXED_WINDOW);
-        assertTrue(r.modelAllowed() < r.queries(), "the workload goes over the limit: " + r);
-        assertEquals(0, r.over(), r.toString());
-        assertEquals(0, r.under(), r.toString());
-    }
-
-    @Test
-    void aTokenBucketAdmitsExactlyWhatItsTokensAllow() {
-        LimiterAccuracy.Result r = measure(LimitSettings.Algorithm.TOKEN_BUCKET);
+    /** A fixed window allows up to the limit in each window, a token bucket what its tokens allow: exactly. */
+    @ParameterizedTest
+    @EnumSource(names = {"FIXED_WINDOW", "TOKEN_BUCKET"})
+    void admitsExactlyWhatItsDefinitionAllows(LimitSettings.Algorithm algorithm) {
+        LimiterAccuracy.Result r = measure(algorithm);
         assertTrue(r.modelAllowed() < r.queries(), "the workload goes over the limit: " + r);
         assertEquals(0, r.over(), r.toString());
         assertEquals(0, r.under(), r.toString());
