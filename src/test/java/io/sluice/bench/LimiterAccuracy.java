@@ -6,6 +6,7 @@ import io.sluice.limit.Decide;
 import io.sluice.limit.DomainLimiter;
 import io.sluice.limit.Policy;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.SplittableRandom;
 
@@ -14,7 +15,7 @@ import java.util.SplittableRandom;
  * Zipf-distributed domains (a few very busy, a long tail), Poisson arrivals, on a clock moved by
  * hand. The models: a fixed window counts up to the limit in each window; a sliding window allows a
  * query when fewer than the limit were allowed in the window that ends at it (a log of times, which
- * sluice approximates with two counters); a token bucket holds {@code burst} tokens refilled evenly.
+ * sluice approximates with two counters); a token bucket holds the limit's worth of tokens (burst 0), refilled evenly.
  * Per domain, what sluice allowed beyond the model's count is over-admission, what it refused that
  * the model allowed is under-admission, both as shares of what the model allowed.
  *
@@ -170,7 +171,7 @@ public final class LimiterAccuracy {
         public boolean allow(int d, long now) {
             if (allowedAt[d] == null) {
                 allowedAt[d] = new long[limit];
-                java.util.Arrays.fill(allowedAt[d], Long.MIN_VALUE / 2);
+                Arrays.fill(allowedAt[d], Long.MIN_VALUE / 2);
             }
             long[] log = allowedAt[d];
             if (log[next[d]] > now - SECOND) { // the oldest of the last limit allowed is inside the window
@@ -192,8 +193,8 @@ public final class LimiterAccuracy {
             this.tokens = new double[domains];
             this.at = new long[domains];
             this.limit = limit;
-            java.util.Arrays.fill(tokens, limit);
-            java.util.Arrays.fill(at, start);
+            Arrays.fill(tokens, limit);
+            Arrays.fill(at, start);
         }
 
         @Override
