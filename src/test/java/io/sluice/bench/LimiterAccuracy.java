@@ -15,9 +15,10 @@ import java.util.SplittableRandom;
  * Zipf-distributed domains (a few very busy, a long tail), Poisson arrivals, on a clock moved by
  * hand. The models: a fixed window counts up to the limit in each window; a sliding window allows a
  * query when fewer than the limit were allowed in the window that ends at it (a log of times, which
- * sluice approximates with two counters); a token bucket holds the limit's worth of tokens (burst 0), refilled evenly.
- * Per domain, what sluice allowed beyond the model's count is over-admission, what it refused that
- * the model allowed is under-admission, both as shares of what the model allowed.
+ * sluice approximates with two counters); a token bucket holds the limit's worth of tokens (burst
+ * 0), refilled evenly. Per domain, what sluice allowed beyond the model's count is over-admission,
+ * what it refused that the model allowed is under-admission, both as shares of what the model
+ * allowed.
  *
  * <pre>java -cp target/test-classes:target/classes:$(cat target/test.classpath) io.sluice.bench.LimiterAccuracy [DOMAINS [QPS [SECONDS [LIMIT]]]]</pre>
  */
