@@ -14,7 +14,7 @@ import io.sluice.limit.HeapCounters;
 import io.sluice.limit.Policy;
 import io.sluice.metrics.Registry;
 import io.sluice.pipeline.InternalErrors;
-import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Function;
 
 /**
@@ -64,7 +64,7 @@ public interface Backend extends Decisions.Maker, AutoCloseable {
     /** Memory and Chronicle Map: the limiter's own counters decide at once; nothing runs beside them. */
     record Local(Decisions.Maker decisions) implements Backend {
         @Override
-        public Decisions forLoop(Executor loop, Decisions.Verdicts verdicts) {
+        public Decisions forLoop(ScheduledExecutorService loop, Decisions.Verdicts verdicts) {
             return decisions.forLoop(loop, verdicts);
         }
 

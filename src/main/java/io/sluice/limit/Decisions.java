@@ -4,7 +4,7 @@ import io.sluice.domain.DomainKey;
 import io.sluice.domain.DomainProbe;
 import io.sluice.pipeline.ParkedQuery;
 import io.sluice.pipeline.Query;
-import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
 
 /**
  * How one event loop decides a counted query: at once from the limiter's own counters (memory,
@@ -44,7 +44,7 @@ public interface Decisions {
     @FunctionalInterface
     interface Maker {
         /** @param loop the event loop the decisions belong to; verdicts are run on it */
-        Decisions forLoop(Executor loop, Verdicts verdicts);
+        Decisions forLoop(ScheduledExecutorService loop, Verdicts verdicts);
     }
 
     /** The limiter's own counters decide at once: memory and Chronicle Map. */

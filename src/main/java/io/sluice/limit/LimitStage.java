@@ -11,7 +11,7 @@ import io.sluice.wire.Answers;
 import io.sluice.wire.Wire;
 import java.net.Inet4Address;
 import java.net.InetAddress;
-import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -49,7 +49,7 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
      * @param top      where the busiest domains are worked out, or null for nowhere
      * @param whenOver a stage that may answer a query over its budget before the action does, or null
      */
-    public LimitStage(Limits limits, LimitMeters meters, Decisions.Maker maker, Executor loop, TopDomains top,
+    public LimitStage(Limits limits, LimitMeters meters, Decisions.Maker maker, ScheduledExecutorService loop, TopDomains top,
                       Stage whenOver) {
         this.limits = limits;
         this.whenOver = whenOver;

@@ -13,8 +13,9 @@ import io.sluice.pipeline.ParkedQuery;
 import io.sluice.pipeline.Query;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Redis exact mode for one event loop. A query whose domain holds a lease ({@link Leases}) is
@@ -37,12 +38,13 @@ import java.util.concurrent.RejectedExecutionException;
  * Words only move toward less budget until their time passes, so a domain its last known word
  * already refuses is refused here, without a call; but not while a call (of any loop) that
  * reserved in that word is out: Redis may not take it, and then the failure policy decides. Such
- * a query waits while a round of its own loop is out (whose settling sends again), at most the
- * Redis timeout, and is refused otherwise; past {@link #MAX_PARKED} such queries are refused at
- * once, so that a flood is not let through.
+ * a query waits for that call, at most the Redis timeout, then is refused: a round of its own loop
+ * sends again when it settles, and while none is out the loop looks again every
+ * {@value #RECHECK_MICROS} µs. Past {@link #MAX_PARKED} such queries are refused at once, so that a
+ * flood is not let through.
  *
  * <p>Only the loop's thread touches this object; the Redis reply is handed back to it with
- * {@link Executor#execute}. A call failed or later than the Redis timeout is decided by the
+ * {@link java.util.concurrent.Executor#execute}. A call failed or later than the Redis timeout is decided by the
  * failure policy, so a query waits at most about twice the timeout: rounds lost for one timeout,
  * then one more call.
  */
@@ -55,6 +57,8 @@ final class ExactDecisions implements Decisions {
      * and thread wake-ups; when idle a query goes at the end of its own burst.
      */
     private static final int MAX_ROUNDS_IN_FLIGHT = 2;
+    /** How soon a loop with no round out looks again at batches waiting on another loop's call. */
+    private static final long RECHECK_MICROS = 500;
 
     /** One domain's queries parked in this burst, and what this round asks for them. */
     private static final class Batch {
@@ -85,7 +89,7 @@ final class ExactDecisions implements Decisions {
         }
     }
 
-    private final Executor loop;
+    private final ScheduledExecutorService loop;
     private final RedisBackend backend;
     private final DomainLimiter limiter;
     private final Algorithm algorithm;
@@ -103,8 +107,9 @@ final class ExactDecisions implements Decisions {
     private List<Batch> retrying = new ArrayList<>();
     private int parked;
     private int roundsInFlight;
+    private boolean recheckQueued;
 
-    ExactDecisions(Executor loop, RedisBackend backend, DomainLimiter limiter, Verdicts verdicts,
+    ExactDecisions(ScheduledExecutorService loop, RedisBackend backend, DomainLimiter limiter, Verdicts verdicts,
                    InternalErrors errors) {
         this.loop = loop;
         this.errors = errors;
@@ -184,10 +189,8 @@ final class ExactDecisions implements Decisions {
                     b.key = RedisKeys.key(b.domain, limiter.policyOf(b.fingerprint), backend.algorithmName());
                 }
                 asking.add(b); // worked out in full when its call goes
-            } else if (backend.reserving(b.slot) && roundsInFlight > 0
-                    && System.nanoTime() - b.parkedAt < timeoutNanos) {
-                // Refused only by what Redis may not take: wait for it, as long as a round of this
-                // loop is out to call send() again when it settles, and no longer than the timeout.
+            } else if (backend.reserving(b.slot) && System.nanoTime() - b.parkedAt < timeoutNanos) {
+                // Refused only by what Redis may not take: wait for it, no longer than the timeout.
                 if (b.tries > 0) {
                     retrying.add(b);
                 } else {
@@ -196,6 +199,12 @@ final class ExactDecisions implements Decisions {
             } else {
                 settle(b, 0); // its last known word refuses them all
             }
+        }
+        if (asking.isEmpty() && roundsInFlight == 0 && !(waiting.isEmpty() && retrying.isEmpty())) {
+            // No round of this loop is out to send again when it settles: the reservation the
+            // waiting batches wait on is another loop's, which Redis may still turn down. Refused
+            // at once, they would be refused for queries that may never count.
+            recheckSoon();
         }
         if (asking.isEmpty()) {
             return;
@@ -343,6 +352,17 @@ final class ExactDecisions implements Decisions {
         if (--round.pending == 0) {
             roundsInFlight--;
             send(); // what waited for this round, and what lost it
+        }
+    }
+
+    /** Calls {@link #send} again shortly, once: waiting batches then go, wait on, or are refused. */
+    private void recheckSoon() {
+        if (!recheckQueued) {
+            recheckQueued = true;
+            loop.schedule(() -> {
+                recheckQueued = false;
+                send();
+            }, RECHECK_MICROS, TimeUnit.MICROSECONDS);
         }
     }
 

@@ -13,7 +13,7 @@ import io.sluice.limit.HeapCounters;
 import io.sluice.metrics.Registry;
 import io.sluice.pipeline.InternalErrors;
 import java.util.concurrent.atomic.AtomicIntegerArray;
-import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -98,7 +98,7 @@ public final class RedisBackend implements Backend {
      * away the failure policy decides.
      */
     @Override
-    public Decisions forLoop(Executor loop, Decisions.Verdicts verdicts) {
+    public Decisions forLoop(ScheduledExecutorService loop, Decisions.Verdicts verdicts) {
         if (sync != null) {
             return (slot, domain, q) -> link.up()
                     ? (limiter.tryAcquire(slot, domain, q.now()) ? Decisions.ALLOWED : Decisions.REFUSED)
