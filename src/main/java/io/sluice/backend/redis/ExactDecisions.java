@@ -44,9 +44,9 @@ import java.util.concurrent.TimeUnit;
  * flood is not let through.
  *
  * <p>Only the loop's thread touches this object; the Redis reply is handed back to it with
- * {@link java.util.concurrent.Executor#execute}. A call failed or later than the Redis timeout is decided by the
- * failure policy, so a query waits at most about twice the timeout: rounds lost for one timeout,
- * then one more call.
+ * {@link java.util.concurrent.Executor#execute}. A call failed or later than the Redis timeout is
+ * decided by the failure policy, so a query waits at most about twice the timeout: rounds lost for
+ * one timeout, then one more call.
  */
 final class ExactDecisions implements Decisions {
     /** Parked queries of one loop at once; past this, the failure policy decides at once. */
