@@ -80,7 +80,9 @@ public final class Answers {
      */
     public static int relayedRcode(ByteBuf query, int questionEnd, ByteBuf answer) {
         int rcode = Wire.rcode(answer);
-        if (rcode != BADCOOKIE_LOW_BITS && (rcode != 0 || ednsVersion(query, questionEnd) == 0)) {
+        boolean mayExtend = rcode == BADCOOKIE_LOW_BITS
+                || rcode == 0 && badVersion(query, optAfterQuestion(query, questionEnd));
+        if (!mayExtend) {
             return rcode;
         }
         int optAt = Opt.find(answer, answer.readerIndex(), answer.writerIndex());
@@ -88,15 +90,15 @@ public final class Answers {
         return full < COUNTED_RCODES ? full : rcode;
     }
 
-    /** The EDNS version of a query whose OPT follows its question, as a client's does; 0 without one. */
-    private static int ednsVersion(ByteBuf query, int questionEnd) {
+    /** The index of a query's OPT when it follows the question, as a client's does; else -1. */
+    private static int optAfterQuestion(ByteBuf query, int questionEnd) {
         int base = query.readerIndex();
         boolean optFollows = query.getUnsignedShort(base + Wire.ARCOUNT_OFFSET) > 0
                 && query.getUnsignedShort(base + Wire.ANCOUNT_OFFSET) == 0
                 && query.getUnsignedShort(base + Wire.NSCOUNT_OFFSET) == 0
                 && questionEnd + Opt.FIXED_BYTES <= query.writerIndex()
                 && query.getByte(questionEnd) == 0 && query.getUnsignedShort(questionEnd + 1) == Wire.TYPE_OPT;
-        return optFollows ? query.getUnsignedByte(questionEnd + 6) : 0;
+        return optFollows ? questionEnd : -1;
     }
 
     /**
