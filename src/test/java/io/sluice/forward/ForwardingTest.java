@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.sluice.testing.Dns;
 import io.sluice.testing.RunningSluice;
 import io.sluice.testing.TestUpstream;
+import java.net.DatagramPacket;
+import java.net.DatagramSocket;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
@@ -71,6 +73,49 @@ class ForwardingTest {
         assertEquals(id, Dns.id(reply));
         byte[] tcpReply = Dns.tcp(sluice.address(), Dns.query(id, "id.example.", Type.A));
         assertEquals(id, Dns.id(tcpReply));
+    }
+
+    @Test
+    void answersSentTogetherReachTheirClientWhole() throws Exception {
+        // From the cache, what one wake-up reads is answered in it: a lone answer by sendto, two
+        // or more through the channel's sendmmsg (WriteBatch). Single queries take the first way,
+        // pairs sent back to back and bursts of 40 mostly the second. Each answer must come once,
+        // under its own ID, with its own name.
+        int n = 40;
+        try (RunningSluice cached = RunningSluice.start(List.of(upstream), "cache.size", "1000");
+             DatagramSocket c = new DatagramSocket()) {
+            for (int i = 0; i < n; i++) {
+                Dns.udp(cached.address(), Dns.query(i, "burst" + i + ".example.", Type.A));
+            }
+            int asked = upstream.udpQueries();
+            c.connect(cached.address());
+            c.setSoTimeout(2000);
+            for (int round = 0; round < 3; round++) {
+                sendAndCheck(c, round * 1000, 0, n);
+            }
+            for (int i = 0; i < n; i += 2) {
+                sendAndCheck(c, 5000, i, 2);
+            }
+            assertEquals(asked, upstream.udpQueries(), "every answer came from the cache");
+        }
+    }
+
+    /** Sends queries for names {@code first}.. {@code first + count - 1} at once, then checks their answers. */
+    private static void sendAndCheck(DatagramSocket c, int idBase, int first, int count) throws Exception {
+        for (int i = first; i < first + count; i++) {
+            byte[] q = Dns.query(idBase + i, "burst" + i + ".example.", Type.A);
+            c.send(new DatagramPacket(q, q.length));
+        }
+        Set<Integer> ids = new HashSet<>();
+        byte[] buf = new byte[4096];
+        for (int k = 0; k < count; k++) {
+            DatagramPacket p = new DatagramPacket(buf, buf.length);
+            c.receive(p);
+            Message m = Dns.parse(Arrays.copyOf(buf, p.getLength()));
+            int id = m.getHeader().getID();
+            assertEquals("burst" + (id - idBase) + ".example.", m.getQuestion().getName().toString());
+            assertTrue(ids.add(id), "answered once: " + id);
+        }
     }
 
     @Test
