@@ -85,7 +85,7 @@ public final class CacheStage implements Stage, UpstreamReplies {
     }
 
     @Override
-    public void answered(ByteBuf query, QueryView view, ByteBuf reply) {
+    public void answered(ByteBuf query, QueryView view, ByteBuf reply, long note) {
         if (!probe(query, view)) {
             return;
         }

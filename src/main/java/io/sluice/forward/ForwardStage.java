@@ -23,7 +23,7 @@ public final class ForwardStage implements Stage, Responder {
 
     @Override
     public Outcome handle(Query q) {
-        forwarder.forward(q.message(), q.view(), q.client(), q.udpAddress());
+        forwarder.forward(q.message(), q.view(), q.client(), q.udpAddress(), q.answerNote());
         return Outcome.ANSWERED;
     }
 

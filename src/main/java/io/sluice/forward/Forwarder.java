@@ -130,8 +130,10 @@ public final class Forwarder implements Responder {
      * {@code query}; the caller keeps and releases its own.
      *
      * @param clientAddress the UDP client's address, or null when {@code client} is a TCP connection
+     * @param answerNote    handed back with the upstream's answer ({@link UpstreamReplies#answered})
      */
-    public void forward(ByteBuf query, QueryView view, Channel client, InetSocketAddress clientAddress) {
+    public void forward(ByteBuf query, QueryView view, Channel client, InetSocketAddress clientAddress,
+                        long answerNote) {
         PendingQuery q = inFlight.take();
         if (q == null) {
             meters.inflightFull.increment();
@@ -152,6 +154,7 @@ public final class Forwarder implements Responder {
         q.clientId = view.id();
         q.client = client;
         q.clientAddress = clientAddress;
+        q.answerNote = answerNote;
         q.nextUpstream = 0;
         q.attempts = 0;
         q.reconnected = false;
@@ -312,7 +315,7 @@ public final class Forwarder implements Responder {
         if (last) {
             if (!q.isTransfer && answers != UpstreamReplies.NONE) {
                 scratch.read(q.query); // read once for all that sees the answer
-                answers.answered(q.query, scratch, copy);
+                answers.answered(q.query, scratch, copy, q.answerNote);
                 if (Wire.rcode(copy) == Wire.RCODE_SERVFAIL && answeredInstead(q, copy)) {
                     return;
                 }

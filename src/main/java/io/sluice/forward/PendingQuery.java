@@ -54,6 +54,8 @@ final class PendingQuery {
     boolean caseMismatched;
     /** The loop's count of replies from {@link #upstream} when this attempt left. */
     long answersAtSend;
+    /** What a stage noted of the query for what sees its answer (Query#answerNote). */
+    long answerNote;
 
     PendingQuery(int index, int queryBytes, int replyBytes) {
         this.index = index;

@@ -6,18 +6,27 @@ import io.sluice.pipeline.UpstreamReplies;
 import io.sluice.wire.QueryView;
 import io.sluice.wire.Wire;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Supplier;
 
 /**
  * One loop's feed of {@link Floods}: each answer an upstream gives (a cache miss, with the cache
- * on) is counted against its domain's counter, NXDOMAIN or not. A domain without a counter (no
- * budget, or past the table's bound) is not watched. The name is reduced again here rather than
- * carried from the limit stage, so that forwarding carries nothing of limits.
+ * on) is counted against its domain's counter, NXDOMAIN or not. A domain without a counter of its
+ * own (no budget, or past the table's bound) is not watched.
+ *
+ * <p>The limit stage notes in the query the counter it decided on ({@link #note}), and the
+ * forwarder hands the note back with the answer, carrying it without knowing what it is: reducing
+ * each answer's name again and looking its counter up cost 8% of a saturated loop
+ * (docs/benchmarks.md, "Flood"). The name is reduced here only for a log line, or for a query
+ * without the note (one parked for Redis), or whose counter's slot holds another domain by now.
  */
-public final class FloodWatch implements UpstreamReplies {
+public final class FloodWatch implements UpstreamReplies, Supplier<String> {
     private final Limits limits;
     private final Floods floods;
     private final LongAdder detected;
     private final DomainProbe domain = new DomainProbe();
+    /** The answer being counted, for {@link #get}: valid during {@link #answered} only. */
+    private ByteBuf query;
+    private QueryView view;
 
     public FloodWatch(Limits limits, LimitMeters meters) {
         this.limits = limits;
@@ -25,17 +34,43 @@ public final class FloodWatch implements UpstreamReplies {
         this.detected = meters.floodsDetected;
     }
 
+    /**
+     * The note for a query counted on {@code slot} of the domain with {@code fingerprint}: the
+     * slot, and 32 bits of the fingerprint to tell whether the slot still holds that domain.
+     */
+    static long note(int slot, long fingerprint) {
+        return fingerprint << 32 | slot;
+    }
+
     @Override
-    public void answered(ByteBuf query, QueryView view, ByteBuf reply) {
+    public void answered(ByteBuf query, QueryView view, ByteBuf reply, long note) {
         DomainLimiter limiter = limits.limiter();
         if (!limiter.counting() || !view.hasQuestion()) {
             return;
         }
-        limits.domains().reduce(query, view.nameStart(), view.nameEnd(), domain);
-        int slot = limiter.existing(domain);
-        if (slot != DomainLimiter.NONE && floods.answered(limiter, slot, domain, Wire.rcode(reply) == Wire.RCODE_NXDOMAIN)
+        this.query = query;
+        this.view = view;
+        int slot = (int) note;
+        if (note == NO_NOTE || slot >= limiter.table().capacity()
+                || (int) limiter.fingerprint(slot) != (int) (note >>> 32)) {
+            slot = limiter.existing(reduced()); // not noted, or a reload's table, or the slot reused
+        }
+        if (slot != DomainLimiter.NONE && floods.answered(limiter, slot, this, Wire.rcode(reply) == Wire.RCODE_NXDOMAIN)
                 == Floods.Change.ENTERED) {
             detected.increment();
         }
+        this.query = null;
+        this.view = null;
+    }
+
+    /** The registrable domain of the answer being counted: for the line a change of flood state writes. */
+    @Override
+    public String get() {
+        return reduced().toString();
+    }
+
+    private DomainProbe reduced() {
+        limits.domains().reduce(query, view.nameStart(), view.nameEnd(), domain);
+        return domain;
     }
 }

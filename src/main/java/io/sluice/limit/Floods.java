@@ -1,13 +1,13 @@
 package io.sluice.limit;
 
 import io.sluice.config.LimitSettings;
-import io.sluice.domain.DomainProbe;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -72,11 +72,12 @@ public final class Floods {
     }
 
     /**
-     * Counts one upstream answer for {@code domain}, whose counter is {@code slot} of
-     * {@code limiter}; judges the window it ends, if any. A window followed by more than
-     * {@link #MAX_GAP_WINDOWS} quiet ones is not: the domain was quiet, and a flood of it is over.
+     * Counts one upstream answer for the domain whose counter is {@code slot} of {@code limiter};
+     * judges the window it ends, if any. A window followed by more than {@link #MAX_GAP_WINDOWS}
+     * quiet ones is not: the domain was quiet, and a flood of it is over. {@code name} gives the
+     * domain's name, asked only for the line a change writes.
      */
-    Change answered(DomainLimiter limiter, int slot, DomainProbe domain, boolean nxdomain) {
+    Change answered(DomainLimiter limiter, int slot, Supplier<String> name, boolean nxdomain) {
         Policy p = limiter.policy(slot);
         long fp = limiter.fingerprint(slot);
         if (p == Policy.UNLIMITED) {
@@ -104,21 +105,21 @@ public final class Floods {
                     return Change.NONE;
                 }
                 int gap = (window - (w >>> WINDOW_SHIFT)) & WINDOW_MASK;
-                return gap <= MAX_GAP_WINDOWS ? judge(limiter, slot, fp, domain, p, answers, nx)
-                        : judge(limiter, slot, fp, domain, p, 0, 0);
+                return gap <= MAX_GAP_WINDOWS ? judge(limiter, slot, fp, name, p, answers, nx)
+                        : judge(limiter, slot, fp, name, p, 0, 0);
             }
         }
     }
 
     /** Judges a window of {@code answers}, {@code nx} of them NXDOMAIN (none: quiet windows passed). */
-    private Change judge(DomainLimiter limiter, int slot, long fp, DomainProbe domain, Policy p, long answers,
+    private Change judge(DomainLimiter limiter, int slot, long fp, Supplier<String> domain, Policy p, long answers,
                          long nx) {
         LimitSettings.Flood settings = this.settings; // one reading for the whole judgement
         boolean mostlyNx = answers > 0 && nx >= settings.nxdomainRatio() * answers;
         boolean was = limiter.flooded(slot);
         if (!was && mostlyNx && answers >= Math.min(Math.min(settings.minAnswers(), p.queries()), COUNT_MAX)) {
             // The line is made before the flag moves, so that nothing can throw between a cut and its line.
-            String name = domain.toString();
+            String name = domain.get();
             String line = name + ": random-subdomain flood: " + nx + " of " + answers + " upstream answers in a"
                     + " window were NXDOMAIN; its budget for cache misses is " + cut(p, settings) + " (was " + p
                     + ") until they fall below " + Math.round(settings.nxdomainRatio() * 100) + "%";
@@ -130,7 +131,7 @@ public final class Floods {
             return Change.ENTERED;
         }
         if (was && !mostlyNx) {
-            String line = domain + ": flood over: " + (answers == 0 ? "quiet for more than " + MAX_GAP_WINDOWS
+            String line = domain.get() + ": flood over: " + (answers == 0 ? "quiet for more than " + MAX_GAP_WINDOWS
                     + " windows" : nx + " of " + answers + " upstream answers in a window were NXDOMAIN")
                     + "; its budget is " + p + " again";
             if (!limiter.table().swapFlag(slot, fp, CounterTable.FLOODED, false)) {

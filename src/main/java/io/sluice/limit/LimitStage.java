@@ -106,6 +106,9 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
         if (c == DomainLimiter.NONE) {
             return Outcome.CONTINUE;
         }
+        if (c != limiter.overflowSlot()) {
+            q.answerNote(FloodWatch.note(c, limiter.fingerprint(c))); // for the flood watch, with the upstream's answer
+        }
         if (limiter.policy(c) == Policy.UNLIMITED) { // counted for the busiest domains only, or made unlimited while running
             if (recent != null) {
                 record(limiter, c, false);

@@ -27,9 +27,9 @@ public final class GuardedReplies implements UpstreamReplies {
     }
 
     @Override
-    public void answered(ByteBuf query, QueryView view, ByteBuf reply) {
+    public void answered(ByteBuf query, QueryView view, ByteBuf reply, long note) {
         try {
-            replies.answered(query, view, reply);
+            replies.answered(query, view, reply, note);
         } catch (RuntimeException e) {
             failed("an upstream's answer", e);
         }

@@ -22,6 +22,7 @@ public final class Query {
     private InetSocketAddress address;
     private long now;
     private boolean timed;
+    private long answerNote;
 
     Query(Responder responder, LongSupplier clock) {
         this.responder = responder;
@@ -33,6 +34,7 @@ public final class Query {
         this.client = client;
         this.address = address;
         this.timed = false;
+        this.answerNote = UpstreamReplies.NO_NOTE;
     }
 
     /**
@@ -47,6 +49,19 @@ public final class Query {
             timed = true;
         }
         return now;
+    }
+
+    /**
+     * What a stage noted of this query for what sees the upstream's answer to it
+     * ({@link UpstreamReplies#answered}), carried with the query by the forwarder, which knows
+     * nothing of it; {@link UpstreamReplies#NO_NOTE} unless a stage set it.
+     */
+    public long answerNote() {
+        return answerNote;
+    }
+
+    public void answerNote(long note) {
+        answerNote = note;
     }
 
     /** The client's bytes, between reader and writer index; the caller of the pipeline owns them. */

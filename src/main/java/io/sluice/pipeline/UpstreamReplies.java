@@ -13,18 +13,22 @@ import java.util.List;
  * {@code view} holds, are valid only during the call.
  */
 public interface UpstreamReplies {
+    /** A query no stage left a note for ({@link Query#answerNote}). */
+    long NO_NOTE = -1;
+
     /** Sees nothing and has nothing. */
     UpstreamReplies NONE = new UpstreamReplies() {
         @Override
-        public void answered(ByteBuf query, QueryView view, ByteBuf reply) {
+        public void answered(ByteBuf query, QueryView view, ByteBuf reply, long note) {
         }
     };
 
     /**
      * An upstream answered {@code query}; {@code reply}, in the client's letter case and with its
-     * ID, is about to be relayed. The query's ID and case are the attempt's.
+     * ID, is about to be relayed. The query's ID and case are the attempt's; {@code note} is what a
+     * stage noted of it ({@link Query#answerNote}).
      */
-    void answered(ByteBuf query, QueryView view, ByteBuf reply);
+    void answered(ByteBuf query, QueryView view, ByteBuf reply, long note);
 
     /**
      * No upstream gave {@code query} (its ID and case the client's) an answer: none answered in
@@ -49,9 +53,9 @@ public interface UpstreamReplies {
         UpstreamReplies[] each = all.toArray(new UpstreamReplies[0]);
         return new UpstreamReplies() {
             @Override
-            public void answered(ByteBuf query, QueryView view, ByteBuf reply) {
+            public void answered(ByteBuf query, QueryView view, ByteBuf reply, long note) {
                 for (UpstreamReplies r : each) {
-                    r.answered(query, view, reply);
+                    r.answered(query, view, reply, note);
                 }
             }
 

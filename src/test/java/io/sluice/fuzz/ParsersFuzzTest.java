@@ -16,6 +16,7 @@ import io.sluice.config.ConfigFile;
 import io.sluice.config.Settings;
 import io.sluice.domain.DomainProbe;
 import io.sluice.domain.RegistrableDomains;
+import io.sluice.pipeline.UpstreamReplies;
 import io.sluice.wire.Answers;
 import io.sluice.wire.QueryView;
 import io.sluice.metrics.Registry;
@@ -126,7 +127,7 @@ class ParsersFuzzTest {
             return; // the forwarder offers the cache only replies that passed the check
         }
         CacheStage stage = STAGE;
-        stage.answered(query, view, reply);
+        stage.answered(query, view, reply, UpstreamReplies.NO_NOTE);
         assertTrue(reply.readerIndex() == 0 && reply.writerIndex() == r.length, "the reply is read in place, untouched");
         ByteBuf a = stage.unanswered(UnpooledByteBufAllocator.DEFAULT, query, view, true, false);
         if (a == null) {

@@ -247,15 +247,15 @@ class DomainLimiterTest {
         PSL.reduce("x1.victim.example", p);
         int c = l.counterFor(p);
         for (int i = 0; i < 50; i++) {
-            assertEquals(Floods.Change.NONE, l.floods().answered(l, c, p, true));
+            assertEquals(Floods.Change.NONE, l.floods().answered(l, c, p::toString, true));
         }
         clock.advanceMillis(2000); // a window of quiet, then the next burst's first answer
-        assertEquals(Floods.Change.ENTERED, l.floods().answered(l, c, p, true), "judged on the window it ran");
+        assertEquals(Floods.Change.ENTERED, l.floods().answered(l, c, p::toString, true), "judged on the window it ran");
         assertEquals(10, l.budget(c).queries());
         assertEquals("sluice: victim.example over 10 queries per 1s (cut: a random-subdomain flood)",
                 refusalText(l, c, p));
         clock.advanceMillis(9000); // nine windows of quiet: over
-        assertEquals(Floods.Change.LEFT, l.floods().answered(l, c, p, true));
+        assertEquals(Floods.Change.LEFT, l.floods().answered(l, c, p::toString, true));
         assertEquals(100, l.budget(c).queries());
         assertEquals("sluice: victim.example over 100 queries per 1s",
                 refusalText(l, c, p));

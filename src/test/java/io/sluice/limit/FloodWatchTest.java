@@ -1,0 +1,103 @@
+package io.sluice.limit;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.sluice.config.ConfigFile;
+import io.sluice.config.Settings;
+import io.sluice.domain.DomainProbe;
+import io.sluice.metrics.Registry;
+import io.sluice.pipeline.UpstreamReplies;
+import io.sluice.testing.Dns;
+import io.sluice.wire.QueryView;
+import io.sluice.wire.Wire;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.xbill.DNS.Type;
+
+/** What the flood watch counts an answer against: the counter the limit stage noted, while it still holds the domain. */
+class FloodWatchTest {
+    @TempDir
+    Path dir;
+    private final ManualClock clock = new ManualClock();
+    private Limits limits;
+    private FloodWatch watch;
+
+    @BeforeEach
+    void start() throws Exception {
+        Path f = dir.resolve("sluice.yml");
+        Files.writeString(f, "limits:\n  default: { queries: 100, window: 1s }\n"
+                + "  flood: { detect: true, nxdomain-ratio: 0.5, min-answers: 20, budget: 0.1 }\n");
+        Settings.Builder b = new Settings.Builder();
+        ConfigFile.apply(f, b);
+        b.set("upstreams", List.of("127.0.0.1:53"));
+        limits = Limits.from(b.build().limits(), clock);
+        watch = new FloodWatch(limits, new LimitMeters(new Registry()));
+    }
+
+    @AfterEach
+    void stop() {
+        limits.close();
+    }
+
+    @Test
+    void aNotedAnswerCountsForTheNotedCounter() {
+        int victim = counter("victim.example");
+        long note = FloodWatch.note(victim, limits.limiter().fingerprint(victim));
+        nxdomains("victim.example", note, 30);
+        clock.advanceMillis(1000);
+        nxdomains("victim.example", note, 1); // the next window's first answer judges the last
+        assertTrue(limits.limiter().flooded(victim));
+    }
+
+    @Test
+    void aNoteWhoseSlotHoldsAnotherDomainIsNotBelieved() {
+        int victim = counter("victim.example");
+        int other = counter("other.example");
+        assertNotEquals(victim, other);
+        // The slot of other.example, with victim.example's fingerprint: what a note looks like once
+        // the janitor has emptied victim.example's slot and another domain has taken it.
+        long stale = FloodWatch.note(other, limits.limiter().fingerprint(victim));
+        nxdomains("victim.example", stale, 30);
+        clock.advanceMillis(1000);
+        nxdomains("victim.example", stale, 1);
+        assertTrue(limits.limiter().flooded(victim), "counted for the answer's own domain");
+        assertFalse(limits.limiter().flooded(other), "not for the domain that has the slot now");
+    }
+
+    @Test
+    void anAnswerWithoutANoteIsCountedByItsName() {
+        int victim = counter("victim.example");
+        nxdomains("victim.example", UpstreamReplies.NO_NOTE, 30);
+        clock.advanceMillis(1000);
+        nxdomains("victim.example", UpstreamReplies.NO_NOTE, 1);
+        assertTrue(limits.limiter().flooded(victim));
+    }
+
+    private int counter(String domain) {
+        int c = limits.limiter().counterFor(DomainProbe.of(domain));
+        assertNotEquals(DomainLimiter.NONE, c);
+        return c;
+    }
+
+    /** {@code n} NXDOMAIN answers to random names under {@code domain}, the queries noted {@code note}. */
+    private void nxdomains(String domain, long note, int n) {
+        for (int i = 0; i < n; i++) {
+            ByteBuf query = Unpooled.wrappedBuffer(Dns.query(i, "r" + i + "x" + clock.epochNanos() + "." + domain + ".", Type.A));
+            QueryView view = new QueryView();
+            view.read(query);
+            ByteBuf reply = query.copy();
+            reply.setByte(2, 0x80); // QR
+            reply.setByte(3, Wire.RCODE_NXDOMAIN);
+            watch.answered(query, view, reply, note);
+        }
+    }
+}
