@@ -51,9 +51,8 @@ public final class FloodWatch implements UpstreamReplies, Supplier<String> {
         this.query = query;
         this.view = view;
         int slot = (int) note;
-        if (note == NO_NOTE || slot >= limiter.table().capacity()
-                || (int) limiter.fingerprint(slot) != (int) (note >>> 32)) {
-            slot = limiter.existing(reduced()); // not noted, or a reload's table, or the slot reused
+        if (note == NO_NOTE || (int) limiter.fingerprint(slot) != (int) (note >>> 32)) {
+            slot = limiter.existing(reduced()); // not noted, or the slot emptied and taken by another domain since
         }
         if (slot != DomainLimiter.NONE && floods.answered(limiter, slot, this, Wire.rcode(reply) == Wire.RCODE_NXDOMAIN)
                 == Floods.Change.ENTERED) {
