@@ -17,7 +17,7 @@ import java.util.function.Supplier;
  * forwarder hands the note back with the answer, carrying it without knowing what it is: reducing
  * each answer's name again and looking its counter up cost 8% of a saturated loop
  * (docs/benchmarks.md, "Flood"). The name is reduced here only for a log line, or for a query
- * without the note (one parked for Redis), or whose counter's slot holds another domain by now.
+ * without the note, or whose counter's slot holds another domain by now.
  */
 public final class FloodWatch implements UpstreamReplies, Supplier<String> {
     private final Limits limits;

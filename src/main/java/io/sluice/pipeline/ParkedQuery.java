@@ -5,10 +5,11 @@ import io.netty.channel.Channel;
 import java.net.InetSocketAddress;
 
 /**
- * A copy of a query that a stage keeps while it waits (say, for Redis), and where its answer goes.
- * Whoever holds it releases it once it is resumed or given up.
+ * A copy of a query that a stage keeps while it waits (say, for Redis), where its answer goes, and
+ * what the stages before noted of it ({@link Query#answerNote}). Whoever holds it releases it once
+ * it is resumed or given up.
  */
-public record ParkedQuery(ByteBuf message, Channel client, InetSocketAddress address) {
+public record ParkedQuery(ByteBuf message, Channel client, InetSocketAddress address, long answerNote) {
     public void release() {
         message.release();
     }

@@ -107,6 +107,7 @@ public final class Pipeline {
         @Override
         public Query reopen(ParkedQuery parked) {
             resumed.set(parked.message(), parked.client(), parked.address());
+            resumed.answerNote(parked.answerNote());
             resumed.view().read(parked.message()); // a parked query was read whole before: it reads the same
             return resumed;
         }

@@ -54,7 +54,7 @@ public final class Query {
     /**
      * What a stage noted of this query for what sees the upstream's answer to it
      * ({@link UpstreamReplies#answered}), carried with the query by the forwarder, which knows
-     * nothing of it; {@link UpstreamReplies#NO_NOTE} unless a stage set it.
+     * nothing of it, and with a parked copy; {@link UpstreamReplies#NO_NOTE} unless a stage set it.
      */
     public long answerNote() {
         return answerNote;
@@ -120,7 +120,7 @@ public final class Query {
     public ParkedQuery park() {
         ByteBuf copy = client.alloc().buffer(message.readableBytes())
                 .writeBytes(message, message.readerIndex(), message.readableBytes());
-        return new ParkedQuery(copy, client, address);
+        return new ParkedQuery(copy, client, address, answerNote);
     }
 
     /**

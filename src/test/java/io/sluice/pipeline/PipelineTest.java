@@ -135,6 +135,35 @@ class PipelineTest {
     }
 
     @Test
+    void aNoteLeftForTheAnswerKeepsToItsQueryThroughParkingAndNotToTheNext() {
+        Stage noting = q -> {
+            q.answerNote(100 + q.view().id());
+            return Outcome.CONTINUE;
+        };
+        Stage seeing = q -> {
+            trace.add("note:" + q.answerNote());
+            return Outcome.ANSWERED;
+        };
+        Parking parking = new Parking();
+        Pipeline p = pipeline(noting, parking, seeing);
+        p.handle(query(1), client, CLIENT);
+        p.handle(query(2), client, CLIENT);
+        parking.resume();
+        Pipeline unnoted = pipeline(seeing);
+        unnoted.handle(query(3), client, CLIENT);
+        assertEquals(List.of("park:1", "park:2", "note:101", "note:102", "note:" + UpstreamReplies.NO_NOTE), trace);
+        Pipeline once = pipeline(q -> {
+            if (q.view().id() == 4) {
+                q.answerNote(7);
+            }
+            return Outcome.CONTINUE;
+        }, seeing);
+        once.handle(query(4), client, CLIENT);
+        once.handle(query(5), client, CLIENT);
+        assertEquals(List.of("note:7", "note:" + UpstreamReplies.NO_NOTE), trace.subList(5, 7), "a new query starts with none");
+    }
+
+    @Test
     void aQueryPassingEveryStageIsAnInternalErrorAndDropped() {
         Pipeline p = pipeline(noting("a", Outcome.CONTINUE));
         assertEquals(Outcome.DROPPED, p.handle(query(3), client, CLIENT));
