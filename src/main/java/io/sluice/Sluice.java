@@ -501,7 +501,7 @@ public final class Sluice implements AutoCloseable {
                 + "; clients " + (settings.aclIsDefault() ? "private networks" : settings.allowClients().size() == 1
                         ? settings.allowClients().get(0).toString() : settings.allowClients().size() + " networks")
                 + " (else " + settings.aclAction() + ")"
-                + "; " + (cache == null ? "cache off" : "cache " + settings.cache().size() + " answers")
+                + "; " + (cache == null ? "cache off" : "cache " + cache.capacity() + " answers")
                 + "; " + limits.describe()
                 + (backend == null || backend.describe().isEmpty() ? "" : ", " + backend.describe())
                 + (!limits.active() && settings.backend().kind() != BackendSettings.Kind.MEMORY

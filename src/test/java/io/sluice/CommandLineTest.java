@@ -204,7 +204,7 @@ class CommandLineTest {
         try (TestUpstream up = new TestUpstream()) {
             SluiceProcess s = serve("stderr.log", "--upstream", up.hostPort(), "--threads", "1",
                     "--limit", "50", "--window", "2s", "--algorithm", "sliding-window", "--action", "nxdomain",
-                    "--max-domains", "500", "--dry-run");
+                    "--max-domains", "500", "--dry-run", "--cache-size", "1001");
             assertEquals(Rcode.NOERROR, Dns.rcode(Dns.tcp(s.at(), Dns.query(1, "cli.example.", Type.A))));
             s.process().destroy(); // SIGTERM
             assertTrue(s.process().waitFor(10, TimeUnit.SECONDS));
@@ -212,6 +212,7 @@ class CommandLineTest {
             assertEquals(0, s.process().exitValue(), err);
             assertTrue(err.contains("listening on 127.0.0.1:" + s.at().getPort()) && err.contains("upstreams " + up.hostPort())
                     && err.contains("threads 1") && err.contains("transport "), err);
+            assertTrue(err.contains("; cache 1004 answers;"), "the cache's size as kept, whole buckets of four: " + err);
             assertTrue(err.contains("limits sliding-window 50 per 2s, action nxdomain (dry run), 0 overrides"), err);
             assertTrue(err.contains("stopped;"), err);
         }

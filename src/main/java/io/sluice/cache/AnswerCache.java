@@ -100,6 +100,11 @@ public final class AnswerCache {
         return new CacheStage(this, loop);
     }
 
+    /** Answers the cache keeps at most: {@code cache.size} rounded up to a multiple of four. */
+    public int capacity() {
+        return table.capacity();
+    }
+
     /** Answers in the cache now, expired ones not yet replaced included (a count while they change). */
     public long size() {
         return table.entries();

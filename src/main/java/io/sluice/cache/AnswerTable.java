@@ -309,6 +309,11 @@ final class AnswerTable {
         return n;
     }
 
+    /** Answers the index can name at most: max-entries rounded up to whole buckets. */
+    int capacity() {
+        return buckets * BUCKET_SLOTS;
+    }
+
     /** Answers the index names now that their rings still hold (expired ones included). */
     long entries() {
         long n = 0;
