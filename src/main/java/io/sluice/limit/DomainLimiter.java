@@ -251,16 +251,9 @@ public final class DomainLimiter {
     }
 
     /**
-     * Counts a query for {@code domain}, whose counter is {@code slot}, in this process's store:
-     * true when it is allowed.
-     */
-    public boolean tryAcquire(int slot, DomainProbe domain) {
-        return tryAcquire(slot, domain, clock.epochNanos());
-    }
-
-    /**
-     * {@link #tryAcquire(int, DomainProbe)} at {@code now}, this limiter's clock read by the
-     * caller: a query's stages share one reading ({@link io.sluice.pipeline.Query#now}).
+     * Counts a query for {@code domain}, whose counter is {@code slot}, in this process's store at
+     * {@code now}, this limiter's clock read by the caller (a query's stages share one reading,
+     * {@link io.sluice.pipeline.Query#now}): true when it is allowed.
      */
     public boolean tryAcquire(int slot, DomainProbe domain, long now) {
         while (true) {

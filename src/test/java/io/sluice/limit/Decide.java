@@ -10,7 +10,7 @@ public final class Decide {
     /** Counts a query for {@code domain}: {@link DomainLimiter#NONE} when it is allowed, else the slot whose budget it is over. */
     public static int refusedBy(DomainLimiter limiter, DomainProbe domain) {
         int c = limiter.counterFor(domain);
-        return c == DomainLimiter.NONE || limiter.tryAcquire(c, domain) ? DomainLimiter.NONE : c;
+        return c == DomainLimiter.NONE || limiter.tryAcquire(c, domain, limiter.clock().epochNanos()) ? DomainLimiter.NONE : c;
     }
 
     /** Counts a query for {@code domain}: whether it is allowed. */
