@@ -6,6 +6,7 @@ import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.Query;
 import io.sluice.pipeline.Stage;
 import io.sluice.pipeline.UpstreamReplies;
+import io.sluice.transport.Transport;
 import io.sluice.wire.Answers;
 import io.sluice.wire.QueryEdns;
 import io.sluice.wire.QueryView;
@@ -51,12 +52,12 @@ public final class CacheStage implements Stage, UpstreamReplies {
         CachedAnswer a = cache.find(loop, probe, found, now) ? found : null;
         if (a != null && a.freshAt(now)) {
             cache.hits.increment();
-            q.send(write(q.client().alloc(), q.message(), q.view(), q.overUdp(), a, now, false));
+            q.send(write(Transport.ALLOCATOR, q.message(), q.view(), q.overUdp(), a, now, false));
             return Outcome.ANSWERED;
         }
         if (a != null && a.staleWithoutAskingAt(now)) { // the upstreams failed to refresh it just now
             cache.staleServed.increment();
-            q.send(write(q.client().alloc(), q.message(), q.view(), q.overUdp(), a, now, true));
+            q.send(write(Transport.ALLOCATOR, q.message(), q.view(), q.overUdp(), a, now, true));
             return Outcome.ANSWERED;
         }
         cache.misses.increment();
@@ -79,7 +80,7 @@ public final class CacheStage implements Stage, UpstreamReplies {
                 return Outcome.CONTINUE;
             }
             cache.staleServed.increment();
-            q.send(write(q.client().alloc(), q.message(), q.view(), q.overUdp(), a, now, true));
+            q.send(write(Transport.ALLOCATOR, q.message(), q.view(), q.overUdp(), a, now, true));
             return Outcome.ANSWERED;
         };
     }

@@ -6,6 +6,7 @@ import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.Query;
 import io.sluice.pipeline.Responder;
 import io.sluice.pipeline.Stage;
+import io.sluice.transport.UdpSocket;
 import java.net.InetSocketAddress;
 
 /**
@@ -23,18 +24,18 @@ public final class ForwardStage implements Stage, Responder {
 
     @Override
     public Outcome handle(Query q) {
-        forwarder.forward(q.message(), q.view(), q.client(), q.udpAddress(), q.answerNote());
+        forwarder.forward(q.message(), q.view(), q.client(), q.udpSocket(), q.udpAddress(), q.answerNote());
         return Outcome.ANSWERED;
     }
 
     @Override
-    public void answer(Channel client, InetSocketAddress clientAddress, ByteBuf message) {
-        forwarder.answer(client, clientAddress, message);
+    public void answer(Channel client, UdpSocket socket, InetSocketAddress clientAddress, ByteBuf message) {
+        forwarder.answer(client, socket, clientAddress, message);
     }
 
     @Override
-    public void send(Channel client, InetSocketAddress clientAddress, ByteBuf message) {
-        forwarder.send(client, clientAddress, message);
+    public void send(Channel client, UdpSocket socket, InetSocketAddress clientAddress, ByteBuf message) {
+        forwarder.send(client, socket, clientAddress, message);
     }
 
     /** From now on queries go to {@code next}, which must be of this stage's loop; call on that loop. */

@@ -9,6 +9,7 @@ import io.sluice.pipeline.InternalErrors;
 import io.sluice.pipeline.Responder;
 import io.sluice.pipeline.UpstreamReplies;
 import io.sluice.transport.Transport;
+import io.sluice.transport.UdpSocket;
 import io.sluice.wire.Answers;
 import io.sluice.wire.QueryView;
 import io.sluice.wire.QuestionCase;
@@ -91,7 +92,7 @@ public final class Forwarder implements Responder {
     /**
      * @param maxInflight this loop's share of {@code max-inflight}
      * @param answers     where the upstreams' answers go, and stale ones come from
-     * @param errors      where a bug met by a tick is counted
+     * @param errors      where a bug met by a tick or a UDP reply is counted
      */
     public Forwarder(EventLoop loop, UpstreamPool pool, ForwardMeters meters, Transport transport, Settings settings,
                      int maxInflight, UpstreamReplies answers, InternalErrors errors) {
@@ -106,7 +107,7 @@ public final class Forwarder implements Responder {
         this.inFlight = new InFlightTable(maxInflight);
         this.links = new UpstreamLinks(this, loop, pool, transport, settings.upstreamSockets(),
                 settings.upstreamSocketLifetime(), TimeUnit.NANOSECONDS.toMillis(attemptNanos));
-        this.writes = new WriteBatch(loop, links::endOfBatch);
+        this.writes = new WriteBatch(loop, meters, links::endOfBatch);
         this.tickMillis = Math.max(MIN_TICK_MILLIS,
                 Math.min(MAX_TICK_MILLIS, TimeUnit.NANOSECONDS.toMillis(attemptNanos) / 10));
         this.lateness = TimeUnit.MILLISECONDS.toNanos(tickMillis);
@@ -129,30 +130,32 @@ public final class Forwarder implements Responder {
      * Forwards the query that {@code view} has just read from {@code query}. Keeps a copy of
      * {@code query}; the caller keeps and releases its own.
      *
-     * @param clientAddress the UDP client's address, or null when {@code client} is a TCP connection
+     * @param client        the client's TCP connection, or null for a datagram
+     * @param socket        the socket the datagram came in on, or null over TCP
+     * @param clientAddress the UDP client's address, or null over TCP
      * @param answerNote    handed back with the upstream's answer ({@link UpstreamReplies#answered})
      */
-    public void forward(ByteBuf query, QueryView view, Channel client, InetSocketAddress clientAddress,
-                        long answerNote) {
+    public void forward(ByteBuf query, QueryView view, Channel client, UdpSocket socket,
+                        InetSocketAddress clientAddress, long answerNote) {
         PendingQuery q = inFlight.take();
         if (q == null) {
             meters.inflightFull.increment();
-            ByteBuf instead = answers.unanswered(client.alloc(), query, view, clientAddress != null, false);
+            ByteBuf instead = answers.unanswered(Transport.ALLOCATOR, query, view, clientAddress != null, false);
             if (instead != null) { // no upstream can be asked: a stale answer, as when none answered
-                send(client, clientAddress, instead);
+                send(client, socket, clientAddress, instead);
                 return;
             }
             meters.servfail.increment();
-            answer(client, clientAddress, Answers.withQuestion(client.alloc(), query, view, Wire.FLAG_RA,
+            answer(client, socket, clientAddress, Answers.withQuestion(Transport.ALLOCATOR, query, view, Wire.FLAG_RA,
                     Wire.RCODE_SERVFAIL, Answers.EDE_OTHER, INFLIGHT_TEXT));
             return;
         }
-        // A copy, not a reference: a datagram read by recvmmsg is a slice of a buffer shared with
-        // up to 15 others, which a reference would keep alive until this query's answer or timeout.
-        q.query = q.queryCopy.copyOf(client.alloc(), query);
+        // A copy, not a reference: a datagram lives in its loop's DatagramBuffer until the next read.
+        q.query = q.queryCopy.copyOf(Transport.ALLOCATOR, query);
         q.questionEnd = view.questionEnd() - view.base(); // the copy starts at index 0
         q.clientId = view.id();
         q.client = client;
+        q.socket = socket;
         q.clientAddress = clientAddress;
         q.answerNote = answerNote;
         q.nextUpstream = 0;
@@ -260,8 +263,8 @@ public final class Forwarder implements Responder {
         }
     }
 
-    /** A reply read from {@code link}; {@code sender} is null for TCP, where the link is the sender. */
-    void onReply(UpstreamLink link, ByteBuf reply, InetSocketAddress sender) {
+    /** A reply read from {@code link}, which only its upstream can send on (a connected socket, a TCP connection). */
+    void onReply(UpstreamLink link, ByteBuf reply) {
         if (reply.readableBytes() < Wire.HEADER_BYTES) {
             meters.repliesMismatched.increment();
             meters.repliesRejected[link.upstream().index()].increment();
@@ -275,8 +278,7 @@ public final class Forwarder implements Responder {
             return;
         }
         int base = q.query.readerIndex();
-        if ((sender != null && !sender.equals(q.upstream.address()))
-                || !(q.transferring ? Replies.continuesTransfer(q.query, base, q.questionEnd, reply)
+        if (!(q.transferring ? Replies.continuesTransfer(q.query, base, q.questionEnd, reply)
                         : Replies.answers(q.query, base, q.questionEnd, reply, q.caseScrambled))) {
             // keep waiting: the genuine reply may still come
             meters.repliesRejected[q.upstream.index()].increment();
@@ -310,8 +312,8 @@ public final class Forwarder implements Responder {
             abortTransfer(q); // nobody reads it, or the client reads far slower than the upstream sends
             return;
         }
-        // A copy: on epoll a UDP reply lives in the loop's ReusedReadBuffer, which the next read overwrites.
-        ByteBuf copy = q.replyCopy.copyOf(q.client.alloc(), reply);
+        // A copy: a UDP reply lives in the loop's DatagramBuffer, which the next read overwrites.
+        ByteBuf copy = q.replyCopy.copyOf(Transport.ALLOCATOR, reply);
         if (last) {
             if (!q.isTransfer && answers != UpstreamReplies.NONE) {
                 scratch.read(q.query); // read once for all that sees the answer
@@ -321,7 +323,7 @@ public final class Forwarder implements Responder {
                 }
             }
             meters.upstreamAnswers[Answers.relayedRcode(q.query, q.questionEnd, copy)].increment();
-            writes.answer(q.client, q.clientAddress, copy);
+            writes.answer(q.client, q.socket, q.clientAddress, copy);
             meters.answered.increment();
             releaseSlot(q);
         } else {
@@ -433,13 +435,13 @@ public final class Forwarder implements Responder {
         ByteBuf query = q.query;
         ByteBuf instead = answerInstead(q, upstreamsFailed);
         if (instead != null) {
-            send(q.client, q.clientAddress, instead);
+            send(q.client, q.socket, q.clientAddress, instead);
             releaseSlot(q);
             return;
         }
         meters.servfail.increment();
-        answer(q.client, q.clientAddress, Answers.withQuestion(q.client.alloc(), query, scratch, Wire.FLAG_RA,
-                Wire.RCODE_SERVFAIL, Answers.EDE_NO_REACHABLE_AUTHORITY, SERVFAIL_TEXT));
+        answer(q.client, q.socket, q.clientAddress, Answers.withQuestion(Transport.ALLOCATOR, query, scratch,
+                Wire.FLAG_RA, Wire.RCODE_SERVFAIL, Answers.EDE_NO_REACHABLE_AUTHORITY, SERVFAIL_TEXT));
         releaseSlot(q);
     }
 
@@ -455,7 +457,7 @@ public final class Forwarder implements Responder {
             return false;
         }
         servfail.release();
-        send(q.client, q.clientAddress, instead);
+        send(q.client, q.socket, q.clientAddress, instead);
         releaseSlot(q);
         return true;
     }
@@ -471,7 +473,7 @@ public final class Forwarder implements Responder {
         query.setShort(query.readerIndex() + Wire.ID_OFFSET, q.clientId);
         scratch.read(query);
         return q.isTransfer ? null
-                : answers.unanswered(q.client.alloc(), query, scratch, !q.overTcp(), upstreamsFailed);
+                : answers.unanswered(Transport.ALLOCATOR, query, scratch, !q.overTcp(), upstreamsFailed);
     }
 
     private void releaseSlot(PendingQuery q) {
@@ -483,15 +485,27 @@ public final class Forwarder implements Responder {
      * flushed with the wake-up's other writes.
      */
     @Override
-    public void answer(Channel client, InetSocketAddress clientAddress, ByteBuf message) {
+    public void answer(Channel client, UdpSocket socket, InetSocketAddress clientAddress, ByteBuf message) {
         meters.sluiceAnswers[Answers.rcode(message)].increment();
-        writes.answer(client, clientAddress, message);
+        writes.answer(client, socket, clientAddress, message);
     }
 
     /** As {@link #answer}, for an answer counted where it was made. */
     @Override
-    public void send(Channel client, InetSocketAddress clientAddress, ByteBuf message) {
-        writes.answer(client, clientAddress, message);
+    public void send(Channel client, UdpSocket socket, InetSocketAddress clientAddress, ByteBuf message) {
+        writes.answer(client, socket, clientAddress, message);
+    }
+
+    /**
+     * A bug met by a UDP reply: the reply is dropped, as a lost datagram, and the loop reads on.
+     * (Over TCP the connection's pipeline catches it and closes the connection.)
+     */
+    void replyFailed(RuntimeException e) {
+        errors.caught("Forwarder", "an upstream's reply", "the reply is dropped", e);
+    }
+
+    WriteBatch writes() {
+        return writes;
     }
 
     void needsFlush(Channel ch) {

@@ -2,6 +2,7 @@ package io.sluice.forward;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
+import io.sluice.transport.UdpSocket;
 import io.sluice.wire.QuestionCase;
 import io.sluice.wire.ZoneTransfer;
 import java.net.InetSocketAddress;
@@ -25,7 +26,10 @@ final class PendingQuery {
     final SlotBuffer replyCopy;
     int questionEnd;
     int clientId;
+    /** The client's TCP connection; null for a query that came in a datagram. */
     Channel client;
+    /** The socket the query's datagram came in on; null over TCP. */
+    UdpSocket socket;
     /** The UDP client's address, or null for a query that came over TCP. */
     InetSocketAddress clientAddress;
 

@@ -80,7 +80,7 @@ final class TcpUpstreamLink extends UpstreamLink {
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, ByteBuf frame) {
             answeredOnce = true;
-            forwarder.onReply(TcpUpstreamLink.this, frame, null);
+            forwarder.onReply(TcpUpstreamLink.this, frame);
         }
 
         @Override

@@ -1,64 +1,73 @@
 package io.sluice.forward;
 
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.SimpleChannelInboundHandler;
-import io.netty.channel.socket.DatagramChannel;
-import io.netty.channel.socket.DatagramPacket;
+import io.sluice.transport.DatagramBuffer;
+import io.sluice.transport.Transport;
+import io.sluice.transport.UdpSocket;
+import java.io.IOException;
 import java.net.PortUnreachableException;
 
 /**
  * One UDP socket connected to one upstream, from its own kernel-chosen source port, until
- * {@link UpstreamLinks} replaces it. Replies are matched by ID; the kernel only delivers
- * datagrams from the upstream, and the sender is checked again all the same.
+ * {@link UpstreamLinks} replaces it. Replies are matched by ID; being connected, the socket is
+ * given datagrams from the upstream's address and port only.
  */
 final class UdpUpstreamLink extends UpstreamLink {
     private final Forwarder forwarder;
-    private DatagramChannel channel;
+    private UdpSocket socket;
 
     UdpUpstreamLink(Forwarder forwarder, Upstream upstream) {
         super(upstream);
         this.forwarder = forwarder;
     }
 
-    void bind(DatagramChannel channel) {
-        this.channel = channel;
+    void bind(UdpSocket socket) {
+        this.socket = socket;
+    }
+
+    UdpSocket socket() {
+        return socket;
     }
 
     void close() {
-        if (channel != null) {
-            channel.close();
+        if (socket != null) {
+            socket.close();
         }
     }
 
     @Override
     void send(PendingQuery q) {
-        // The buffer itself, not a duplicate: a datagram write leaves its indices alone (a partial
+        // The buffer itself, not a duplicate: a datagram's send leaves its indices alone (a partial
         // TCP write moves the reader index, hence TcpUpstreamLink's duplicate).
-        channel.write(q.query.retain(), channel.voidPromise());
-        forwarder.needsFlush(channel);
+        forwarder.writes().query(this, q.query.retain());
     }
 
-    /** Reads replies off the socket into the forwarder. */
-    static final class Handler extends SimpleChannelInboundHandler<DatagramPacket> {
-        private final Forwarder forwarder;
-        private final UdpUpstreamLink link;
-
-        Handler(UdpUpstreamLink link) {
-            this.forwarder = link.forwarder;
-            this.link = link;
-        }
-
-        @Override
-        protected void channelRead0(ChannelHandlerContext ctx, DatagramPacket packet) {
-            forwarder.onReply(link, packet.content(), packet.sender());
-        }
-
-        @Override
-        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            forwarder.meters().ioErrors.increment();
-            if (cause instanceof PortUnreachableException) { // the kernel's report of an ICMP error
-                forwarder.refused(link);
+    /** Reads the replies waiting on the socket into the forwarder, through the loop's {@code buffer}. */
+    void readReplies(DatagramBuffer buffer) {
+        for (int i = 0; i < Transport.READS_PER_WAKEUP; i++) {
+            try {
+                if (!buffer.read(socket)) {
+                    return;
+                }
+            } catch (IOException e) {
+                failed(e);
+                continue; // the error was the socket's one pending report; replies may follow it
             }
+            try {
+                forwarder.onReply(this, buffer.datagram());
+            } catch (RuntimeException e) {
+                forwarder.replyFailed(e);
+            }
+        }
+    }
+
+    /**
+     * A read or write on the socket failed. Port unreachable is the kernel's report of an ICMP
+     * error for an earlier datagram: nothing listens at the upstream.
+     */
+    void failed(IOException e) {
+        forwarder.meters().ioErrors.increment();
+        if (e instanceof PortUnreachableException) {
+            forwarder.refused(this);
         }
     }
 }

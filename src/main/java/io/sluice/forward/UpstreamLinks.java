@@ -1,16 +1,15 @@
 package io.sluice.forward;
 
 import io.netty.bootstrap.Bootstrap;
-import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
-import io.netty.channel.FixedRecvByteBufAllocator;
-import io.netty.channel.RecvByteBufAllocator;
-import io.netty.channel.socket.DatagramChannel;
-import io.netty.channel.socket.SocketProtocolFamily;
 import io.netty.util.concurrent.ScheduledFuture;
-import io.sluice.transport.ReusedReadBuffer;
+import io.sluice.transport.Addresses;
+import io.sluice.transport.DatagramBuffer;
 import io.sluice.transport.Transport;
+import io.sluice.transport.UdpSocket;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.HashSet;
@@ -47,14 +46,13 @@ final class UpstreamLinks {
     /** Replaced sockets still open; closed by their own scheduled task, or by {@link #close}. */
     private final Set<UdpUpstreamLink> draining = new HashSet<>();
     private ScheduledFuture<?> rotation;
-    private boolean closed;
     /** Connected sockets, by upstream index. */
     private final UdpUpstreamLink[][] udp;
     private final TcpUpstreamLink[] tcp;
     /** Per upstream, the socket this batch's queries leave on, or -1 until the batch picks one. */
     private final int[] batchSocket;
-    /** Where upstream replies are read: one reused {@link ReusedReadBuffer} when the transport allows. */
-    private final RecvByteBufAllocator replyReads;
+    /** Where every UDP socket of the loop reads its replies. */
+    private final DatagramBuffer replies = new DatagramBuffer(MAX_UDP_REPLY_BYTES);
 
     /**
      * @param attemptMillis how long one attempt waits for its reply: the TCP connect timeout, and
@@ -75,9 +73,6 @@ final class UpstreamLinks {
         this.tcp = new TcpUpstreamLink[pool.size()];
         this.batchSocket = new int[pool.size()];
         Arrays.fill(batchSocket, -1);
-        this.replyReads = transport.firesEachReadBeforeTheNext()
-                ? new ReusedReadBuffer(Transport.ALLOCATOR, MAX_UDP_REPLY_BYTES, Transport.READS_PER_WAKEUP)
-                : new FixedRecvByteBufAllocator(MAX_UDP_REPLY_BYTES).maxMessagesPerRead(Transport.READS_PER_WAKEUP);
     }
 
     /** Connects the UDP sockets and prepares the TCP connections; called once, from outside the loop. */
@@ -100,27 +95,21 @@ final class UpstreamLinks {
         for (int i = 0; i < udp.length; i++) {
             int slot = nextToReplace[i];
             nextToReplace[i] = (slot + 1) % socketsPerUpstream;
-            Upstream u = pool.get(i);
-            UdpUpstreamLink fresh = new UdpUpstreamLink(forwarder, u);
-            int upstream = i;
-            udpBootstrap(u, fresh).connect(u.address()).addListener((ChannelFuture f) -> {
-                if (!f.isSuccess() || closed) {
-                    if (!closed) {
-                        forwarder.meters().ioErrors.increment(); // the old socket carries on
-                    }
-                    f.channel().close();
-                    return;
+            UdpUpstreamLink fresh;
+            try {
+                fresh = connected(pool.get(i));
+            } catch (IOException | InterruptedException e) {
+                forwarder.meters().ioErrors.increment(); // the old socket carries on
+                continue;
+            }
+            UdpUpstreamLink old = udp[i][slot];
+            udp[i][slot] = fresh;
+            draining.add(old);
+            loop.schedule(() -> {
+                if (draining.remove(old)) {
+                    old.close();
                 }
-                fresh.bind((DatagramChannel) f.channel());
-                UdpUpstreamLink old = udp[upstream][slot];
-                udp[upstream][slot] = fresh;
-                draining.add(old);
-                loop.schedule(() -> {
-                    if (draining.remove(old)) {
-                        old.close();
-                    }
-                }, drainMillis, TimeUnit.MILLISECONDS);
-            });
+            }, drainMillis, TimeUnit.MILLISECONDS);
         }
     }
 
@@ -131,22 +120,19 @@ final class UpstreamLinks {
      */
     private void connectUdp(Upstream u, UdpUpstreamLink[] links) throws InterruptedException {
         for (int i = 0; i < links.length; i++) {
-            UdpUpstreamLink link = new UdpUpstreamLink(forwarder, u);
-            ChannelFuture f = udpBootstrap(u, link).connect(u.address());
-            link.bind((DatagramChannel) f.channel()); // closed by close() even when the connect fails
-            links[i] = link;
-            f.sync();
+            try {
+                links[i] = connected(u);
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot open a UDP socket to upstream "
+                        + Addresses.text(u.address()) + ": " + e.getMessage(), e);
+            }
         }
     }
 
-    private Bootstrap udpBootstrap(Upstream u, UdpUpstreamLink link) {
-        SocketProtocolFamily family = Transport.familyOf(u.address().getAddress());
-        return new Bootstrap().group(loop)
-                .channelFactory(() -> transport.datagram(family))
-                .option(ChannelOption.ALLOCATOR, Transport.ALLOCATOR)
-                .option(ChannelOption.SO_RCVBUF, Transport.UDP_RCVBUF_BYTES)
-                .option(ChannelOption.RCVBUF_ALLOCATOR, replyReads)
-                .handler(new UdpUpstreamLink.Handler(link));
+    private UdpUpstreamLink connected(Upstream u) throws IOException, InterruptedException {
+        UdpUpstreamLink link = new UdpUpstreamLink(forwarder, u);
+        link.bind(UdpSocket.connect(transport, loop, u.address(), s -> link.readReplies(replies)));
+        return link;
     }
 
     /** The link a query to {@code u} goes on: its TCP connection, or this batch's UDP socket. */
@@ -155,9 +141,10 @@ final class UpstreamLinks {
     }
 
     /**
-     * The socket is drawn at random once per batch, not per query: a batch's queries then leave in
-     * one sendmmsg, and their replies come back together on one socket. Per query a batch of 16
-     * spread over 8 sockets left in about 3 datagrams per call (docs/benchmarks.md, "Upstream sockets").
+     * The socket is drawn at random once per batch, not per query: a batch's replies then come back
+     * together on one socket, read in one wake-up. Drawn per query, a batch of 16 left Netty's
+     * sendmmsg in about 3 datagrams a call (docs/benchmarks.md, "Upstream sockets"); with one send
+     * a datagram the draw per batch is kept, not measured again.
      */
     private UdpUpstreamLink udpLink(Upstream u, QueryIds ids) {
         UdpUpstreamLink[] links = udp[u.index()];
@@ -176,7 +163,6 @@ final class UpstreamLinks {
 
     /** Closes every socket and connection; call on the loop. */
     void close() {
-        closed = true;
         if (rotation != null) {
             rotation.cancel(false);
         }
@@ -195,9 +181,6 @@ final class UpstreamLinks {
             if (l != null) {
                 l.close();
             }
-        }
-        if (replyReads instanceof ReusedReadBuffer shared) {
-            shared.release(); // the sockets closed above were its only readers
         }
     }
 }

@@ -3,76 +3,121 @@ package io.sluice.forward;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
-import io.netty.channel.epoll.EpollDatagramChannel;
-import io.netty.channel.socket.DatagramPacket;
-import io.netty.channel.unix.Socket;
 import io.sluice.pipeline.Responder;
+import io.sluice.transport.UdpSocket;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
- * The writes of one event loop's wake-up, flushed together. A channel written to is flushed once,
- * by a task that runs after the loop has handled everything epoll reported, so that the kernel
- * gets several datagrams per sendmmsg: the replies read off all upstream sockets in one wake-up
- * leave the client socket together, and a batch of queries leaves an upstream socket together.
+ * The writes of one event loop's wake-up. The first datagram of a wake-up leaves at once; the
+ * rest wait for a task that runs after the loop has handled everything epoll reported, and leave
+ * together, as do the flushes of the TCP connections written to.
  *
- * <p>A wake-up's only UDP answer skips Netty's channel: it is held until the flush and then sent
- * straight to its listener's socket (epoll), which at 20,000 qps, about one answer a wake-up, cost
- * less than the channel's queue and sendmmsg (docs/benchmarks.md, "CPU at 20k qps"). A second
- * answer in the same wake-up sends the held one through the channel too, so that a busy loop
- * keeps its sendmmsg. Confined to its loop.
+ * <p>Why both: at 20,000 qps a wake-up mostly holds one query or one reply, and sending it at once
+ * lets its answer come back while the loop is still awake (p50 0.029 against 0.033 ms with every
+ * datagram held, docs/benchmarks.md, "UDP on the JDK's channels"). Under load a wake-up holds a
+ * dozen, and a datagram sent while the loop reads on wakes its receiver for each one: every one
+ * sent at once lost 10-18% at saturation, every one but the first held lost nothing. Confined to
+ * its loop.
  */
 final class WriteBatch implements Responder {
     /** How many of the channels last listed {@link #needsFlush} looks through. */
     private static final int RECENT = 8;
     private final EventLoop loop;
+    private final ForwardMeters meters;
     private final List<Channel> unflushed = new ArrayList<>();
     private final Runnable flushTask = this::flush;
     /** Run after each flush: the end of a batch (the upstream links draw their next socket). */
     private final Runnable afterFlush;
     private boolean flushQueued;
-    /** The wake-up's one UDP answer so far, held for a direct send; null when none is. */
-    private ByteBuf held;
-    private Channel heldOn;
-    private InetSocketAddress heldTo;
+    /** This wake-up has sent its one datagram at once: the others wait for the flush. */
+    private boolean sentAtOnce;
+    /** The datagrams waiting for the flush, as parallel arrays; {@code waiting} of them. */
+    private UdpSocket[] from = new UdpSocket[16];
+    private InetSocketAddress[] to = new InetSocketAddress[16];
+    private ByteBuf[] datagrams = new ByteBuf[16];
+    /** The upstream link a waiting query goes on (its failures are the link's), or null for an answer. */
+    private UdpUpstreamLink[] links = new UdpUpstreamLink[16];
+    private int waiting;
 
-    WriteBatch(EventLoop loop, Runnable afterFlush) {
+    WriteBatch(EventLoop loop, ForwardMeters meters, Runnable afterFlush) {
         this.loop = loop;
+        this.meters = meters;
         this.afterFlush = afterFlush;
     }
 
     /**
-     * Sends {@code message} (whose reference this takes) to a client: as a datagram to
-     * {@code clientAddress}, or framed on the TCP connection {@code client} if it is still open.
+     * Sends {@code message} (whose reference this takes) to a client: as a datagram from
+     * {@code socket} to {@code clientAddress}, or framed on the TCP connection {@code client} if it
+     * is still open.
      */
     @Override
-    public void answer(Channel client, InetSocketAddress clientAddress, ByteBuf message) {
+    public void answer(Channel client, UdpSocket socket, InetSocketAddress clientAddress, ByteBuf message) {
         if (clientAddress != null) {
-            if (held == null && client instanceof EpollDatagramChannel && message.hasMemoryAddress()) {
-                held = message;
-                heldOn = client;
-                heldTo = clientAddress;
-                queueFlush();
-                return;
-            }
-            writeHeld();
-            client.write(new DatagramPacket(message, clientAddress), client.voidPromise());
+            datagram(socket, clientAddress, message, null);
         } else if (client.isActive()) {
             client.write(message, client.voidPromise());
+            needsFlush(client);
         } else {
             message.release();
+        }
+    }
+
+    /** Sends {@code query} (whose reference this takes) on {@code link}'s connected socket. */
+    void query(UdpUpstreamLink link, ByteBuf query) {
+        datagram(link.socket(), null, query, link);
+    }
+
+    private void datagram(UdpSocket socket, InetSocketAddress address, ByteBuf message, UdpUpstreamLink link) {
+        queueFlush();
+        if (!sentAtOnce) {
+            sentAtOnce = true;
+            send(socket, address, message, link);
             return;
         }
-        needsFlush(client);
+        if (waiting == datagrams.length) {
+            int n = waiting * 2;
+            from = Arrays.copyOf(from, n);
+            to = Arrays.copyOf(to, n);
+            datagrams = Arrays.copyOf(datagrams, n);
+            links = Arrays.copyOf(links, n);
+        }
+        from[waiting] = socket;
+        to[waiting] = address;
+        datagrams[waiting] = message;
+        links[waiting] = link;
+        waiting++;
+    }
+
+    /**
+     * One datagram to the kernel, released after. One it does not take (a full send buffer) is
+     * lost as on the wire, and counted; a client or upstream asks again.
+     */
+    private void send(UdpSocket socket, InetSocketAddress address, ByteBuf message, UdpUpstreamLink link) {
+        try {
+            boolean sent = address != null ? socket.send(message, address) : socket.write(message);
+            if (!sent) {
+                meters.ioErrors.increment();
+            }
+        } catch (IOException e) {
+            if (link != null) {
+                link.failed(e);
+            } else {
+                meters.ioErrors.increment(); // e.g. an address the kernel has no route to
+            }
+        } finally {
+            message.release();
+        }
     }
 
     /**
      * {@code ch} was written to: flush it with the rest at the end of this wake-up. Only the last
      * few channels listed are looked through: writes to one channel mostly come together (a
-     * loop's UDP socket, a connection's answers), a second flush of a channel is a cheap no-op,
-     * and a wake-up that writes to a thousand TCP clients does not compare each with all.
+     * connection's answers), a second flush of a channel is a cheap no-op, and a wake-up that
+     * writes to a thousand TCP clients does not compare each with all.
      */
     void needsFlush(Channel ch) {
         for (int i = unflushed.size() - 1, last = Math.max(0, unflushed.size() - RECENT); i >= last; i--) {
@@ -91,53 +136,21 @@ final class WriteBatch implements Responder {
         }
     }
 
-    /** The held answer joins its channel's queue, to leave with the next. */
-    private void writeHeld() {
-        if (held != null) {
-            heldOn.write(new DatagramPacket(held, heldTo), heldOn.voidPromise());
-            needsFlush(heldOn);
-            held = null;
-            heldOn = null;
-            heldTo = null;
-        }
-    }
-
     private void flush() {
         flushQueued = false;
-        if (held != null) {
-            sendHeld();
+        sentAtOnce = false;
+        for (int i = 0; i < waiting; i++) {
+            send(from[i], to[i], datagrams[i], links[i]);
+            from[i] = null;
+            to[i] = null;
+            datagrams[i] = null;
+            links[i] = null;
         }
+        waiting = 0;
         for (int i = 0; i < unflushed.size(); i++) {
             unflushed.get(i).flush();
         }
         unflushed.clear();
         afterFlush.run();
-    }
-
-    /**
-     * Sends the held answer with one sendto on its listener's socket. When the kernel does not
-     * take it (a full send buffer, a closed socket), it goes through the channel instead, which
-     * waits for room or counts the failure as every other write.
-     */
-    private void sendHeld() {
-        ByteBuf m = held;
-        Channel on = heldOn;
-        InetSocketAddress to = heldTo;
-        held = null;
-        heldOn = null;
-        heldTo = null;
-        boolean sent;
-        try {
-            sent = ((Socket) ((EpollDatagramChannel) on).fd()).sendToAddress(m.memoryAddress(), m.readerIndex(),
-                    m.writerIndex(), to.getAddress(), to.getPort()) > 0;
-        } catch (IOException e) {
-            sent = false;
-        }
-        if (sent) {
-            m.release();
-        } else {
-            on.write(new DatagramPacket(m, to), on.voidPromise());
-            unflushed.add(on);
-        }
     }
 }

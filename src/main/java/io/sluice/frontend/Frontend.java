@@ -1,14 +1,11 @@
 package io.sluice.frontend;
 
-import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.FixedRecvByteBufAllocator;
-import io.netty.channel.epoll.EpollChannelOption;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.GlobalEventExecutor;
@@ -18,8 +15,8 @@ import io.sluice.metrics.Registry;
 import io.sluice.pipeline.Pipeline;
 import io.sluice.transport.Addresses;
 import io.sluice.transport.ReusePortSteering;
-import io.sluice.transport.ReusedReadBuffer;
 import io.sluice.transport.Transport;
+import io.sluice.transport.UdpSocket;
 import java.io.IOException;
 import java.net.BindException;
 import java.net.DatagramSocket;
@@ -39,27 +36,16 @@ import org.slf4j.LoggerFactory;
  */
 public final class Frontend {
     private static final Logger log = LoggerFactory.getLogger(Frontend.class);
-    /**
-     * Largest query datagram read whole: the largest UDP payload. A smaller slot would cut a padded
-     * query or one with many options at the slot's size and forward the fragment.
-     */
-    static final int MAX_UDP_QUERY_BYTES = 65535;
-    /**
-     * Datagrams one recvmmsg call may return: the read buffer holds this many slots of
-     * {@link #MAX_UDP_QUERY_BYTES} (1 MiB, one {@link ReusedReadBuffer} per event loop). One such
-     * call per wake-up: at moderate load further calls come back empty and only cost CPU.
-     */
-    static final int DATAGRAMS_PER_READ = 16;
     private static final int TCP_BACKLOG = 1024;
     private static final int EPHEMERAL_BIND_ATTEMPTS = 10;
 
-    private final List<Channel> udp = new ArrayList<>();
+    private final List<UdpSocket> udp = new ArrayList<>();
     private final List<Channel> tcpServers = new ArrayList<>();
     private final ChannelGroup tcpConnections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
     private final List<InetSocketAddress> bound = new ArrayList<>();
     private final List<InetSocketAddress> steeredByCpu = new ArrayList<>();
-    /** Per event loop, the buffer its listening UDP sockets read into (epoll only). */
-    private final Map<EventLoop, ReusedReadBuffer> queryReads = new IdentityHashMap<>();
+    /** Per event loop, what reads its listening UDP sockets. */
+    private final Map<EventLoop, UdpListener> listeners = new IdentityHashMap<>();
     private final Settings.UdpSteering steering;
 
     private final ListenerMeters meters;
@@ -121,33 +107,19 @@ public final class Frontend {
                                List<Pipeline> pipelines, TcpListener tcpListener)
             throws BindException, InterruptedException {
         InetSocketAddress at = address;
-        List<Channel> bindings = new ArrayList<>();
+        List<UdpSocket> bindings = new ArrayList<>();
         List<Pipeline> readers = transport.reusePort() ? pipelines : pipelines.subList(0, 1);
         for (Pipeline f : readers) {
-            Bootstrap b = new Bootstrap().group(f.loop())
-                    .channelFactory(() -> transport.datagram(Transport.familyOf(address.getAddress())))
-                    .option(ChannelOption.SO_RCVBUF, Transport.UDP_RCVBUF_BYTES)
-                    .option(ChannelOption.ALLOCATOR, Transport.ALLOCATOR)
-                    .handler(new UdpListener(f, meters));
-            if (transport.reusePort()) {
-                // epoll: recvmmsg into slots of the loop's one read buffer; what outlives the read
-                // is copied out of it (Forwarder.forward, Query.park).
-                ReusedReadBuffer reads = queryReads.computeIfAbsent(f.loop(), l -> new ReusedReadBuffer(
-                        Transport.ALLOCATOR, MAX_UDP_QUERY_BYTES * DATAGRAMS_PER_READ, 1));
-                b.option(EpollChannelOption.SO_REUSEPORT, true)
-                        .option(EpollChannelOption.MAX_DATAGRAM_PAYLOAD_SIZE, MAX_UDP_QUERY_BYTES)
-                        .option(ChannelOption.RCVBUF_ALLOCATOR, reads);
-            } else {
-                b.option(ChannelOption.RCVBUF_ALLOCATOR, new FixedRecvByteBufAllocator(MAX_UDP_QUERY_BYTES)
-                        .maxMessagesPerRead(Transport.READS_PER_WAKEUP));
-            }
+            UdpListener listener = listeners.computeIfAbsent(f.loop(), l -> new UdpListener(f, meters));
             try {
-                Channel ch = bindOrExplain(b.bind(at).await(), at, "udp");
-                bindings.add(ch);
-                at = (InetSocketAddress) ch.localAddress(); // port 0 resolves on the first socket
-            } catch (BindException e) {
+                UdpSocket s = UdpSocket.bind(transport, f.loop(), at, transport.reusePort(), listener);
+                bindings.add(s);
+                at = s.localAddress(); // port 0 resolves on the first socket
+            } catch (IOException e) {
                 closeAll(bindings);
-                throw e;
+                BindException b = new BindException(Addresses.text(at) + "/udp: " + kernelSays(e, at));
+                b.initCause(e);
+                throw b;
             }
         }
         boolean steered = bindings.size() > 1 && steering.byCpu(address) && steerByCpu(bindings, at);
@@ -178,9 +150,9 @@ public final class Frontend {
      * queries (docs/benchmarks.md, "UDP steering"). From a NIC, sockets share the load only as far as its
      * receive queues spread it over the CPUs, which is why auto leaves other addresses to the hash.
      */
-    private static boolean steerByCpu(List<Channel> group, InetSocketAddress at) {
+    private static boolean steerByCpu(List<UdpSocket> group, InetSocketAddress at) {
         try {
-            ReusePortSteering.byCpu(group.get(0), group.size());
+            ReusePortSteering.byCpu(group.get(0).descriptor(), group.size());
             return true;
         } catch (RuntimeException e) {
             log.warn("udp-steering: cannot steer {} by CPU ({}); the kernel's hash shares it out",
@@ -189,9 +161,9 @@ public final class Frontend {
         }
     }
 
-    private static void closeAll(List<Channel> channels) {
-        for (Channel ch : channels) {
-            ch.close().awaitUninterruptibly();
+    private static void closeAll(List<UdpSocket> sockets) {
+        for (UdpSocket s : sockets) {
+            s.close();
         }
     }
 
@@ -263,8 +235,8 @@ public final class Frontend {
         for (Channel ch : tcpServers) {
             ch.close().awaitUninterruptibly();
         }
-        for (Channel ch : udp) {
-            ch.config().setAutoRead(false);
+        for (UdpSocket s : udp) {
+            s.stopReading();
         }
         if (tcpListener != null) {
             tcpListener.stop();
@@ -281,10 +253,6 @@ public final class Frontend {
             ch.close().awaitUninterruptibly();
         }
         tcpConnections.close().awaitUninterruptibly();
-        for (Channel ch : udp) {
-            ch.close().awaitUninterruptibly();
-        }
-        queryReads.values().forEach(ReusedReadBuffer::release); // its readers are closed
-        queryReads.clear();
+        closeAll(udp);
     }
 }

@@ -295,7 +295,7 @@ final class TcpListener extends ChannelInitializer<Channel> {
             meters.queriesTcp.increment();
             lastActivityNanos = System.nanoTime();
             owed++; // before: an answer written at once, inside handle, is counted off against it
-            switch (pipeline.handle(frame, ctx.channel(), null)) {
+            switch (pipeline.handleTcp(frame, ctx.channel())) {
                 case ANSWERED, PARKED -> { }
                 case NOT_A_QUERY -> {
                     owed--;

@@ -1,6 +1,7 @@
 package io.sluice.pipeline;
 
 import io.sluice.metrics.Registry;
+import io.sluice.transport.Transport;
 import io.sluice.wire.Answers;
 import io.sluice.wire.Wire;
 import java.util.concurrent.atomic.LongAdder;
@@ -31,14 +32,14 @@ public final class MessageCheck implements Stage {
             }
             case FORMERR -> {
                 formerr.increment();
-                q.answer(Answers.headerOnly(q.client().alloc(), q.message(), q.view(), Wire.RCODE_FORMERR));
+                q.answer(Answers.headerOnly(Transport.ALLOCATOR, q.message(), q.view(), Wire.RCODE_FORMERR));
                 return Outcome.ANSWERED;
             }
             case NOTIMP -> {
                 notimp.increment();
                 q.answer(q.view().hasQuestion() // its question echoed, as Unbound's
-                        ? Answers.withQuestion(q.client().alloc(), q.message(), q.view(), 0, Wire.RCODE_NOTIMP, 0, null)
-                        : Answers.headerOnly(q.client().alloc(), q.message(), q.view(), Wire.RCODE_NOTIMP));
+                        ? Answers.withQuestion(Transport.ALLOCATOR, q.message(), q.view(), 0, Wire.RCODE_NOTIMP, 0, null)
+                        : Answers.headerOnly(Transport.ALLOCATOR, q.message(), q.view(), Wire.RCODE_NOTIMP));
                 return Outcome.ANSWERED;
             }
             case DROP_NO_ID -> droppedNoId.increment();

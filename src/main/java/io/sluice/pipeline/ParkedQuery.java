@@ -2,6 +2,7 @@ package io.sluice.pipeline;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
+import io.sluice.transport.UdpSocket;
 import java.net.InetSocketAddress;
 
 /**
@@ -9,7 +10,8 @@ import java.net.InetSocketAddress;
  * what the stages before noted of it ({@link Query#answerNote}). Whoever holds it releases it once
  * it is resumed or given up.
  */
-public record ParkedQuery(ByteBuf message, Channel client, InetSocketAddress address, long answerNote) {
+public record ParkedQuery(ByteBuf message, Channel client, UdpSocket socket, InetSocketAddress address,
+                          long answerNote) {
     public void release() {
         message.release();
     }

@@ -3,6 +3,7 @@ package io.sluice.pipeline;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
+import io.sluice.transport.UdpSocket;
 import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.function.LongSupplier;
@@ -35,12 +36,21 @@ public final class Pipeline {
     }
 
     /**
-     * Runs one message from a client through the stages; the caller keeps and releases it.
-     *
-     * @param address the UDP sender, or null when {@code client} is a TCP connection
+     * Runs one datagram from {@code sender}, read off {@code socket}, through the stages; the
+     * caller keeps and releases it.
      */
-    public Outcome handle(ByteBuf message, Channel client, InetSocketAddress address) {
-        current.set(message, client, address);
+    public Outcome handleDatagram(ByteBuf message, UdpSocket socket, InetSocketAddress sender) {
+        current.set(message, null, socket, sender);
+        return run(current);
+    }
+
+    /** Runs one message from the TCP connection {@code client} through the stages; the caller keeps and releases it. */
+    public Outcome handleTcp(ByteBuf message, Channel client) {
+        current.set(message, client, null, null);
+        return run(current);
+    }
+
+    private Outcome run(Query current) {
         try {
             return run(current, 0);
         } catch (RuntimeException e) {
@@ -106,7 +116,7 @@ public final class Pipeline {
 
         @Override
         public Query reopen(ParkedQuery parked) {
-            resumed.set(parked.message(), parked.client(), parked.address());
+            resumed.set(parked.message(), parked.client(), parked.socket(), parked.address());
             resumed.answerNote(parked.answerNote());
             resumed.view().read(parked.message()); // a parked query was read whole before: it reads the same
             return resumed;

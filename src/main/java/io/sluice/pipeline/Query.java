@@ -2,6 +2,8 @@ package io.sluice.pipeline;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
+import io.sluice.transport.Transport;
+import io.sluice.transport.UdpSocket;
 import io.sluice.wire.Answers;
 import io.sluice.wire.QueryView;
 import java.net.InetAddress;
@@ -19,6 +21,7 @@ public final class Query {
     private final LongSupplier clock;
     private ByteBuf message;
     private Channel client;
+    private UdpSocket socket;
     private InetSocketAddress address;
     private long now;
     private boolean timed;
@@ -29,9 +32,10 @@ public final class Query {
         this.clock = clock;
     }
 
-    void set(ByteBuf message, Channel client, InetSocketAddress address) {
+    void set(ByteBuf message, Channel client, UdpSocket socket, InetSocketAddress address) {
         this.message = message;
         this.client = client;
+        this.socket = socket;
         this.address = address;
         this.timed = false;
         this.answerNote = UpstreamReplies.NO_NOTE;
@@ -74,8 +78,14 @@ public final class Query {
         return view;
     }
 
+    /** The client's TCP connection, or null for a query that came in a datagram. */
     public Channel client() {
         return client;
+    }
+
+    /** The socket the query's datagram came in on, which its answer leaves from; null over TCP. */
+    public UdpSocket udpSocket() {
+        return socket;
     }
 
     /** The UDP client's address, or null when {@link #client} is a TCP connection. */
@@ -95,12 +105,12 @@ public final class Query {
 
     /** Sends {@code answer} (whose reference this takes) to the client. */
     public void answer(ByteBuf answer) {
-        responder.answer(client, address, answer);
+        responder.answer(client, socket, address, answer);
     }
 
     /** Sends {@code answer} (whose reference this takes), which the caller has counted, to the client. */
     public void send(ByteBuf answer) {
-        responder.send(client, address, answer);
+        responder.send(client, socket, address, answer);
     }
 
     /**
@@ -108,19 +118,19 @@ public final class Query {
      * records; with an OPT (and an Extended DNS Error when {@code text} is set) if the query had one.
      */
     public void answerWithQuestion(int flags, int rcode, int edeCode, byte[] text) {
-        answer(Answers.withQuestion(client.alloc(), message, view, flags, rcode, edeCode, text));
+        answer(Answers.withQuestion(Transport.ALLOCATOR, message, view, flags, rcode, edeCode, text));
     }
 
     /** {@link #answerWithQuestion}, the text being {@code text[0, textLength)}: a buffer reused per query. */
     public void answerWithQuestion(int flags, int rcode, int edeCode, byte[] text, int textLength) {
-        answer(Answers.withQuestion(client.alloc(), message, view, flags, rcode, edeCode, text, textLength));
+        answer(Answers.withQuestion(Transport.ALLOCATOR, message, view, flags, rcode, edeCode, text, textLength));
     }
 
     /** A copy of this query to keep past the stages' run. */
     public ParkedQuery park() {
-        ByteBuf copy = client.alloc().buffer(message.readableBytes())
+        ByteBuf copy = Transport.ALLOCATOR.buffer(message.readableBytes())
                 .writeBytes(message, message.readerIndex(), message.readableBytes());
-        return new ParkedQuery(copy, client, address, answerNote);
+        return new ParkedQuery(copy, client, socket, address, answerNote);
     }
 
     /**

@@ -1,8 +1,10 @@
 package io.sluice.transport;
 
-import io.netty.channel.Channel;
-import io.netty.channel.unix.RawUnixChannelOption;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.unix.Socket;
 import io.netty.util.internal.PlatformDependent;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -11,8 +13,8 @@ import java.nio.ByteOrder;
  * Steers each datagram arriving at a SO_REUSEPORT group to the socket whose index is the number of
  * the CPU that received it, modulo the group's size, instead of the kernel's hash of addresses and
  * ports: a three-instruction classic BPF program attached with SO_ATTACH_REUSEPORT_CBPF (Linux 4.5
- * and later; a program that returns an index past the group falls back to the hash). Netty has no
- * option for it; its raw socket option passes the program's address through.
+ * and later; a program that returns an index past the group falls back to the hash). The JDK has
+ * no option for it; Netty's raw socket option passes the program's address through.
  */
 public final class ReusePortSteering {
     private static final int SOL_SOCKET = 1;
@@ -27,19 +29,18 @@ public final class ReusePortSteering {
     private static final short LD_W_ABS = 0x20;
     private static final short ALU_MOD_K = 0x94;
     private static final short RET_A = 0x16;
-    private static final RawUnixChannelOption ATTACH =
-            new RawUnixChannelOption("SO_ATTACH_REUSEPORT_CBPF", SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, FPROG_BYTES);
 
     private ReusePortSteering() {
     }
 
     /**
-     * Attaches the program to the group {@code member} belongs to, once all {@code sockets} of it
-     * are bound (socket i is the i-th bound).
+     * Attaches the program to the group the socket {@code member} (a descriptor) belongs to, once
+     * all {@code sockets} of it are bound (socket i is the i-th bound).
      *
-     * @throws RuntimeException when the transport or the kernel does not take it
+     * @throws RuntimeException when the kernel does not take it
      */
-    public static void byCpu(Channel member, int sockets) {
+    public static void byCpu(int member, int sockets) {
+        Epoll.ensureAvailability(); // loads the native library that sets the option
         if (!PlatformDependent.hasUnsafe()) {
             throw new IllegalStateException("no native buffer addresses without sun.misc.Unsafe");
         }
@@ -51,9 +52,9 @@ public final class ReusePortSteering {
         prog.putShort(0, (short) 3);
         prog.putLong(FPROG_FILTER_OFFSET, PlatformDependent.directBufferAddress(code));
         try {
-            if (!member.config().setOption(ATTACH, prog)) {
-                throw new IllegalStateException("the transport takes no raw socket options");
-            }
+            new Socket(member).setRawOpt(SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, prog); // Socket(fd) only wraps it
+        } catch (IOException e) {
+            throw new UncheckedIOException(e.getMessage(), e);
         } finally {
             Reference.reachabilityFence(code); // the kernel copies the program during the call
         }

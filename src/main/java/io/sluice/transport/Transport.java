@@ -5,27 +5,39 @@ import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFactory;
 import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoEvent;
+import io.netty.channel.IoHandle;
 import io.netty.channel.IoHandlerFactory;
+import io.netty.channel.IoOps;
+import io.netty.channel.IoRegistration;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.ServerChannel;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollDatagramChannel;
+import io.netty.channel.epoll.EpollIoHandle;
 import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollIoOps;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.nio.NioIoOps;
+import io.netty.channel.nio.NioSelectableChannelIoHandle;
 import io.netty.channel.socket.DatagramChannel;
 import io.netty.channel.socket.SocketProtocolFamily;
 import io.netty.channel.socket.nio.NioDatagramChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.channel.unix.FileDescriptor;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.net.Inet6Address;
 import java.net.InetAddress;
+import java.nio.channels.SelectionKey;
 
 /**
- * Native epoll when the platform has it, NIO otherwise. Only epoll can give each event loop its own
- * UDP socket on one port (SO_REUSEPORT), so {@link #reusePort()} tells the front end whether it can.
+ * Native epoll when the platform has it, NIO otherwise: the event loops, the TCP channels, and how
+ * a loop watches a {@link UdpSocket}. Only on Linux does each event loop get its own UDP socket on
+ * one port (SO_REUSEPORT shares datagrams out there), so {@link #reusePort()} tells the front end
+ * whether it can.
  */
 public enum Transport {
     EPOLL {
@@ -37,6 +49,32 @@ public enum Transport {
         @Override
         IoHandlerFactory ioHandler() {
             return EpollIoHandler.newFactory();
+        }
+
+        @Override
+        IoHandle readHandle(java.nio.channels.DatagramChannel channel, Runnable readable) {
+            FileDescriptor fd = new FileDescriptor(Descriptors.of(channel));
+            return new EpollIoHandle() {
+                @Override
+                public FileDescriptor fd() {
+                    return fd;
+                }
+
+                @Override
+                public void handle(IoRegistration registration, IoEvent event) {
+                    readable.run();
+                }
+
+                @Override
+                public void close() {
+                    // the socket's owner closes the channel, and with it the descriptor
+                }
+            };
+        }
+
+        @Override
+        IoOps readOps() {
+            return EpollIoOps.EPOLLIN;
         }
 
         @Override
@@ -61,6 +99,21 @@ public enum Transport {
         }
 
         @Override
+        IoHandle readHandle(java.nio.channels.DatagramChannel channel, Runnable readable) {
+            return new NioSelectableChannelIoHandle<>(channel) {
+                @Override
+                protected void handle(java.nio.channels.DatagramChannel ch, SelectionKey key) {
+                    readable.run();
+                }
+            };
+        }
+
+        @Override
+        IoOps readOps() {
+            return NioIoOps.READ;
+        }
+
+        @Override
         public ChannelFactory<? extends ServerChannel> server() {
             return NioServerSocketChannel::new;
         }
@@ -72,9 +125,9 @@ public enum Transport {
     };
 
     /**
-     * Datagrams read per readiness event before going back to epoll. Netty's fixed allocator
-     * reads one unless told, which costs an epoll_wait per datagram under load
-     * (docs/benchmarks.md, "Receive batching").
+     * Datagrams read off one socket per readiness event before going back to epoll: one a read
+     * costs an epoll_wait per datagram under load (docs/benchmarks.md, "Receive batching"), and a
+     * bound keeps one busy socket from starving the loop's others.
      */
     public static final int READS_PER_WAKEUP = 16;
 
@@ -97,24 +150,21 @@ public enum Transport {
         return Epoll.isAvailable() ? EPOLL : NIO;
     }
 
+    /** A Netty datagram channel: the load tools' ({@code io.sluice.stress}); sluice's own sockets are {@link UdpSocket}s. */
     public abstract DatagramChannel datagram(SocketProtocolFamily family);
 
     abstract IoHandlerFactory ioHandler();
+
+    /** What the loop is given to watch {@code channel}: it runs {@code readable} when datagrams wait. */
+    abstract IoHandle readHandle(java.nio.channels.DatagramChannel channel, Runnable readable);
+
+    abstract IoOps readOps();
 
     public abstract ChannelFactory<? extends ServerChannel> server();
 
     public abstract ChannelFactory<? extends Channel> socket();
 
     public boolean reusePort() {
-        return this == EPOLL;
-    }
-
-    /**
-     * Whether a datagram channel hands each read to its pipeline before it reads the next, so that
-     * every read may go into one reused buffer. Epoll does; NIO reads a whole batch into a list
-     * first, and a reused buffer would be overwritten under the replies still waiting in it.
-     */
-    public boolean firesEachReadBeforeTheNext() {
         return this == EPOLL;
     }
 

@@ -77,10 +77,10 @@ class ForwardingTest {
 
     @Test
     void answersSentTogetherReachTheirClientWhole() throws Exception {
-        // From the cache, what one wake-up reads is answered in it: a lone answer by sendto, two
-        // or more through the channel's sendmmsg (WriteBatch). Single queries take the first way,
-        // pairs sent back to back and bursts of 40 mostly the second. Each answer must come once,
-        // under its own ID, with its own name.
+        // From the cache, what one wake-up reads is answered in it: its first answer at once, the
+        // rest after the wake-up's reads (WriteBatch). Single queries take the first way, pairs
+        // sent back to back and bursts of 40 mostly the second. Each answer must come once, under
+        // its own ID, with its own name.
         int n = 40;
         try (RunningSluice cached = RunningSluice.start(List.of(upstream), "cache.size", "1000");
              DatagramSocket c = new DatagramSocket()) {
