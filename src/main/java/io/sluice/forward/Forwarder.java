@@ -14,6 +14,7 @@ import io.sluice.wire.Answers;
 import io.sluice.wire.QueryView;
 import io.sluice.wire.QuestionCase;
 import io.sluice.wire.Replies;
+import io.sluice.wire.TcpKeepalive;
 import io.sluice.wire.Wire;
 import io.sluice.wire.ZoneTransfer;
 import java.net.InetSocketAddress;
@@ -70,6 +71,8 @@ public final class Forwarder implements Responder {
     private final boolean randomizeCase;
     private final UpstreamReplies answers;
     private final InternalErrors errors;
+    /** {@code tcp-idle-timeout} as an edns-tcp-keepalive TIMEOUT, for TCP answers relayed. */
+    private final int keepaliveTimeout;
     /**
      * Per upstream, this loop's attempts in a row that timed out after a reply right but for the
      * name's case. An upstream that does not keep case produces them; a forger cannot while the
@@ -98,6 +101,7 @@ public final class Forwarder implements Responder {
                      int maxInflight, UpstreamReplies answers, InternalErrors errors) {
         this.loop = loop;
         this.errors = errors;
+        this.keepaliveTimeout = TcpKeepalive.timeout(settings.tcpIdleTimeout());
         this.answers = answers;
         this.pool = pool;
         this.meters = meters;
@@ -314,6 +318,9 @@ public final class Forwarder implements Responder {
         }
         // A copy: a UDP reply lives in the loop's DatagramBuffer, which the next read overwrites.
         ByteBuf copy = q.replyCopy.copyOf(Transport.ALLOCATOR, reply);
+        if (last && q.overTcp()) {
+            TcpKeepalive.setTimeout(copy, keepaliveTimeout); // hop by hop: sluice's, not the upstream's
+        }
         if (last) {
             if (!q.isTransfer && answers != UpstreamReplies.NONE) {
                 scratch.read(q.query); // read once for all that sees the answer

@@ -20,12 +20,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.xbill.DNS.CookieOption;
+import org.xbill.DNS.EDNSOption;
 import org.xbill.DNS.Flags;
 import org.xbill.DNS.GenericEDNSOption;
 import org.xbill.DNS.Message;
 import org.xbill.DNS.OPTRecord;
 import org.xbill.DNS.Rcode;
 import org.xbill.DNS.Section;
+import org.xbill.DNS.TcpKeepaliveOption;
 import org.xbill.DNS.Type;
 
 /** Forwarding over real loopback sockets to a real in-test upstream. */
@@ -73,6 +75,23 @@ class ForwardingTest {
         assertEquals(id, Dns.id(reply));
         byte[] tcpReply = Dns.tcp(sluice.address(), Dns.query(id, "id.example.", Type.A));
         assertEquals(id, Dns.id(tcpReply));
+    }
+
+    @Test
+    void aTcpAnswerTellsSluicesOwnIdleTimeoutNotTheUpstreams() throws Exception {
+        Message q = Dns.message(0x2222, "keepalive.example.", Type.A);
+        q.addRecord(new OPTRecord(1232, 0, 0, 0, List.of(new TcpKeepaliveOption())), Section.ADDITIONAL);
+        Message direct = Dns.parse(Dns.tcp(upstream.address(), q.toWire()));
+        Message relayed = Dns.parse(Dns.tcp(sluice.address(), q.toWire()));
+        assertEquals(TestUpstream.KEEPALIVE_TIMEOUT, keepalive(direct));
+        assertEquals(100, keepalive(relayed), "tcp-idle-timeout 10s, in 100 ms units (RFC 7828)");
+        assertEquals(direct.getSection(Section.ANSWER), relayed.getSection(Section.ANSWER));
+    }
+
+    private static int keepalive(Message m) {
+        List<EDNSOption> options = m.getOPT().getOptions(EDNSOption.Code.TCP_KEEPALIVE);
+        assertEquals(1, options.size());
+        return ((TcpKeepaliveOption) options.get(0)).getTimeout().orElseThrow();
     }
 
     @Test

@@ -36,6 +36,7 @@ import org.xbill.DNS.Rcode;
 import org.xbill.DNS.Record;
 import org.xbill.DNS.Section;
 import org.xbill.DNS.TXTRecord;
+import org.xbill.DNS.TcpKeepaliveOption;
 import org.xbill.DNS.Type;
 
 /**
@@ -469,6 +470,9 @@ public final class TestUpstream implements AutoCloseable {
      * The answer this server gives to {@code q}, before any truncation. A question-less query (a
      * client asking for a server cookie) gets its OPT back, its COOKIE option with 8 more bytes.
      */
+    /** The edns-tcp-keepalive TIMEOUT this server answers a query that carries the option with: 120 s. */
+    public static final int KEEPALIVE_TIMEOUT = 1200;
+
     /** The NSID this server gives a query that asks for it. */
     public static final byte[] NSID = "upstream-1".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
 
@@ -507,9 +511,12 @@ public final class TestUpstream implements AutoCloseable {
         }
         if (q.getOPT() != null) {
             // Asked for its NSID (RFC 5001), it gives it, with an Extended DNS Error about the answer.
-            List<EDNSOption> options = q.getOPT().getOptions(EDNSOption.Code.NSID).isEmpty() ? List.of()
+            List<EDNSOption> options = new ArrayList<>(q.getOPT().getOptions(EDNSOption.Code.NSID).isEmpty() ? List.of()
                     : List.of(new GenericEDNSOption(EDNSOption.Code.NSID, NSID),
-                            new ExtendedErrorCodeOption(ExtendedErrorCodeOption.OTHER, "from the test upstream"));
+                            new ExtendedErrorCodeOption(ExtendedErrorCodeOption.OTHER, "from the test upstream")));
+            if (!q.getOPT().getOptions(EDNSOption.Code.TCP_KEEPALIVE).isEmpty()) {
+                options.add(new TcpKeepaliveOption(KEEPALIVE_TIMEOUT)); // RFC 7828: its own idle timeout
+            }
             r.addRecord(new OPTRecord(1232, 0, 0, 0, options), Section.ADDITIONAL);
         }
         Name name = question.getName();
