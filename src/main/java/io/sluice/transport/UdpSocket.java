@@ -148,11 +148,7 @@ public final class UdpSocket {
 
     /** Stops watching the socket; it still sends. From any thread. */
     public void stopReading() {
-        if (loop.inEventLoop() || loop.isShuttingDown()) {
-            unwatch();
-        } else {
-            loop.submit(this::unwatch).awaitUninterruptibly();
-        }
+        onLoop(this::unwatch);
     }
 
     private void unwatch() {
@@ -163,14 +159,18 @@ public final class UdpSocket {
 
     /**
      * Closes the socket, on its loop: the loop forgets the descriptor before the kernel may give
-     * its number to a new socket. From another thread it waits for the loop, unless the loop has
-     * stopped.
+     * its number to a new socket. From any thread.
      */
     public void close() {
+        onLoop(this::closeNow);
+    }
+
+    /** Runs {@code action} on the loop and waits for it; here and now once the loop is stopping. */
+    private void onLoop(Runnable action) {
         if (loop.inEventLoop() || loop.isShuttingDown()) {
-            closeNow();
+            action.run();
         } else {
-            loop.submit(this::closeNow).awaitUninterruptibly();
+            loop.submit(action).awaitUninterruptibly();
         }
     }
 
