@@ -20,7 +20,7 @@ import java.util.List;
  * lets its answer come back while the loop is still awake (p50 0.029 against 0.033 ms with every
  * datagram held, docs/benchmarks.md, "UDP on the JDK's channels"). Under load a wake-up holds a
  * dozen, and a datagram sent while the loop reads on wakes its receiver for each one: every one
- * sent at once lost 10-18% at saturation, every one but the first held lost nothing. Confined to
+ * sent at once lost 13-18% at saturation, every one but the first held lost nothing. Confined to
  * its loop.
  */
 final class WriteBatch implements Responder {
