@@ -318,10 +318,10 @@ public final class Forwarder implements Responder {
         }
         // A copy: a UDP reply lives in the loop's DatagramBuffer, which the next read overwrites.
         ByteBuf copy = q.replyCopy.copyOf(Transport.ALLOCATOR, reply);
-        if (last && q.overTcp()) {
-            TcpKeepalive.setTimeout(copy, keepaliveTimeout); // hop by hop: sluice's, not the upstream's
-        }
         if (last) {
+            if (q.overTcp()) {
+                TcpKeepalive.setTimeout(copy, keepaliveTimeout); // hop by hop: sluice's, not the upstream's
+            }
             if (!q.isTransfer && answers != UpstreamReplies.NONE) {
                 scratch.read(q.query); // read once for all that sees the answer
                 answers.answered(q.query, scratch, copy, q.answerNote);

@@ -62,14 +62,22 @@ final class Opt {
 
     /** True when the OPT record at {@code optAt} (from {@link #find}) carries option {@code code}. */
     static boolean hasOption(ByteBuf buf, int optAt, int end, int code) {
+        return optionAt(buf, optAt, end, code) >= 0;
+    }
+
+    /**
+     * The index of the first option {@code code} in the OPT record at {@code optAt} (from
+     * {@link #find}): its two-byte code, then its length, then its data. -1 when it has none.
+     */
+    static int optionAt(ByteBuf buf, int optAt, int end, int code) {
         int pos = optAt + FIXED_BYTES;
         int rdataEnd = Math.min(end, pos + buf.getUnsignedShort(optAt + 9));
         while (pos + 4 <= rdataEnd) {
             if (buf.getUnsignedShort(pos) == code) {
-                return true;
+                return pos;
             }
             pos += 4 + buf.getUnsignedShort(pos + 2);
         }
-        return false;
+        return -1;
     }
 }

@@ -10,8 +10,6 @@ import java.time.Duration;
  * keep; the relayed answer carries sluice's own {@code tcp-idle-timeout} instead.
  */
 public final class TcpKeepalive {
-    /** The option's code (RFC 7828 section 3.1). */
-    static final int OPTION_CODE = 11;
     /** The option's TIMEOUT is in units of 100 milliseconds. */
     private static final long UNIT_MILLIS = 100;
 
@@ -24,9 +22,9 @@ public final class TcpKeepalive {
     }
 
     /**
-     * Sets the TIMEOUT of every keepalive option in {@code message}'s OPT record (between its
-     * reader and writer index) to {@code timeout}, in place; a message without one, or one that
-     * does not parse, is left as it is.
+     * Sets the TIMEOUT of the keepalive option in {@code message}'s OPT record (between its reader
+     * and writer index) to {@code timeout}, in place; a message without one, or one that does not
+     * parse, is left as it is.
      */
     public static void setTimeout(ByteBuf message, int timeout) {
         int base = message.readerIndex();
@@ -35,17 +33,13 @@ public final class TcpKeepalive {
             return;
         }
         int optAt = Opt.find(message, base, end);
-        if (optAt < 0 || optAt + Opt.FIXED_BYTES > end) {
+        if (optAt < 0) {
             return;
         }
-        int pos = optAt + Opt.FIXED_BYTES;
-        int rdataEnd = Math.min(end, pos + message.getUnsignedShort(optAt + 9));
-        while (pos + 4 <= rdataEnd) {
-            int length = message.getUnsignedShort(pos + 2);
-            if (message.getUnsignedShort(pos) == OPTION_CODE && length == 2 && pos + 6 <= rdataEnd) {
-                message.setShort(pos + 4, timeout);
-            }
-            pos += 4 + length;
+        int option = Opt.optionAt(message, optAt, end, Wire.EDNS_OPTION_TCP_KEEPALIVE);
+        int rdataEnd = Math.min(end, optAt + Opt.FIXED_BYTES + message.getUnsignedShort(optAt + 9));
+        if (option >= 0 && message.getUnsignedShort(option + 2) == 2 && option + 6 <= rdataEnd) {
+            message.setShort(option + 4, timeout);
         }
     }
 }

@@ -48,6 +48,8 @@ public final class Wire {
     public static final int TYPE_AXFR = 252;
     /** EDNS0 option code of a DNS COOKIE (RFC 7873). */
     public static final int EDNS_OPTION_COOKIE = 10;
+    /** EDNS0 option code of a TCP keepalive (RFC 7828). */
+    public static final int EDNS_OPTION_TCP_KEEPALIVE = 11;
     /** EDNS0 option code of an Extended DNS Error (RFC 8914). */
     public static final int EDNS_OPTION_EDE = 15;
     /** The DO bit in the OPT record's TTL field (RFC 3225). */
