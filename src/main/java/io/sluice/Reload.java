@@ -26,7 +26,7 @@ import org.xbill.DNS.Type;
  *
  * @param applied         the running settings with the reload's live changes in
  * @param limitChanges    one line per live change of the limits
- * @param aclChanges      one line per change of allow-clients and acl-action
+ * @param aclChanges      one line per change of allow-clients, acl-action and proxy-protocol-from
  * @param forwardChanges  one line per live change of the forwarding
  * @param needRestart     the keys whose new values wait for a restart
  */
@@ -34,7 +34,7 @@ record Reload(Settings applied, List<String> limitChanges, List<String> aclChang
               List<String> needRestart) {
     /** Settings components that are not settings, or that are compared apart. */
     private static final Set<String> NOT_COMPARED = Set.of("limits", "configFile", "aclIsDefault", "logLevel",
-            "allowClients", "aclAction");
+            "allowClients", "aclAction", "proxyProtocolFrom");
     /** Settings components a new forwarding generation puts in force (see {@link Settings#reloaded}). */
     static final Set<String> FORWARDING = Set.of("upstreams", "timeout", "queryTimeout", "maxInflight",
             "upstreamSockets", "upstreamSocketLifetime", "randomizeCase", "maxFails", "healthCheckInterval",
@@ -87,6 +87,7 @@ record Reload(Settings applied, List<String> limitChanges, List<String> aclChang
         List<String> acl = new ArrayList<>();
         note(acl, "allow-clients", running.allowClients(), next.allowClients());
         note(acl, "acl-action", running.aclAction(), next.aclAction());
+        note(acl, "proxy-protocol-from", running.proxyProtocolFrom(), next.proxyProtocolFrom());
         List<String> forwarding = new ArrayList<>();
         for (RecordComponent c : Settings.class.getRecordComponents()) {
             String name = c.getName();

@@ -201,7 +201,7 @@ public final class Sluice implements AutoCloseable {
             LongAdder aclDenied = meters.counter("acl_denied",
                     "Queries (and TCP connections) from clients outside allow-clients.");
             ClientRules allowed = new ClientRules(settings.allowClients(),
-                    settings.aclAction() == SettingTable.AclAction.DROP);
+                    settings.aclAction() == SettingTable.AclAction.DROP, settings.proxyProtocolFrom());
             deniedLog = new DeniedLog(aclDenied);
             if (settings.admin() != null && limits.active()) {
                 top = new TopDomains();
@@ -430,7 +430,8 @@ public final class Sluice implements AutoCloseable {
                 limits.reload(r.applied().limits()); // checked above: it takes them
             }
             if (!r.aclChanges().isEmpty()) {
-                clientRules.replace(next.allowClients(), next.aclAction() == SettingTable.AclAction.DROP);
+                clientRules.replace(next.allowClients(), next.aclAction() == SettingTable.AclAction.DROP,
+                        next.proxyProtocolFrom());
             }
         } catch (ConfigException e) {
             reloadFailures.increment();
@@ -501,6 +502,8 @@ public final class Sluice implements AutoCloseable {
                 + "; clients " + (settings.aclIsDefault() ? "private networks" : settings.allowClients().size() == 1
                         ? settings.allowClients().get(0).toString() : settings.allowClients().size() + " networks")
                 + " (else " + settings.aclAction() + ")"
+                + (settings.proxyProtocolFrom().isEmpty() ? "" : "; PROXY v2 from " + settings.proxyProtocolFrom().size()
+                        + (settings.proxyProtocolFrom().size() == 1 ? " network" : " networks"))
                 + "; " + (cache == null ? "cache off" : "cache " + cache.capacity() + " answers")
                 + "; " + limits.describe()
                 + (backend == null || backend.describe().isEmpty() ? "" : ", " + backend.describe())

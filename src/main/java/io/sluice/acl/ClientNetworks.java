@@ -8,8 +8,8 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * The networks of {@code allow-clients}, laid out to be matched for every query without
- * allocating: shared by the access control stage and the TCP listener's accept.
+ * A list of networks ({@code allow-clients}, {@code proxy-protocol-from}), laid out to be matched
+ * for every query without allocating.
  */
 public final class ClientNetworks {
     /**

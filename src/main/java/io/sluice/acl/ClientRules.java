@@ -5,23 +5,29 @@ import java.net.InetAddress;
 import java.util.List;
 
 /**
- * The client rules in force: the networks of {@code allow-clients} and what {@code acl-action}
- * does with the rest, shared by every loop's {@link AccessControl} and the TCP listener's accept,
- * and replaced whole by a reload. One volatile read a query: a query is judged by the rules of
- * before or of after a reload, never by a mix of the two.
+ * The client rules in force: the networks of {@code allow-clients}, what {@code acl-action} does
+ * with the rest, and the sources of {@code proxy-protocol-from}, which name the client they speak
+ * for. Shared by every loop's {@link AccessControl} and the listeners, and replaced whole by a
+ * reload. One volatile read a query: a query is judged by the rules of before or of after a
+ * reload, never by a mix of the two.
  */
 public final class ClientRules {
     /** One set of rules; never changed once made. */
-    public record Rules(ClientNetworks allowed, boolean drop) {
+    public record Rules(ClientNetworks allowed, boolean drop, ClientNetworks proxies, boolean anyProxies) {
         public boolean allows(InetAddress client) {
             return allowed.allows(client);
+        }
+
+        /** Whether what comes from {@code source} starts with a PROXY header naming the client. */
+        public boolean speaksForClients(InetAddress source) {
+            return anyProxies && proxies.allows(source);
         }
     }
 
     private volatile Rules rules;
 
-    public ClientRules(List<Network> allowed, boolean drop) {
-        replace(allowed, drop);
+    public ClientRules(List<Network> allowed, boolean drop, List<Network> proxies) {
+        replace(allowed, drop, proxies);
     }
 
     /** The rules in force now. */
@@ -29,8 +35,8 @@ public final class ClientRules {
         return rules;
     }
 
-    /** Puts {@code allowed} and {@code drop} in force for the next query or connection (a reload). */
-    public void replace(List<Network> allowed, boolean drop) {
-        rules = new Rules(new ClientNetworks(allowed), drop);
+    /** Puts {@code allowed}, {@code drop} and {@code proxies} in force for the next query or connection (a reload). */
+    public void replace(List<Network> allowed, boolean drop, List<Network> proxies) {
+        rules = new Rules(new ClientNetworks(allowed), drop, new ClientNetworks(proxies), !proxies.isEmpty());
     }
 }

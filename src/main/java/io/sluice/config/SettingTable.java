@@ -42,6 +42,10 @@ public final class SettingTable {
     public static final Setting<List<Network>> ALLOW_CLIENTS = list("allow-clients", "--allow-clients", "CIDR",
             "loopback, RFC 1918, CGNAT, link-local, ULA", PRIVATE_NETWORKS, SettingTable::someNetworks, true,
             "Clients answered; repeatable; given, it replaces the default. Others get acl-action.");
+    public static final Setting<List<Network>> PROXY_PROTOCOL_FROM = list("proxy-protocol-from",
+            "--proxy-protocol-from", "CIDR", "none", List.of(), SettingTable::networks, true,
+            "Sources that put a PROXY v2 header before each datagram and TCP connection, naming the client;"
+                    + " repeatable.");
     public static final Setting<AclAction> ACL_ACTION = one("acl-action", null, null, "refused", AclAction.REFUSED,
             v -> Values.named(v, AclAction.values()), true, "What a client outside allow-clients gets.");
     public static final Setting<Integer> THREADS = one("threads", "--threads", "N", "number of cores", null,

@@ -27,6 +27,7 @@ import org.xbill.DNS.Type;
  * @param allowClients        client networks answered; the rest get {@code aclAction}
  * @param aclAction           what a client outside {@code allowClients} gets
  * @param aclIsDefault        whether {@code allowClients} is the default list (conf/sluice.yml writes it out)
+ * @param proxyProtocolFrom   sources whose datagrams and connections start with a PROXY v2 header naming the client
  * @param upstreams           resolvers, tried in order
  * @param threads             event-loop threads
  * @param timeout             wait for one upstream before trying the next
@@ -58,6 +59,7 @@ public record Settings(
         List<Network> allowClients,
         SettingTable.AclAction aclAction,
         boolean aclIsDefault,
+        List<Network> proxyProtocolFrom,
         List<InetSocketAddress> upstreams,
         int threads,
         Duration timeout,
@@ -90,7 +92,8 @@ public record Settings(
      * and {@code limits}; everything else stays as running, waiting for a restart.
      */
     public Settings reloaded(Settings next, LimitSettings limits) {
-        return new Settings(listen, next.allowClients, next.aclAction, next.aclIsDefault, next.upstreams, threads,
+        return new Settings(listen, next.allowClients, next.aclAction, next.aclIsDefault, next.proxyProtocolFrom,
+                next.upstreams, threads,
                 next.timeout, next.queryTimeout, next.maxInflight, maxTcpConnections, tcpIdleTimeout, tcpPerClient,
                 tcpQueriesPerConnection, tcpMaxDuration, next.upstreamSockets, next.upstreamSocketLifetime,
                 next.randomizeCase, udpSteering, next.maxFails, next.healthCheckInterval, next.healthCheck, limits,
@@ -100,6 +103,7 @@ public record Settings(
     public Settings {
         listen = List.copyOf(listen);
         allowClients = List.copyOf(allowClients);
+        proxyProtocolFrom = List.copyOf(proxyProtocolFrom);
         upstreams = List.copyOf(upstreams);
     }
 
@@ -296,7 +300,8 @@ public record Settings(
             int loops = threads == null ? Runtime.getRuntime().availableProcessors() : threads;
             checkCacheFits(cache, loops);
             return new Settings(l, get(SettingTable.ALLOW_CLIENTS), get(SettingTable.ACL_ACTION),
-                    get(SettingTable.ALLOW_CLIENTS).equals(SettingTable.PRIVATE_NETWORKS), u, loops,
+                    get(SettingTable.ALLOW_CLIENTS).equals(SettingTable.PRIVATE_NETWORKS),
+                    get(SettingTable.PROXY_PROTOCOL_FROM), u, loops,
                     get(SettingTable.TIMEOUT), get(SettingTable.QUERY_TIMEOUT), get(SettingTable.MAX_INFLIGHT),
                     get(SettingTable.MAX_TCP_CONNECTIONS), get(SettingTable.TCP_IDLE_TIMEOUT),
                     get(SettingTable.MAX_TCP_CONNECTIONS_PER_CLIENT), get(SettingTable.MAX_TCP_QUERIES_PER_CONNECTION),

@@ -47,13 +47,15 @@ public final class Frontend {
     /** Per event loop, what reads its listening UDP sockets. */
     private final Map<EventLoop, UdpListener> listeners = new IdentityHashMap<>();
     private final Settings.UdpSteering steering;
+    private final ClientRules rules;
 
     private final ListenerMeters meters;
     /** Sets up the client TCP connections; null until {@link #bind} makes it. */
     private TcpListener tcpListener;
 
-    private Frontend(Settings.UdpSteering steering, ListenerMeters meters) {
+    private Frontend(Settings.UdpSteering steering, ClientRules rules, ListenerMeters meters) {
         this.steering = steering;
+        this.rules = rules;
         this.meters = meters;
     }
 
@@ -70,7 +72,7 @@ public final class Frontend {
         for (Pipeline p : pipelines) {
             byLoop.put(p.loop(), p);
         }
-        Frontend frontend = new Frontend(settings.udpSteering(), meters);
+        Frontend frontend = new Frontend(settings.udpSteering(), allowed, meters);
         frontend.tcpListener = new TcpListener(byLoop, meters, allowed, frontend.tcpConnections, settings);
         try {
             for (InetSocketAddress address : settings.listen()) {
@@ -110,7 +112,7 @@ public final class Frontend {
         List<UdpSocket> bindings = new ArrayList<>();
         List<Pipeline> readers = transport.reusePort() ? pipelines : pipelines.subList(0, 1);
         for (Pipeline f : readers) {
-            UdpListener listener = listeners.computeIfAbsent(f.loop(), l -> new UdpListener(f, meters));
+            UdpListener listener = listeners.computeIfAbsent(f.loop(), l -> new UdpListener(f, meters, rules));
             try {
                 UdpSocket s = UdpSocket.bind(transport, f.loop(), at, transport.reusePort(), listener);
                 bindings.add(s);

@@ -12,6 +12,7 @@ final class ListenerMeters {
     final LongAdder tcpClientLimitRejected;
     final LongAdder ioErrors;
     final LongAdder aclDenied;
+    final LongAdder proxyHeaderInvalid;
 
     ListenerMeters(Registry r) {
         queriesUdp = r.counter("queries", "Messages read from clients: datagrams, and messages on TCP connections.",
@@ -24,5 +25,8 @@ final class ListenerMeters {
                 "Client connections closed past max-tcp-connections-per-client.");
         ioErrors = r.counter("io_errors", "Write failures and other socket errors, not logged one by one.");
         aclDenied = r.counter("acl_denied", "Queries (and TCP connections) from clients outside allow-clients.");
+        proxyHeaderInvalid = r.counter("proxy_header_invalid",
+                "Datagrams dropped and TCP connections closed from proxy-protocol-from sources for want of a valid"
+                        + " PROXY v2 header.");
     }
 }

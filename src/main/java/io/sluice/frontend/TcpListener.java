@@ -11,12 +11,15 @@ import io.netty.channel.ChannelPromise;
 import io.netty.channel.EventLoop;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.netty.handler.codec.ByteToMessageDecoder;
+import io.netty.util.AttributeKey;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.sluice.acl.ClientRules;
 import io.sluice.config.Settings;
 import io.sluice.forward.TransferPart;
 import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.Pipeline;
+import io.sluice.transport.ProxyHeader;
 import io.sluice.transport.TcpFraming;
 import java.net.Inet6Address;
 import java.net.InetAddress;
@@ -24,6 +27,7 @@ import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.util.ArrayDeque;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -37,6 +41,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * connection and connection time. A client that half-closes gets what it asked for, then the
  * close; one that sends something that is not a query (no ID, QR=1) is closed at once. A client
  * that does not read its answers stops being read: see {@link Connection}.
+ *
+ * <p>A connection from a {@code proxy-protocol-from} source starts with a PROXY header, and its
+ * queries are the client's it names ({@link ProxyHeaderReader}). Such a proxy carries many clients:
+ * its connections are not held to allow-clients at accept (each query is, as the named client's)
+ * nor counted against {@code max-tcp-connections-per-client}; {@code max-tcp-connections} bounds them.
  */
 final class TcpListener extends ChannelInitializer<Channel> {
     private final Map<EventLoop, Pipeline> pipelines;
@@ -70,9 +79,10 @@ final class TcpListener extends ChannelInitializer<Channel> {
     @Override
     protected void initChannel(Channel ch) {
         InetAddress client = ((InetSocketAddress) ch.remoteAddress()).getAddress();
+        boolean proxy = allowed.now().speaksForClients(client);
         // A client outside allow-clients gets no connection at all: held open, its connections
         // would take the places of the clients it may not crowd out.
-        if (!allowed.now().allows(client)) {
+        if (!proxy && !allowed.now().allows(client)) {
             meters.aclDenied.increment();
             ch.close();
             return;
@@ -83,21 +93,28 @@ final class TcpListener extends ChannelInitializer<Channel> {
             ch.close();
             return;
         }
-        InetAddress counted = clientOf(client);
-        int[] fromClient = new int[1];
-        perClient.compute(counted, (a, n) -> fromClient[0] = n == null ? 1 : n + 1);
-        if (fromClient[0] > maxPerClient) {
-            leave(counted);
-            connections.decrementAndGet();
-            meters.tcpClientLimitRejected.increment();
-            ch.close();
-            return;
+        InetAddress counted = proxy ? null : clientOf(client);
+        if (counted != null) {
+            int[] fromClient = new int[1];
+            perClient.compute(counted, (a, n) -> fromClient[0] = n == null ? 1 : n + 1);
+            if (fromClient[0] > maxPerClient) {
+                leave(counted);
+                connections.decrementAndGet();
+                meters.tcpClientLimitRejected.increment();
+                ch.close();
+                return;
+            }
         }
         ch.closeFuture().addListener(f -> {
-            leave(counted);
+            if (counted != null) {
+                leave(counted);
+            }
             connections.decrementAndGet();
         });
         open.add(ch);
+        if (proxy) {
+            ch.pipeline().addLast(new ProxyHeaderReader(meters));
+        }
         TcpFraming.addTo(ch.pipeline());
         ch.pipeline().addLast(new Connection(pipelines.get(ch.eventLoop()), meters, bounds));
         // After the add to the group: a stop either finds this connection there or has set the
@@ -144,6 +161,40 @@ final class TcpListener extends ChannelInitializer<Channel> {
 
     private void leave(InetAddress client) {
         perClient.computeIfPresent(client, (a, n) -> n <= 1 ? null : n - 1);
+    }
+
+    /** The client a connection's PROXY header named; unset (null) when the peer is the client. */
+    private static final AttributeKey<InetAddress> PROXIED = AttributeKey.valueOf(TcpListener.class, "proxied");
+
+    /**
+     * Reads a proxy's connection's PROXY header, before any framing: notes the client it names
+     * and hands the bytes after it on, or closes a connection that does not start with one. Until
+     * the header is whole, the connection's idle timeout runs: a proxy that never completes it is
+     * closed as idle.
+     */
+    private static final class ProxyHeaderReader extends ByteToMessageDecoder {
+        private final ListenerMeters meters;
+
+        ProxyHeaderReader(ListenerMeters meters) {
+            this.meters = meters;
+        }
+
+        @Override
+        protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+            int header = ProxyHeader.length(in);
+            if (header == ProxyHeader.INCOMPLETE) {
+                return;
+            }
+            if (header == ProxyHeader.INVALID) {
+                meters.proxyHeaderInvalid.increment();
+                in.skipBytes(in.readableBytes());
+                ctx.close();
+                return;
+            }
+            ctx.channel().attr(PROXIED).set(ProxyHeader.source(in));
+            in.skipBytes(header);
+            ctx.pipeline().remove(this); // what follows the header goes on to the framing
+        }
     }
 
     /**
@@ -295,7 +346,7 @@ final class TcpListener extends ChannelInitializer<Channel> {
             meters.queriesTcp.increment();
             lastActivityNanos = System.nanoTime();
             owed++; // before: an answer written at once, inside handle, is counted off against it
-            switch (pipeline.handleTcp(frame, ctx.channel())) {
+            switch (pipeline.handleTcp(frame, ctx.channel(), ctx.channel().attr(PROXIED).get())) {
                 case ANSWERED, PARKED -> { }
                 case NOT_A_QUERY -> {
                     owed--;

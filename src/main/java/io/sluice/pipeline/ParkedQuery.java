@@ -3,6 +3,7 @@ package io.sluice.pipeline;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.sluice.transport.UdpSocket;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 
 /**
@@ -11,7 +12,7 @@ import java.net.InetSocketAddress;
  * it is resumed or given up.
  */
 public record ParkedQuery(ByteBuf message, Channel client, UdpSocket socket, InetSocketAddress address,
-                          long answerNote) {
+                          InetAddress proxied, long answerNote) {
     public void release() {
         message.release();
     }

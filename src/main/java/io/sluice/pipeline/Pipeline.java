@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
 import io.sluice.transport.UdpSocket;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.function.LongSupplier;
@@ -38,15 +39,22 @@ public final class Pipeline {
     /**
      * Runs one datagram from {@code sender}, read off {@code socket}, through the stages; the
      * caller keeps and releases it.
+     *
+     * @param proxied the client a PROXY header named, or null when {@code sender} is the client
      */
-    public Outcome handleDatagram(ByteBuf message, UdpSocket socket, InetSocketAddress sender) {
-        current.set(message, null, socket, sender);
+    public Outcome handleDatagram(ByteBuf message, UdpSocket socket, InetSocketAddress sender, InetAddress proxied) {
+        current.set(message, null, socket, sender, proxied);
         return run(current);
     }
 
-    /** Runs one message from the TCP connection {@code client} through the stages; the caller keeps and releases it. */
-    public Outcome handleTcp(ByteBuf message, Channel client) {
-        current.set(message, client, null, null);
+    /**
+     * Runs one message from the TCP connection {@code client} through the stages; the caller keeps
+     * and releases it.
+     *
+     * @param proxied the client the connection's PROXY header named, or null when the peer is the client
+     */
+    public Outcome handleTcp(ByteBuf message, Channel client, InetAddress proxied) {
+        current.set(message, client, null, null, proxied);
         return run(current);
     }
 
@@ -116,7 +124,7 @@ public final class Pipeline {
 
         @Override
         public Query reopen(ParkedQuery parked) {
-            resumed.set(parked.message(), parked.client(), parked.socket(), parked.address());
+            resumed.set(parked.message(), parked.client(), parked.socket(), parked.address(), parked.proxied());
             resumed.answerNote(parked.answerNote());
             resumed.view().read(parked.message()); // a parked query was read whole before: it reads the same
             return resumed;

@@ -23,6 +23,8 @@ public final class Query {
     private Channel client;
     private UdpSocket socket;
     private InetSocketAddress address;
+    /** The client a PROXY header named, or null: the peer is the client. */
+    private InetAddress proxied;
     private long now;
     private boolean timed;
     private long answerNote;
@@ -32,11 +34,12 @@ public final class Query {
         this.clock = clock;
     }
 
-    void set(ByteBuf message, Channel client, UdpSocket socket, InetSocketAddress address) {
+    void set(ByteBuf message, Channel client, UdpSocket socket, InetSocketAddress address, InetAddress proxied) {
         this.message = message;
         this.client = client;
         this.socket = socket;
         this.address = address;
+        this.proxied = proxied;
         this.timed = false;
         this.answerNote = UpstreamReplies.NO_NOTE;
     }
@@ -88,7 +91,10 @@ public final class Query {
         return socket;
     }
 
-    /** The UDP client's address, or null when {@link #client} is a TCP connection. */
+    /**
+     * Where a datagram's answer goes: the UDP client's address, or its proxy's; null when
+     * {@link #client} is a TCP connection.
+     */
     public InetSocketAddress udpAddress() {
         return address;
     }
@@ -97,8 +103,14 @@ public final class Query {
         return address != null;
     }
 
-    /** The client's IP address, over either transport. */
+    /**
+     * The client's IP address, over either transport: the one its proxy's PROXY header named, or
+     * the peer's. What the client rules, the exemptions and per-client budgets judge.
+     */
     public InetAddress clientIp() {
+        if (proxied != null) {
+            return proxied;
+        }
         InetSocketAddress from = address != null ? address : (InetSocketAddress) client.remoteAddress();
         return from.getAddress();
     }
@@ -130,7 +142,7 @@ public final class Query {
     public ParkedQuery park() {
         ByteBuf copy = Transport.ALLOCATOR.buffer(message.readableBytes())
                 .writeBytes(message, message.readerIndex(), message.readableBytes());
-        return new ParkedQuery(copy, client, socket, address, answerNote);
+        return new ParkedQuery(copy, client, socket, address, proxied, answerNote);
     }
 
     /**

@@ -17,6 +17,7 @@ import io.sluice.config.Settings;
 import io.sluice.domain.DomainProbe;
 import io.sluice.domain.RegistrableDomains;
 import io.sluice.pipeline.UpstreamReplies;
+import io.sluice.transport.ProxyHeader;
 import io.sluice.wire.Answers;
 import io.sluice.wire.QueryView;
 import io.sluice.metrics.Registry;
@@ -141,6 +142,25 @@ class ParsersFuzzTest {
         QueryEdns edns = new QueryEdns();
         if (edns.read(query, view)) {
             assertTrue(out.length <= edns.udpPayload(), "within the client's UDP payload size");
+        }
+    }
+
+    /**
+     * The PROXY v2 header reader, as on a trusted proxy's datagrams and connections: never throws;
+     * a length it gives lies within the bytes, and the client it names comes from within them.
+     */
+    @FuzzTest(maxExecutions = 10_000_000, maxDuration = "15m")
+    void proxyHeader(byte[] data) {
+        if (data == null) {
+            return; // Jazzer's mutator may pass null for an object parameter
+        }
+        ByteBuf in = Unpooled.wrappedBuffer(data);
+        int n = ProxyHeader.length(in);
+        assertTrue(n == ProxyHeader.INVALID || n == ProxyHeader.INCOMPLETE
+                || n >= ProxyHeader.FIXED_BYTES && n <= data.length, "a length within the bytes: " + n);
+        if (n > 0) {
+            ProxyHeader.source(in);
+            assertTrue(in.readerIndex() == 0, "read in place");
         }
     }
 

@@ -93,7 +93,7 @@ class PipelineTest {
     @Test
     void stagesRunInOrderUntilOneDecides() {
         Pipeline p = pipeline(noting("a", Outcome.CONTINUE), noting("b", Outcome.ANSWERED), noting("c", Outcome.ANSWERED));
-        assertEquals(Outcome.ANSWERED, p.handleDatagram(query(7), null, CLIENT));
+        assertEquals(Outcome.ANSWERED, p.handleDatagram(query(7), null, CLIENT, null));
         assertEquals(List.of("a:7", "b:7"), trace, "c is never reached");
     }
 
@@ -101,21 +101,21 @@ class PipelineTest {
     void aBadMessageEndsAtTheCheckWithItsAnswer() {
         Pipeline p = pipeline(noting("a", Outcome.ANSWERED));
         ByteBuf noQuestion = Unpooled.wrappedBuffer(new byte[] {0, 9, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0});
-        assertEquals(Outcome.ANSWERED, p.handleDatagram(noQuestion, null, CLIENT));
+        assertEquals(Outcome.ANSWERED, p.handleDatagram(noQuestion, null, CLIENT, null));
         assertEquals(List.of(), trace);
         assertEquals(1, answers.size(), "FORMERR");
-        assertEquals(Outcome.NOT_A_QUERY, p.handleDatagram(Unpooled.wrappedBuffer(new byte[] {1}), null, CLIENT));
+        assertEquals(Outcome.NOT_A_QUERY, p.handleDatagram(Unpooled.wrappedBuffer(new byte[] {1}), null, CLIENT, null));
     }
 
     @Test
     void aQueryReadsTheClockOnceForAllItsStagesAndTheNextQueryReadsItAgain() {
         Pipeline p = pipeline(timing(Outcome.CONTINUE), timing(Outcome.ANSWERED));
-        p.handleDatagram(query(1), null, CLIENT);
-        p.handleDatagram(query(2), null, CLIENT);
+        p.handleDatagram(query(1), null, CLIENT, null);
+        p.handleDatagram(query(2), null, CLIENT, null);
         assertEquals(List.of("now:1", "now:1", "now:2", "now:2"), trace);
         assertEquals(2, clockReads);
         Pipeline untimed = pipeline(noting("a", Outcome.ANSWERED));
-        untimed.handleDatagram(query(3), null, CLIENT);
+        untimed.handleDatagram(query(3), null, CLIENT, null);
         assertEquals(2, clockReads, "read only when a stage asks");
     }
 
@@ -123,8 +123,8 @@ class PipelineTest {
     void aParkedQueryResumesAfterTheStageThatParkedIt() {
         Parking parking = new Parking();
         Pipeline p = pipeline(noting("before", Outcome.CONTINUE), parking, noting("after", Outcome.ANSWERED));
-        assertEquals(Outcome.PARKED, p.handleDatagram(query(1), null, CLIENT));
-        assertEquals(Outcome.PARKED, p.handleDatagram(query(2), null, CLIENT));
+        assertEquals(Outcome.PARKED, p.handleDatagram(query(1), null, CLIENT, null));
+        assertEquals(Outcome.PARKED, p.handleDatagram(query(2), null, CLIENT, null));
         p.endOfBurst();
         assertEquals(1, parking.bursts);
         assertEquals(2, p.parked());
@@ -146,11 +146,11 @@ class PipelineTest {
         };
         Parking parking = new Parking();
         Pipeline p = pipeline(noting, parking, seeing);
-        p.handleDatagram(query(1), null, CLIENT);
-        p.handleDatagram(query(2), null, CLIENT);
+        p.handleDatagram(query(1), null, CLIENT, null);
+        p.handleDatagram(query(2), null, CLIENT, null);
         parking.resume();
         Pipeline unnoted = pipeline(seeing);
-        unnoted.handleDatagram(query(3), null, CLIENT);
+        unnoted.handleDatagram(query(3), null, CLIENT, null);
         assertEquals(List.of("park:1", "park:2", "note:101", "note:102", "note:" + UpstreamReplies.NO_NOTE), trace);
         Pipeline once = pipeline(q -> {
             if (q.view().id() == 4) {
@@ -158,15 +158,15 @@ class PipelineTest {
             }
             return Outcome.CONTINUE;
         }, seeing);
-        once.handleDatagram(query(4), null, CLIENT);
-        once.handleDatagram(query(5), null, CLIENT);
+        once.handleDatagram(query(4), null, CLIENT, null);
+        once.handleDatagram(query(5), null, CLIENT, null);
         assertEquals(List.of("note:7", "note:" + UpstreamReplies.NO_NOTE), trace.subList(5, 7), "a new query starts with none");
     }
 
     @Test
     void aQueryPassingEveryStageIsAnInternalErrorAndDropped() {
         Pipeline p = pipeline(noting("a", Outcome.CONTINUE));
-        assertEquals(Outcome.DROPPED, p.handleDatagram(query(3), null, CLIENT));
+        assertEquals(Outcome.DROPPED, p.handleDatagram(query(3), null, CLIENT, null));
         assertEquals(1, internalErrors.sum());
     }
 
@@ -180,14 +180,14 @@ class PipelineTest {
         };
         Parking parking = new Parking();
         Pipeline p = pipeline(parking, failing, noting("after", Outcome.ANSWERED));
-        assertEquals(Outcome.PARKED, p.handleDatagram(query(4), null, CLIENT));
-        assertEquals(Outcome.PARKED, p.handleDatagram(query(5), null, CLIENT));
+        assertEquals(Outcome.PARKED, p.handleDatagram(query(4), null, CLIENT, null));
+        assertEquals(Outcome.PARKED, p.handleDatagram(query(5), null, CLIENT, null));
         parking.resume(); // 4 throws as it resumes; 5 goes on
         assertEquals(List.of("park:4", "park:5", "after:5"), trace);
         assertEquals(1, internalErrors.sum());
         Pipeline direct = pipeline(failing, noting("after", Outcome.ANSWERED));
-        assertEquals(Outcome.DROPPED, direct.handleDatagram(query(4), null, CLIENT));
-        assertEquals(Outcome.ANSWERED, direct.handleDatagram(query(6), null, CLIENT), "the next query is handled");
+        assertEquals(Outcome.DROPPED, direct.handleDatagram(query(4), null, CLIENT, null));
+        assertEquals(Outcome.ANSWERED, direct.handleDatagram(query(6), null, CLIENT, null), "the next query is handled");
         assertEquals(2, internalErrors.sum());
         Stage badBurst = new Stage() {
             @Override
