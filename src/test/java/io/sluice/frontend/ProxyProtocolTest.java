@@ -5,11 +5,15 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.sluice.limit.ManualClock;
 import io.sluice.testing.Dns;
+import io.sluice.testing.DnsdistServer;
 import io.sluice.testing.RunningSluice;
 import io.sluice.testing.TestUpstream;
 import java.io.OutputStream;
 import java.net.Inet4Address;
+import java.net.DatagramPacket;
+import java.net.DatagramSocket;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
@@ -138,6 +142,41 @@ class ProxyProtocolTest {
             assertEquals(List.of("proxy-protocol-from: none -> 127.0.0.1/32"), s.sluice().reload());
             assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), query)));
             assertEquals(1, up.udpQueries());
+        }
+    }
+
+    /** dnsdist's own header (newServer's useProxyProtocol), over UDP and TCP, each client from its own loopback address. */
+    @Test
+    void behindARealDnsdistEachClientIsJudgedAsItself(@TempDir Path dir) throws Exception {
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), "allow-clients", "127.0.0.2/32",
+                     "proxy-protocol-from", "127.0.0.1/32");
+             DnsdistServer dnsdist = DnsdistServer.startProxying(dir, s.address())) {
+            long deniedBefore = s.sluice().metrics().count("acl_denied"); // dnsdist's readiness polls, from 127.0.0.1
+            assertEquals(Rcode.NOERROR, Dns.rcode(udpFrom("127.0.0.2", dnsdist.address(), Dns.query(1, "in.example.", Type.A))));
+            assertEquals(Rcode.REFUSED, Dns.rcode(udpFrom("127.0.0.3", dnsdist.address(), Dns.query(2, "out.example.", Type.A))));
+            assertEquals(Rcode.NOERROR, Dns.rcode(tcpFrom("127.0.0.2", dnsdist.address(), Dns.query(3, "in.example.", Type.A))));
+            assertEquals(Rcode.REFUSED, Dns.rcode(tcpFrom("127.0.0.3", dnsdist.address(), Dns.query(4, "out.example.", Type.A))));
+            assertEquals(deniedBefore + 2, s.sluice().metrics().count("acl_denied"));
+            assertEquals(0, s.sluice().metrics().count("proxy_header_invalid"), "dnsdist's headers all read");
+        }
+    }
+
+    private static byte[] udpFrom(String client, InetSocketAddress server, byte[] query) throws Exception {
+        try (DatagramSocket socket = new DatagramSocket(new InetSocketAddress(client, 0))) {
+            socket.setSoTimeout(5000);
+            socket.send(new DatagramPacket(query, query.length, server));
+            DatagramPacket p = new DatagramPacket(new byte[65535], 65535);
+            socket.receive(p);
+            return Arrays.copyOf(p.getData(), p.getLength());
+        }
+    }
+
+    private static byte[] tcpFrom(String client, InetSocketAddress server, byte[] query) throws Exception {
+        try (Socket c = new Socket(server.getAddress(), server.getPort(), InetAddress.getByName(client), 0)) {
+            c.setSoTimeout(5000);
+            Dns.writeFrame(c, query);
+            return Dns.readFrame(c);
         }
     }
 
