@@ -47,6 +47,6 @@ public final class GuardedReplies implements UpstreamReplies {
     }
 
     private void failed(String what, RuntimeException e) {
-        errors.caught(replies.getClass().getSimpleName(), what, "the query goes on without it", e);
+        errors.caught(InternalErrors.nameOf(replies), what, "the query goes on without it", e);
     }
 }

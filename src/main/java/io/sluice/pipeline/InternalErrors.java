@@ -25,6 +25,15 @@ public final class InternalErrors {
     }
 
     /**
+     * What a log line calls {@code part}: its class's simple name, or the full name of an anonymous
+     * class, whose simple name is empty.
+     */
+    public static String nameOf(Object part) {
+        Class<?> c = part.getClass();
+        return c.getSimpleName().isEmpty() ? c.getName() : c.getSimpleName();
+    }
+
+    /**
      * Counts {@code e}, caught in {@code where} on {@code what}, and logs it unless one was logged
      * less than a minute ago; {@code then} says what became of the query.
      */

@@ -85,7 +85,7 @@ public final class Pipeline {
             try {
                 s.endOfBurst();
             } catch (RuntimeException e) {
-                errors.caught(s.getClass().getSimpleName(), "the end of a read burst", "the next stage goes on", e);
+                errors.caught(InternalErrors.nameOf(s), "the end of a read burst", "the next stage goes on", e);
             }
         }
     }
@@ -95,7 +95,7 @@ public final class Pipeline {
         for (StackTraceElement frame : e.getStackTrace()) {
             for (Stage s : stages) {
                 if (frame.getClassName().equals(s.getClass().getName())) {
-                    return s.getClass().getSimpleName();
+                    return InternalErrors.nameOf(s);
                 }
             }
         }

@@ -204,5 +204,8 @@ class PipelineTest {
         bursts.endOfBurst();
         assertEquals(1, parking.bursts, "the stage after the failing one still sees the burst end");
         assertEquals(3, internalErrors.sum());
+        assertEquals(badBurst.getClass().getName(), InternalErrors.nameOf(badBurst),
+                "the log line names an anonymous stage by its full name, not by its empty simple name");
+        assertEquals("Parking", InternalErrors.nameOf(parking));
     }
 }

@@ -415,7 +415,7 @@ final class ExactDecisions implements Decisions {
                 verdicts.refuse(q, b.slot, b.domain);
             }
         } catch (RuntimeException e) {
-            errors.caught(verdicts.getClass().getSimpleName(), "a parked query's verdict", "the others go on", e);
+            errors.caught(InternalErrors.nameOf(verdicts), "a parked query's verdict", "the others go on", e);
         } finally {
             q.release();
         }
