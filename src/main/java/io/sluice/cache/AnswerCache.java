@@ -34,6 +34,7 @@ public final class AnswerCache {
     final LongAdder staleServed;
     final LongAdder bypassed;
     final LongAdder truncated;
+    final LongAdder prefetches;
     final LongAdder[] answers;
 
     /**
@@ -50,6 +51,8 @@ public final class AnswerCache {
                 "Stale answers served (RFC 8767): no upstream answered, one answered SERVFAIL, or the domain was over its budget.");
         bypassed = metrics.counter("cache_bypassed",
                 "Queries never answered from the cache: Client Subnet, signed, EDNS version 1 and up, or a zone transfer.");
+        prefetches = metrics.counter("cache_prefetches",
+                "Fresh answers asked for again by a hit in the last tenth of their lifetime (cache.prefetch).");
         truncated = metrics.counter("cache_truncated",
                 "Cached answers too large for the client's UDP payload size, sent truncated (TC) instead.");
         LongAdder evictions = metrics.counter("cache_evictions",
@@ -85,6 +88,21 @@ public final class AnswerCache {
             stale.recheckAt(now() + wait);
             table.replace(loop, stale);
         }
+    }
+
+    /**
+     * A hit found {@code answer} due for a prefetch ({@link CachedAnswer#prefetchDueAt}), and its
+     * query goes on to ask the upstream: marked, so that no other hit asks again. Like
+     * {@link #refreshFailed}, kept only while its slot still names it.
+     */
+    void prefetchSent(int loop, CachedAnswer answer) {
+        answer.prefetchSent();
+        table.replace(loop, answer);
+        prefetches.increment();
+    }
+
+    boolean prefetch() {
+        return settings.prefetch();
     }
 
     long now() {

@@ -31,6 +31,9 @@ public final class CacheStage implements Stage, UpstreamReplies {
     private final QueryEdns edns = new QueryEdns();
     private final ReplyRecords records = new ReplyRecords();
     private final boolean serveStale;
+    private final boolean prefetch;
+    /** The stages after this one: the limits and the forwarder, which a prefetch goes through. */
+    private Continuation next;
     /** The loop's number: the ring of the cache it stores in. */
     private final int loop;
 
@@ -38,6 +41,12 @@ public final class CacheStage implements Stage, UpstreamReplies {
         this.cache = cache;
         this.loop = loop;
         this.serveStale = cache.staleWhenLimited();
+        this.prefetch = cache.prefetch();
+    }
+
+    @Override
+    public void attach(Continuation next) {
+        this.next = next;
     }
 
     @Override
@@ -53,6 +62,9 @@ public final class CacheStage implements Stage, UpstreamReplies {
         if (a != null && a.freshAt(now)) {
             cache.hits.increment();
             q.send(write(Transport.ALLOCATOR, q.message(), q.view(), q.overUdp(), a, now, false));
+            if (prefetch && a.prefetchDueAt(now)) {
+                prefetch(q, a);
+            }
             return Outcome.ANSWERED;
         }
         if (a != null && a.staleWithoutAskingAt(now)) { // the upstreams failed to refresh it just now
@@ -62,6 +74,17 @@ public final class CacheStage implements Stage, UpstreamReplies {
         }
         cache.misses.increment();
         return Outcome.CONTINUE;
+    }
+
+    /**
+     * Sends the answered query on through the limits to the upstream, its answer for the cache
+     * alone: it spends its domain's budget (and its client's) as any query that reaches an
+     * upstream does, and one over budget is not sent (counted as limited, answered to no one).
+     */
+    private void prefetch(Query q, CachedAnswer a) {
+        cache.prefetchSent(loop, a);
+        q.answerNobody();
+        next.proceed(q);
     }
 
     /**

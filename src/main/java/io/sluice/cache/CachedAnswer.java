@@ -32,6 +32,11 @@ import java.nio.ByteOrder;
 final class CachedAnswer {
     /** TTL of every record of a stale answer (RFC 8767 section 4 recommends 30 seconds). */
     static final int STALE_TTL = 30;
+    /**
+     * Answers that live shorter than this are never prefetched: their refreshes would be a large
+     * share of their queries (BIND prefetches from a TTL of 9 s up).
+     */
+    static final long PREFETCH_MIN_LIFETIME_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
     /** The EDE info code "Stale Answer" (RFC 8914 section 4.4). */
     static final int EDE_STALE_ANSWER = 3;
     private static final int EDE_OPTION_BYTES = 6;
@@ -53,6 +58,12 @@ final class CachedAnswer {
     private long storedAt;
     private long freshUntil;
     private long keepUntil;
+    /**
+     * Before when no upstream is asked about it again. After a failed refresh, it is served stale
+     * without asking until then (RFC 8767's failure recheck timer); once a prefetch is sent, it is
+     * the answer's expiry, so that no second prefetch follows and a stale answer is not served
+     * without asking for it. Its storing time otherwise: nothing held back.
+     */
     private long recheckAt;
     private int slot;
     private long word;
@@ -205,6 +216,22 @@ final class CachedAnswer {
     void recheckAt(long until) {
         recheckAt = until;
         LONG.set(entry, RECHECK_AT, until);
+    }
+
+    /**
+     * Whether a hit at {@code now} asks the upstream again for this fresh answer (Unbound's
+     * {@code prefetch}): it is in the last tenth of its lifetime, lives 10 s or longer, and no
+     * prefetch was sent for it. A name asked that late is likely asked again: refreshed now, it
+     * never expires while it is asked, and its clients never wait for a miss.
+     */
+    boolean prefetchDueAt(long now) {
+        long lifetime = freshUntil - storedAt;
+        return lifetime >= PREFETCH_MIN_LIFETIME_NANOS && freshUntil - now < lifetime / 10 && now - recheckAt >= 0;
+    }
+
+    /** A prefetch was sent for it: none again until it expires, once kept again. */
+    void prefetchSent() {
+        recheckAt(freshUntil);
     }
 
     /** Bytes {@link #write} writes. */

@@ -15,9 +15,10 @@ import java.time.Duration;
  * @param staleRefreshTime once the upstreams failed to refresh an answer, how long it is served stale
  *                         without asking them (RFC 8767's failure recheck timer); 0: ask each time
  * @param staleWhenLimited a query over its domain's budget gets a stale answer rather than the action
+ * @param prefetch         a hit in the last tenth of an answer's lifetime asks the upstream again
  */
 public record CacheSettings(int size, long maxBytes, Duration maxTtl, Duration maxNegativeTtl, Duration servfailTtl,
-                            Duration staleTtl, Duration staleRefreshTime, boolean staleWhenLimited) {
+                            Duration staleTtl, Duration staleRefreshTime, boolean staleWhenLimited, boolean prefetch) {
     /** The smallest ring of answers: a loop's share of {@code max-bytes} is never less. */
     public static final long MIN_RING = 1 << 16;
     /** Bytes of the index a kept answer takes: its slot's hash and word. */

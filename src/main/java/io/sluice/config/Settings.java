@@ -295,7 +295,8 @@ public record Settings(
             CacheSettings cache = new CacheSettings(get(SettingTable.CACHE_SIZE), get(SettingTable.CACHE_MAX_BYTES),
                     get(SettingTable.CACHE_MAX_TTL), get(SettingTable.CACHE_MAX_NEGATIVE_TTL),
                     get(SettingTable.CACHE_SERVFAIL_TTL), get(SettingTable.CACHE_STALE_TTL),
-                    get(SettingTable.CACHE_STALE_REFRESH_TIME), get(SettingTable.CACHE_STALE_WHEN_LIMITED));
+                    get(SettingTable.CACHE_STALE_REFRESH_TIME), get(SettingTable.CACHE_STALE_WHEN_LIMITED),
+                    get(SettingTable.CACHE_PREFETCH));
             Integer threads = get(SettingTable.THREADS);
             int loops = threads == null ? Runtime.getRuntime().availableProcessors() : threads;
             checkCacheFits(cache, loops);

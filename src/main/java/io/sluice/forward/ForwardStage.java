@@ -24,7 +24,11 @@ public final class ForwardStage implements Stage, Responder {
 
     @Override
     public Outcome handle(Query q) {
-        forwarder.forward(q.message(), q.view(), q.client(), q.udpSocket(), q.udpAddress(), q.answerNote());
+        if (q.answersNobody()) { // a prefetch: the answer is the cache's alone
+            forwarder.forward(q.message(), q.view(), null, null, null, q.answerNote());
+        } else {
+            forwarder.forward(q.message(), q.view(), q.client(), q.udpSocket(), q.udpAddress(), q.answerNote());
+        }
         return Outcome.ANSWERED;
     }
 

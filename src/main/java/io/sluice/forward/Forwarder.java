@@ -136,7 +136,8 @@ public final class Forwarder implements Responder {
      *
      * @param client        the client's TCP connection, or null for a datagram
      * @param socket        the socket the datagram came in on, or null over TCP
-     * @param clientAddress the UDP client's address, or null over TCP
+     * @param clientAddress the UDP client's address, or null over TCP; with {@code client} null too,
+     *                      the answer goes to no one (a cache's prefetch: the cache keeps it)
      * @param answerNote    handed back with the upstream's answer ({@link UpstreamReplies#answered})
      */
     public void forward(ByteBuf query, QueryView view, Channel client, UdpSocket socket,
@@ -167,7 +168,7 @@ public final class Forwarder implements Responder {
         q.reconnected = false;
         q.transferring = false;
         q.caseScrambled = false;
-        q.isTransfer = clientAddress == null && view.hasQuestion() && ZoneTransfer.isTransfer(view.qtype());
+        q.isTransfer = client != null && view.hasQuestion() && ZoneTransfer.isTransfer(view.qtype());
         if (q.isTransfer) {
             if (q.transfer == null) {
                 q.transfer = new ZoneTransfer();
@@ -328,6 +329,11 @@ public final class Forwarder implements Responder {
                 if (Wire.rcode(copy) == Wire.RCODE_SERVFAIL && answeredInstead(q, copy)) {
                     return;
                 }
+            }
+            if (q.answersNobody()) {
+                copy.release(); // a prefetch: the cache has kept it
+                releaseSlot(q);
+                return;
             }
             meters.upstreamAnswers[Answers.relayedRcode(q.query, q.questionEnd, copy)].increment();
             writes.answer(q.client, q.socket, q.clientAddress, copy);
@@ -493,6 +499,10 @@ public final class Forwarder implements Responder {
      */
     @Override
     public void answer(Channel client, UdpSocket socket, InetSocketAddress clientAddress, ByteBuf message) {
+        if (client == null && clientAddress == null) {
+            message.release(); // a prefetch that failed: nobody waits for it
+            return;
+        }
         meters.sluiceAnswers[Answers.rcode(message)].increment();
         writes.answer(client, socket, clientAddress, message);
     }
@@ -500,6 +510,10 @@ public final class Forwarder implements Responder {
     /** As {@link #answer}, for an answer counted where it was made. */
     @Override
     public void send(Channel client, UdpSocket socket, InetSocketAddress clientAddress, ByteBuf message) {
+        if (client == null && clientAddress == null) {
+            message.release();
+            return;
+        }
         writes.answer(client, socket, clientAddress, message);
     }
 

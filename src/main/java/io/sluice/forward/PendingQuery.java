@@ -68,6 +68,11 @@ final class PendingQuery {
     }
 
     boolean overTcp() {
-        return clientAddress == null;
+        return client != null;
+    }
+
+    /** No client waits for its answer: a cache's prefetch, asked over UDP, its answer kept, not sent. */
+    boolean answersNobody() {
+        return client == null && clientAddress == null;
     }
 }

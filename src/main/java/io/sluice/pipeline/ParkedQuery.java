@@ -12,7 +12,7 @@ import java.net.InetSocketAddress;
  * it is resumed or given up.
  */
 public record ParkedQuery(ByteBuf message, Channel client, UdpSocket socket, InetSocketAddress address,
-                          InetAddress proxied, long answerNote) {
+                          InetAddress proxied, boolean answersNobody, long answerNote) {
     public void release() {
         message.release();
     }

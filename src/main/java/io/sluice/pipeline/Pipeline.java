@@ -126,6 +126,9 @@ public final class Pipeline {
         public Query reopen(ParkedQuery parked) {
             resumed.set(parked.message(), parked.client(), parked.socket(), parked.address(), parked.proxied());
             resumed.answerNote(parked.answerNote());
+            if (parked.answersNobody()) {
+                resumed.answerNobody();
+            }
             resumed.view().read(parked.message()); // a parked query was read whole before: it reads the same
             return resumed;
         }

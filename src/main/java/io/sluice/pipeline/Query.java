@@ -25,6 +25,8 @@ public final class Query {
     private InetSocketAddress address;
     /** The client a PROXY header named, or null: the peer is the client. */
     private InetAddress proxied;
+    /** Its answers go to no one: a cache's prefetch, answered from the cache already. */
+    private boolean answersNobody;
     private long now;
     private boolean timed;
     private long answerNote;
@@ -40,6 +42,7 @@ public final class Query {
         this.socket = socket;
         this.address = address;
         this.proxied = proxied;
+        this.answersNobody = false;
         this.timed = false;
         this.answerNote = UpstreamReplies.NO_NOTE;
     }
@@ -115,13 +118,34 @@ public final class Query {
         return from.getAddress();
     }
 
+    /**
+     * From now on, its answers go to no one: the cache has answered the client and sends the query
+     * on to refresh its answer (a prefetch). The stages after judge it as ever, for its client.
+     */
+    public void answerNobody() {
+        answersNobody = true;
+    }
+
+    /** Whether its answers go to no one ({@link #answerNobody}). */
+    public boolean answersNobody() {
+        return answersNobody;
+    }
+
     /** Sends {@code answer} (whose reference this takes) to the client. */
     public void answer(ByteBuf answer) {
+        if (answersNobody) {
+            answer.release();
+            return;
+        }
         responder.answer(client, socket, address, answer);
     }
 
     /** Sends {@code answer} (whose reference this takes), which the caller has counted, to the client. */
     public void send(ByteBuf answer) {
+        if (answersNobody) {
+            answer.release();
+            return;
+        }
         responder.send(client, socket, address, answer);
     }
 
@@ -142,7 +166,7 @@ public final class Query {
     public ParkedQuery park() {
         ByteBuf copy = Transport.ALLOCATOR.buffer(message.readableBytes())
                 .writeBytes(message, message.readerIndex(), message.readableBytes());
-        return new ParkedQuery(copy, client, socket, address, proxied, answerNote);
+        return new ParkedQuery(copy, client, socket, address, proxied, answersNobody, answerNote);
     }
 
     /**
@@ -150,7 +174,7 @@ public final class Query {
      * never will be: a TCP connection counts the answers it owes.
      */
     public void droppedAfterParking() {
-        if (address == null) {
+        if (address == null && !answersNobody) {
             client.pipeline().fireUserEventTriggered(Outcome.DROPPED);
         }
     }

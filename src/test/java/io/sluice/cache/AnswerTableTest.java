@@ -183,7 +183,7 @@ class AnswerTableTest {
     void theIndexTakesWhatTheConfigsHeapCheckCountsForIt() {
         for (int size : new int[] {1, 1_000, 1_000_003, 9_000_000}) {
             CacheSettings settings = new CacheSettings(size, 1 << 16, Duration.ofDays(1), Duration.ofHours(1),
-                    Duration.ofSeconds(5), Duration.ZERO, Duration.ZERO, false);
+                    Duration.ofSeconds(5), Duration.ZERO, Duration.ZERO, false, false);
             AnswerTable table = new AnswerTable(size, 1 << 16, 1, new LongAdder(), new LongAdder());
             assertEquals(settings.indexBytes(), table.indexBytes(), "size " + size);
         }
