@@ -36,7 +36,7 @@ class ReloadTest {
         other.put("upstreams", "127.0.0.2:53");
         other.put("allow-clients", "10.0.0.0/8");
         other.put("acl-action", "drop");
-        other.put("cache.prefetch", "false");
+        other.put("cache.prefetch", "true");
         other.put("proxy-protocol-from", "10.0.53.0/24");
         other.put("threads", "3");
         other.put("udp-steering", "hash");

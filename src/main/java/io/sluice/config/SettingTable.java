@@ -167,7 +167,7 @@ public final class SettingTable {
             "Once the upstreams failed to refresh an answer, how long it is served stale without asking them; 0 = ask each time.");
     public static final Setting<Boolean> CACHE_STALE_WHEN_LIMITED = one("cache.stale-when-limited", null, null, "true",
             true, Values::bool, false, "A query over its domain's budget gets a stale cached answer, if any, before the action.");
-    public static final Setting<Boolean> CACHE_PREFETCH = one("cache.prefetch", null, null, "true", true, Values::bool,
+    public static final Setting<Boolean> CACHE_PREFETCH = one("cache.prefetch", null, null, "false", false, Values::bool,
             false, "A hit in the last tenth of a popular answer's lifetime asks the upstream again, so it does not expire.");
     public static final Setting<Path> PUBLIC_SUFFIX_LIST = one("public-suffix-list", "--public-suffix-list", "FILE",
             "Guava's", null, SettingTable::readable, false,

@@ -46,9 +46,7 @@ class AnswerCacheTest {
     }
 
     private RunningSluice sluice(String... keyValues) throws Exception {
-        // Prefetch off unless a test turns it on: most of these ask again just before an expiry.
-        List<String> kv = new ArrayList<>(List.of("cache.size", "1000", "timeout", "200ms", "query-timeout", "400ms",
-                "cache.prefetch", "false"));
+        List<String> kv = new ArrayList<>(List.of("cache.size", "1000", "timeout", "200ms", "query-timeout", "400ms"));
         kv.addAll(List.of(keyValues));
         return RunningSluice.start(List.of(upstream), clock, b -> { }, kv.toArray(new String[0]));
     }

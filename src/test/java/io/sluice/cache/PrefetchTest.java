@@ -37,7 +37,7 @@ class PrefetchTest {
     }
 
     private RunningSluice sluice(String... keyValues) throws Exception {
-        List<String> kv = new ArrayList<>(List.of("cache.size", "1000", "threads", "1"));
+        List<String> kv = new ArrayList<>(List.of("cache.size", "1000", "threads", "1", "cache.prefetch", "true"));
         kv.addAll(List.of(keyValues));
         return RunningSluice.start(List.of(upstream), clock, b -> { }, kv.toArray(new String[0]));
     }
