@@ -13,6 +13,8 @@ import io.netty.channel.FixedRecvByteBufAllocator;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.socket.DatagramPacket;
 import io.sluice.Signals;
+import io.sluice.config.ConfigException;
+import io.sluice.config.Durations;
 import io.sluice.transport.TcpFraming;
 import io.sluice.transport.Transport;
 import java.net.InetAddress;
@@ -20,6 +22,7 @@ import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -45,6 +48,13 @@ public final class AnswerCommand implements Callable<Integer> {
 
     @Option(names = "--exists", paramLabel = "NAME", description = "A name under an --nx-zone that exists; repeatable.")
     List<String> existing = List.of();
+
+    @Option(names = "--delay", paramLabel = "DURATION",
+            description = "Wait this long before each answer, as a recursive resolver's cache miss makes its client wait. Default 0.")
+    String delay = "0ms";
+
+    /** Set by {@link #call} from --delay; read by the handlers on the one loop. */
+    static long delayNanos;
 
     /** Set by {@link #call} from the options; read by the handlers on the one loop. */
     static Zones zones = new Zones(List.of(), List.of());
@@ -78,6 +88,12 @@ public final class AnswerCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         zones = new Zones(nxZones, existing);
+        try {
+            delayNanos = Durations.parse(delay).toNanos();
+        } catch (ConfigException e) {
+            System.err.println("answer: --delay: " + e.getMessage());
+            return 2;
+        }
         HostAndPort hp = HostAndPort.fromString(listen).withDefaultPort(53);
         InetSocketAddress at = new InetSocketAddress(InetAddress.getByName(hp.getHost()), hp.getPort());
         Transport transport = Transport.best();
@@ -198,7 +214,12 @@ public final class AnswerCommand implements Callable<Integer> {
                 out.release();
                 return;
             }
-            ctx.write(new DatagramPacket(out, p.sender()), ctx.voidPromise());
+            DatagramPacket answer = new DatagramPacket(out, p.sender());
+            if (delayNanos > 0) {
+                ctx.executor().schedule(() -> ctx.writeAndFlush(answer, ctx.voidPromise()), delayNanos, TimeUnit.NANOSECONDS);
+            } else {
+                ctx.write(answer, ctx.voidPromise());
+            }
         }
 
         @Override
@@ -216,7 +237,11 @@ public final class AnswerCommand implements Callable<Integer> {
                 ctx.close();
                 return;
             }
-            ctx.write(out, ctx.voidPromise());
+            if (delayNanos > 0) {
+                ctx.executor().schedule(() -> ctx.writeAndFlush(out, ctx.voidPromise()), delayNanos, TimeUnit.NANOSECONDS);
+            } else {
+                ctx.write(out, ctx.voidPromise());
+            }
         }
 
         @Override
