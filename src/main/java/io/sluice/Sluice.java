@@ -3,6 +3,7 @@ package io.sluice;
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
+import io.netty.handler.ssl.SslContext;
 import io.sluice.acl.AccessControl;
 import io.sluice.acl.ClientRules;
 import io.sluice.acl.DeniedLog;
@@ -38,6 +39,7 @@ import io.sluice.pipeline.Pipeline;
 import io.sluice.pipeline.Stage;
 import io.sluice.pipeline.UpstreamReplies;
 import io.sluice.transport.Addresses;
+import io.sluice.transport.ServerTls;
 import io.sluice.transport.Transport;
 import java.io.IOException;
 import java.net.BindException;
@@ -57,6 +59,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.stream.Collectors;
+import javax.net.ssl.SSLException;
 
 /** A running forwarder: its event loops, upstreams and listeners, started and stopped as one. */
 public final class Sluice implements AutoCloseable {
@@ -356,6 +359,11 @@ public final class Sluice implements AutoCloseable {
         return frontend.addresses();
     }
 
+    /** The DNS-over-TLS addresses bound, ports resolved; empty without tls-listen. */
+    public List<InetSocketAddress> tlsAddresses() {
+        return frontend.tlsAddresses();
+    }
+
     /** Every counter and gauge. */
     public Registry metrics() {
         return meters;
@@ -419,6 +427,16 @@ public final class Sluice implements AutoCloseable {
             throw e;
         }
         Reload r = Reload.between(settings, next);
+        SslContext tls = null;
+        if (!settings.tlsListen().isEmpty()) { // certificates are renewed in place: read again at every reload
+            try {
+                tls = ServerTls.load(settings.tlsCertFile(), settings.tlsKeyFile());
+            } catch (SSLException e) {
+                reloadFailures.increment();
+                throw new ConfigException("tls-cert-file, tls-key-file: not a certificate chain and private key in PEM: "
+                        + e.getMessage());
+            }
+        }
         try {
             if (!r.limitChanges().isEmpty()) {
                 limits.check(r.applied().limits()); // before anything changes
@@ -441,12 +459,18 @@ public final class Sluice implements AutoCloseable {
             throw new ConfigException("upstreams: cannot use them: " + e.getMessage());
         }
         LogLevel.apply(next.logLevel());
+        if (tls != null) {
+            frontend.useTls(tls);
+        }
         settings = r.applied();
         reloads.increment();
         List<String> all = new ArrayList<>(r.limitChanges());
         all.addAll(r.aclChanges());
         all.addAll(r.forwardChanges());
         r.needRestart().forEach(k -> all.add(k + ": needs a restart, kept as it was"));
+        if (tls != null) {
+            all.add("tls-cert-file: read again, for new TLS connections");
+        }
         return all;
     }
 
@@ -496,6 +520,8 @@ public final class Sluice implements AutoCloseable {
         String listen = frontend.addresses().stream().map(Addresses::text).collect(Collectors.joining(", "));
         String upstreams = settings.upstreams().stream().map(Addresses::text).collect(Collectors.joining(", "));
         return "listening on " + listen + " (udp x" + frontend.udpSocketsPerAddress() + ", tcp)"
+                + (frontend.tlsAddresses().isEmpty() ? "" : ", " + frontend.tlsAddresses().stream().map(Addresses::text)
+                        .collect(Collectors.joining(", ")) + " (tls)")
                 + "; upstreams " + upstreams + " (timeout " + settings.timeout().toMillis()
                 + " ms, query-timeout " + settings.queryTimeout().toMillis() + " ms)"
                 + "; threads " + settings.threads() + "; transport " + transport

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.sluice.config.Setting;
 import io.sluice.config.SettingTable;
 import io.sluice.config.Settings;
+import io.sluice.testing.TestCertificates;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -38,6 +39,9 @@ class ReloadTest {
         other.put("acl-action", "drop");
         other.put("cache.prefetch", "true");
         other.put("proxy-protocol-from", "10.0.53.0/24");
+        other.put("tls-listen", "127.0.0.1:8853");
+        other.put("tls-cert-file", file.toString());
+        other.put("tls-key-file", file.toString());
         other.put("threads", "3");
         other.put("udp-steering", "hash");
         other.put("timeout", "1s");
@@ -139,6 +143,11 @@ class ReloadTest {
         for (Map.Entry<String, String> e : BASE.entrySet()) {
             b.set(e.getKey(), List.of(e.getValue()));
         }
+        // A certificate that loads, so that tls-listen may be given alone; unused while it is not.
+        Path[] tls = Files.exists(dir.resolve("cert.pem")) ? new Path[] {dir.resolve("cert.pem"), dir.resolve("key.pem")}
+                : TestCertificates.selfSigned(dir, "reload");
+        b.set("tls-cert-file", List.of(tls[0].toString()));
+        b.set("tls-key-file", List.of(tls[1].toString()));
         for (Map.Entry<String, String> e : change.entrySet()) {
             b.set(e.getKey(), List.of(e.getValue()));
         }

@@ -25,6 +25,8 @@ public final class SettingTable {
     /** Listen port when none is given: unprivileged, clear of mDNS (5353), LLMNR (5355) and the benchmark's upstream (5300). */
     public static final int DEFAULT_PORT = 1053;
     public static final int UPSTREAM_DEFAULT_PORT = 53;
+    /** DNS over TLS's port (RFC 7858). */
+    public static final int DOT_PORT = 853;
     /** Largest limit: counters are 31-bit. */
     public static final long MAX_QUERIES = Integer.MAX_VALUE;
 
@@ -42,6 +44,13 @@ public final class SettingTable {
     public static final Setting<List<Network>> ALLOW_CLIENTS = list("allow-clients", "--allow-clients", "CIDR",
             "loopback, RFC 1918, CGNAT, link-local, ULA", PRIVATE_NETWORKS, SettingTable::someNetworks, true,
             "Clients answered; repeatable; given, it replaces the default. Others get acl-action.");
+    public static final Setting<List<InetSocketAddress>> TLS_LISTEN = list("tls-listen", "--tls-listen", "HOST:PORT",
+            "none", List.of(), v -> addresses(v, DOT_PORT, true), false,
+            "Serve DNS over TLS (RFC 7858) here, port 853 unless given; needs tls-cert-file and tls-key-file; repeatable.");
+    public static final Setting<Path> TLS_CERT_FILE = one("tls-cert-file", "--tls-cert-file", "FILE", "none", null,
+            SettingTable::readable, false, "The TLS certificate chain, PEM (certbot's fullchain.pem); read again at each reload.");
+    public static final Setting<Path> TLS_KEY_FILE = one("tls-key-file", "--tls-key-file", "FILE", "none", null,
+            SettingTable::readable, false, "The TLS private key, PEM, PKCS#8 (certbot's privkey.pem); read again at each reload.");
     public static final Setting<List<Network>> PROXY_PROTOCOL_FROM = list("proxy-protocol-from",
             "--proxy-protocol-from", "CIDR", "none", List.of(), SettingTable::networks, true,
             "Sources that put a PROXY v2 header before each datagram and TCP connection, naming the client;"

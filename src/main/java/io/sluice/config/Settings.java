@@ -1,6 +1,7 @@
 package io.sluice.config;
 
 import io.sluice.transport.Addresses;
+import io.sluice.transport.ServerTls;
 import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -24,6 +25,9 @@ import org.xbill.DNS.Type;
  * The keys, defaults and meanings are documented in {@code conf/sluice.yml}.
  *
  * @param listen              addresses served over UDP and TCP
+ * @param tlsListen           addresses served over TLS (DNS over TLS); empty for none
+ * @param tlsCertFile         the TLS certificate chain (PEM), or null
+ * @param tlsKeyFile          the TLS private key (PEM), or null
  * @param allowClients        client networks answered; the rest get {@code aclAction}
  * @param aclAction           what a client outside {@code allowClients} gets
  * @param aclIsDefault        whether {@code allowClients} is the default list (conf/sluice.yml writes it out)
@@ -56,6 +60,9 @@ import org.xbill.DNS.Type;
  */
 public record Settings(
         List<InetSocketAddress> listen,
+        List<InetSocketAddress> tlsListen,
+        Path tlsCertFile,
+        Path tlsKeyFile,
         List<Network> allowClients,
         SettingTable.AclAction aclAction,
         boolean aclIsDefault,
@@ -92,7 +99,7 @@ public record Settings(
      * and {@code limits}; everything else stays as running, waiting for a restart.
      */
     public Settings reloaded(Settings next, LimitSettings limits) {
-        return new Settings(listen, next.allowClients, next.aclAction, next.aclIsDefault, next.proxyProtocolFrom,
+        return new Settings(listen, tlsListen, tlsCertFile, tlsKeyFile, next.allowClients, next.aclAction, next.aclIsDefault, next.proxyProtocolFrom,
                 next.upstreams, threads,
                 next.timeout, next.queryTimeout, next.maxInflight, maxTcpConnections, tcpIdleTimeout, tcpPerClient,
                 tcpQueriesPerConnection, tcpMaxDuration, next.upstreamSockets, next.upstreamSocketLifetime,
@@ -102,6 +109,7 @@ public record Settings(
 
     public Settings {
         listen = List.copyOf(listen);
+        tlsListen = List.copyOf(tlsListen);
         allowClients = List.copyOf(allowClients);
         proxyProtocolFrom = List.copyOf(proxyProtocolFrom);
         upstreams = List.copyOf(upstreams);
@@ -300,7 +308,10 @@ public record Settings(
             Integer threads = get(SettingTable.THREADS);
             int loops = threads == null ? Runtime.getRuntime().availableProcessors() : threads;
             checkCacheFits(cache, loops);
-            return new Settings(l, get(SettingTable.ALLOW_CLIENTS), get(SettingTable.ACL_ACTION),
+            List<InetSocketAddress> tls = get(SettingTable.TLS_LISTEN);
+            checkTls(tls, l);
+            return new Settings(l, tls, get(SettingTable.TLS_CERT_FILE), get(SettingTable.TLS_KEY_FILE),
+                    get(SettingTable.ALLOW_CLIENTS), get(SettingTable.ACL_ACTION),
                     get(SettingTable.ALLOW_CLIENTS).equals(SettingTable.PRIVATE_NETWORKS),
                     get(SettingTable.PROXY_PROTOCOL_FROM), u, loops,
                     get(SettingTable.TIMEOUT), get(SettingTable.QUERY_TIMEOUT), get(SettingTable.MAX_INFLIGHT),
@@ -320,6 +331,31 @@ public record Settings(
          * The cache's rings and index are taken at start: more than half the heap would leave too
          * little for the rest. Names the key that takes more of it.
          */
+        /** TLS listeners need a certificate and a key that make a TLS context, and addresses of their own. */
+        private void checkTls(List<InetSocketAddress> tls, List<InetSocketAddress> listen) throws ConfigException {
+            if (tls.isEmpty()) {
+                return;
+            }
+            checkNoDuplicates(tls, where("tls-listen"));
+            for (InetSocketAddress a : tls) {
+                if (a.getPort() != 0 && listen.contains(a)) {
+                    throw new ConfigException(where("tls-listen") + ": " + Addresses.text(a)
+                            + " is a listen address too: TLS needs a port of its own (853)");
+                }
+            }
+            Path cert = get(SettingTable.TLS_CERT_FILE);
+            Path key = get(SettingTable.TLS_KEY_FILE);
+            if (cert == null || key == null) {
+                throw new ConfigException(where("tls-listen") + ": needs tls-cert-file and tls-key-file");
+            }
+            try {
+                ServerTls.load(cert, key);
+            } catch (javax.net.ssl.SSLException e) {
+                throw new ConfigException(where("tls-cert-file") + ", " + where("tls-key-file")
+                        + ": not a certificate chain and private key in PEM: " + e.getMessage());
+            }
+        }
+
         private void checkCacheFits(CacheSettings cache, int loops) throws ConfigException {
             if (!cache.on()) {
                 return;

@@ -5,9 +5,11 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
+import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.handler.ssl.SslContext;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.sluice.acl.ClientRules;
 import io.sluice.config.Settings;
@@ -15,6 +17,7 @@ import io.sluice.metrics.Registry;
 import io.sluice.pipeline.Pipeline;
 import io.sluice.transport.Addresses;
 import io.sluice.transport.ReusePortSteering;
+import io.sluice.transport.ServerTls;
 import io.sluice.transport.Transport;
 import io.sluice.transport.UdpSocket;
 import java.io.IOException;
@@ -26,6 +29,7 @@ import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import javax.net.ssl.SSLException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -52,6 +56,9 @@ public final class Frontend {
     private final ListenerMeters meters;
     /** Sets up the client TCP connections; null until {@link #bind} makes it. */
     private TcpListener tcpListener;
+    /** The TLS certificate new TLS connections take, or null without tls-listen. */
+    private volatile SslContext tls;
+    private final List<InetSocketAddress> tlsBound = new ArrayList<>();
 
     private Frontend(Settings.UdpSteering steering, ClientRules rules, ListenerMeters meters) {
         this.steering = steering;
@@ -78,6 +85,15 @@ public final class Frontend {
             for (InetSocketAddress address : settings.listen()) {
                 frontend.bindOne(address, transport, group, pipelines, frontend.tcpListener);
             }
+            if (!settings.tlsListen().isEmpty()) {
+                frontend.tls = ServerTls.load(settings.tlsCertFile(), settings.tlsKeyFile());
+                for (InetSocketAddress address : settings.tlsListen()) {
+                    frontend.bindTls(address, transport, group);
+                }
+            }
+        } catch (SSLException e) { // checked with the settings: the files changed since
+            frontend.close();
+            throw new IllegalStateException("tls-cert-file, tls-key-file: " + e.getMessage(), e);
         } catch (BindException | InterruptedException | RuntimeException e) {
             frontend.close();
             throw e;
@@ -143,6 +159,39 @@ public final class Frontend {
         if (steered) {
             steeredByCpu.add(at);
         }
+    }
+
+    /**
+     * DNS over TLS on {@code address}: TCP connections as on the listen addresses, each wrapped in
+     * TLS with the certificate in force when it was accepted.
+     */
+    private void bindTls(InetSocketAddress address, Transport transport, EventLoopGroup group)
+            throws BindException, InterruptedException {
+        ServerBootstrap sb = new ServerBootstrap().group(group)
+                .channelFactory(transport.server())
+                .option(ChannelOption.SO_BACKLOG, TCP_BACKLOG)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
+                .childOption(ChannelOption.ALLOCATOR, Transport.ALLOCATOR)
+                .childHandler(new ChannelInitializer<>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                        tcpListener.setUp(ch, tls);
+                    }
+                });
+        Channel server = bindOrExplain(sb.bind(address).await(), address, "tls");
+        tcpServers.add(server);
+        tlsBound.add((InetSocketAddress) server.localAddress());
+    }
+
+    /** Puts a certificate read again (a reload) in force for the TLS connections accepted from now on. */
+    public void useTls(SslContext next) {
+        tls = next;
+    }
+
+    /** The TLS addresses bound, ports resolved; empty without tls-listen. */
+    public List<InetSocketAddress> tlsAddresses() {
+        return List.copyOf(tlsBound);
     }
 
     /**

@@ -7,6 +7,7 @@ import java.util.concurrent.atomic.LongAdder;
 final class ListenerMeters {
     final LongAdder queriesUdp;
     final LongAdder queriesTcp;
+    final LongAdder queriesTls;
     final LongAdder tcpConnectionsRejected;
     final LongAdder tcpIdleClosed;
     final LongAdder tcpClientLimitRejected;
@@ -19,6 +20,8 @@ final class ListenerMeters {
                 "protocol", "udp");
         queriesTcp = r.counter("queries", "Messages read from clients: datagrams, and messages on TCP connections.",
                 "protocol", "tcp");
+        queriesTls = r.counter("queries", "Messages read from clients: datagrams, and messages on TCP connections.",
+                "protocol", "tls");
         tcpConnectionsRejected = r.counter("tcp_connections_rejected", "Client connections closed past max-tcp-connections.");
         tcpIdleClosed = r.counter("tcp_idle_closed", "Client connections closed after tcp-idle-timeout.");
         tcpClientLimitRejected = r.counter("tcp_client_limit_rejected",

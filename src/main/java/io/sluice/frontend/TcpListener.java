@@ -12,6 +12,7 @@ import io.netty.channel.EventLoop;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.handler.codec.ByteToMessageDecoder;
+import io.netty.handler.ssl.SslContext;
 import io.netty.util.AttributeKey;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.sluice.acl.ClientRules;
@@ -32,6 +33,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Sets up each client TCP connection: two-byte length framing (RFC 1035 section 4.2.2), several
@@ -78,6 +80,11 @@ final class TcpListener extends ChannelInitializer<Channel> {
 
     @Override
     protected void initChannel(Channel ch) {
+        setUp(ch, null);
+    }
+
+    /** Sets up a client connection, in TLS with {@code tls} (DNS over TLS) unless it is null. */
+    void setUp(Channel ch, SslContext tls) {
         InetAddress client = ((InetSocketAddress) ch.remoteAddress()).getAddress();
         boolean proxy = allowed.now().speaksForClients(client);
         // A client outside allow-clients gets no connection at all: held open, its connections
@@ -113,10 +120,14 @@ final class TcpListener extends ChannelInitializer<Channel> {
         });
         open.add(ch);
         if (proxy) {
-            ch.pipeline().addLast(new ProxyHeaderReader(meters));
+            ch.pipeline().addLast(new ProxyHeaderReader(meters)); // a proxy's header comes before TLS
+        }
+        if (tls != null) {
+            ch.pipeline().addLast(tls.newHandler(ch.alloc()));
         }
         TcpFraming.addTo(ch.pipeline());
-        ch.pipeline().addLast(new Connection(pipelines.get(ch.eventLoop()), meters, bounds));
+        ch.pipeline().addLast(new Connection(pipelines.get(ch.eventLoop()), meters,
+                tls == null ? meters.queriesTcp : meters.queriesTls, bounds));
         // After the add to the group: a stop either finds this connection there or has set the
         // flag before this reads it. A connection accepted just before the stop is set up after it.
         if (stopping) {
@@ -225,6 +236,8 @@ final class TcpListener extends ChannelInitializer<Channel> {
 
         private final Pipeline pipeline;
         private final ListenerMeters meters;
+        /** Where its queries are counted: over TCP or over TLS. */
+        private final LongAdder queriesCounter;
         private final Bounds bounds;
         private int owed;
         /** A bound (queries, duration) was reached: no query is handled any more. */
@@ -246,9 +259,10 @@ final class TcpListener extends ChannelInitializer<Channel> {
         private long lastActivityNanos;
         private ScheduledFuture<?> check;
 
-        Connection(Pipeline pipeline, ListenerMeters meters, Bounds bounds) {
+        Connection(Pipeline pipeline, ListenerMeters meters, LongAdder queriesCounter, Bounds bounds) {
             this.pipeline = pipeline;
             this.meters = meters;
+            this.queriesCounter = queriesCounter;
             this.bounds = bounds;
         }
 
@@ -343,7 +357,7 @@ final class TcpListener extends ChannelInitializer<Channel> {
         }
 
         private void handle(ChannelHandlerContext ctx, ByteBuf frame) {
-            meters.queriesTcp.increment();
+            queriesCounter.increment();
             lastActivityNanos = System.nanoTime();
             owed++; // before: an answer written at once, inside handle, is counted off against it
             switch (pipeline.handleTcp(frame, ctx.channel(), ctx.channel().attr(PROXIED).get())) {
