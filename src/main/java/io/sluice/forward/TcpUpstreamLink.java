@@ -8,6 +8,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.epoll.EpollChannelOption;
 import io.sluice.transport.TcpFraming;
 
 /**
@@ -81,6 +82,21 @@ final class TcpUpstreamLink extends UpstreamLink {
         protected void channelRead0(ChannelHandlerContext ctx, ByteBuf frame) {
             answeredOnce = true;
             forwarder.onReply(TcpUpstreamLink.this, frame);
+        }
+
+        /**
+         * Acknowledges what was read at once, not after the kernel's delayed-ACK timer (up to 40
+         * ms): an upstream that writes each answer without TCP_NODELAY (nsd does) holds its next
+         * small answer until the last is acknowledged, and queries pipelined on this one
+         * connection then wait in turns of 40 ms. The kernel leaves quick-ack mode by itself, hence
+         * once per read. With nsd, dnsperf over TCP, one loop: 41,094 and 34,312 qps (average
+         * 9.5 ms, at most 89 ms) without, 212,699 and 209,811 (1.7 ms, at most 11 ms) with
+         * (docs/benchmarks.md, "TCP to the upstream"). NIO has no such option: there it is ignored.
+         */
+        @Override
+        public void channelReadComplete(ChannelHandlerContext ctx) {
+            ctx.channel().config().setOption(EpollChannelOption.TCP_QUICKACK, true);
+            ctx.fireChannelReadComplete();
         }
 
         @Override
