@@ -521,7 +521,7 @@ public final class Sluice implements AutoCloseable {
         String upstreams = settings.upstreams().stream().map(Addresses::text).collect(Collectors.joining(", "));
         return "listening on " + listen + " (udp x" + frontend.udpSocketsPerAddress() + ", tcp)"
                 + (frontend.tlsAddresses().isEmpty() ? "" : ", " + frontend.tlsAddresses().stream().map(Addresses::text)
-                        .collect(Collectors.joining(", ")) + " (tls)")
+                        .collect(Collectors.joining(", ")) + " (tls, " + ServerTls.provider() + ")")
                 + "; upstreams " + upstreams + " (timeout " + settings.timeout().toMillis()
                 + " ms, query-timeout " + settings.queryTimeout().toMillis() + " ms)"
                 + "; threads " + settings.threads() + "; transport " + transport

@@ -11,6 +11,7 @@ import io.sluice.testing.Dns;
 import io.sluice.testing.RunningSluice;
 import io.sluice.testing.TestCertificates;
 import io.sluice.testing.TestUpstream;
+import io.sluice.transport.ServerTls;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -48,6 +49,9 @@ class TlsTest {
             assertEquals(Rcode.NOERROR, Dns.rcode(Dns.readFrame(c)));
             assertEquals(Rcode.NOERROR, Dns.rcode(Dns.readFrame(c)));
             assertEquals(2, s.sluice().metrics().count("queries", "protocol", "tls"));
+            if (System.getProperty("os.arch").equals("amd64")) {
+                assertEquals("BoringSSL", ServerTls.provider(), "the native library the jar carries loads here");
+            }
             assertEquals(0, s.sluice().metrics().count("queries", "protocol", "tcp"));
             assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(3, "udp.example.", Type.A))),
                     "the plain listeners serve as ever");
