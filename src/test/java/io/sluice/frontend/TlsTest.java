@@ -40,9 +40,7 @@ class TlsTest {
     @Test
     void queriesOverTlsAreAnsweredOnOneConnection() throws Exception {
         Path[] files = certificate("first");
-        try (TestUpstream up = new TestUpstream();
-             RunningSluice s = RunningSluice.start(List.of(up), "tls-listen", "127.0.0.1:0",
-                     "tls-cert-file", files[0].toString(), "tls-key-file", files[1].toString());
+        try (TestUpstream up = new TestUpstream(); RunningSluice s = servingTls(up, files);
              SSLSocket c = connect(s.sluice().tlsAddresses().get(0), files[0])) {
             Dns.writeFrame(c, Dns.query(1, "one.example.", Type.A));
             Dns.writeFrame(c, Dns.query(2, "two.example.", Type.A));
@@ -61,9 +59,7 @@ class TlsTest {
     @Test
     void plainDnsOnTheTlsPortIsClosed() throws Exception {
         Path[] files = certificate("first");
-        try (TestUpstream up = new TestUpstream();
-             RunningSluice s = RunningSluice.start(List.of(up), "tls-listen", "127.0.0.1:0",
-                     "tls-cert-file", files[0].toString(), "tls-key-file", files[1].toString());
+        try (TestUpstream up = new TestUpstream(); RunningSluice s = servingTls(up, files);
              Socket plain = new Socket(s.sluice().tlsAddresses().get(0).getAddress(),
                      s.sluice().tlsAddresses().get(0).getPort())) {
             plain.setSoTimeout(5000);
@@ -122,6 +118,12 @@ class TlsTest {
             b.set(keyValues[i], List.of(keyValues[i + 1]));
         }
         return b.build();
+    }
+
+    /** sluice in front of {@code up}, serving TLS on a port of its own with the certificate and key {@code files}. */
+    private static RunningSluice servingTls(TestUpstream up, Path[] files) throws Exception {
+        return RunningSluice.start(List.of(up), "tls-listen", "127.0.0.1:0",
+                "tls-cert-file", files[0].toString(), "tls-key-file", files[1].toString());
     }
 
     private Path[] certificate(String cn) throws Exception {

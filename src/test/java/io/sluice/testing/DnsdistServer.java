@@ -16,16 +16,8 @@ import org.xbill.DNS.Type;
  * sluice. Without dnsdist installed the tests that need it are skipped, with one line saying so;
  * with {@code SLUICE_REQUIRE_DNSDIST} set (as {@code .ci/run} does) they fail instead.
  */
-public final class DnsdistServer implements AutoCloseable {
+public record DnsdistServer(Process process, InetSocketAddress address) implements AutoCloseable {
     private static final Path DNSDIST = Path.of("/usr/bin/dnsdist");
-
-    private final Process process;
-    private final InetSocketAddress address;
-
-    private DnsdistServer(Process process, InetSocketAddress address) {
-        this.process = process;
-        this.address = address;
-    }
 
     /** Starts dnsdist in {@code dir}, in front of {@code backend} with PROXY v2, and waits until it answers. */
     public static DnsdistServer startProxying(Path dir, InetSocketAddress backend) throws IOException, InterruptedException {
@@ -40,7 +32,7 @@ public final class DnsdistServer implements AutoCloseable {
             Process p = new ProcessBuilder(DNSDIST.toString(), "--supervised", "--disable-syslog", "-C", conf.toString())
                     .redirectErrorStream(true).redirectOutput(dir.resolve("dnsdist.out").toFile()).start();
             InetSocketAddress at = new InetSocketAddress(InetAddress.getLoopbackAddress(), port);
-            if (answers(p, at)) {
+            if (ServerProcesses.answers(p, at, Dns.query(1, "ready.example.", Type.A))) {
                 return new DnsdistServer(p, at);
             }
             p.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
@@ -50,26 +42,8 @@ public final class DnsdistServer implements AutoCloseable {
         }
     }
 
-    /** Polls until dnsdist relays an answer or exits (a port taken between probe and bind). */
-    private static boolean answers(Process p, InetSocketAddress at) throws IOException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
-        while (System.nanoTime() < deadline && p.isAlive()) {
-            if (Dns.udp(at, Dns.query(1, "ready.example.", Type.A), 200) != null) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    public InetSocketAddress address() {
-        return address;
-    }
-
     @Override
     public void close() throws InterruptedException {
-        process.destroy();
-        if (!process.waitFor(10, TimeUnit.SECONDS)) {
-            process.destroyForcibly();
-        }
+        ServerProcesses.stop(process);
     }
 }

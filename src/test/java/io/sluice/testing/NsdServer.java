@@ -51,7 +51,7 @@ public final class NsdServer implements AutoCloseable {
                 Process p = new ProcessBuilder(NSD.toString(), "-d", "-c", file.toString())
                         .redirectErrorStream(true).redirectOutput(dir.resolve("nsd.out").toFile()).start();
                 InetSocketAddress at = new InetSocketAddress(InetAddress.getLoopbackAddress(), port);
-                if (answers(p, at)) {
+                if (ServerProcesses.answers(p, at, Dns.query(1, ZONE, Type.SOA))) {
                     return new NsdServer(p, at);
                 }
                 p.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
@@ -61,17 +61,6 @@ public final class NsdServer implements AutoCloseable {
                 }
             }
         }
-    }
-
-    /** Polls with a SOA query until nsd answers or exits (a port taken between probe and bind). */
-    private static boolean answers(Process p, InetSocketAddress at) throws IOException, InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
-        while (System.nanoTime() < deadline && p.isAlive()) {
-            if (Dns.udp(at, Dns.query(1, ZONE, Type.SOA), 200) != null) {
-                return true;
-            }
-        }
-        return false;
     }
 
     private static String readOrEmpty(Path p) throws IOException {
@@ -88,9 +77,6 @@ public final class NsdServer implements AutoCloseable {
 
     @Override
     public void close() throws InterruptedException {
-        process.destroy(); // SIGTERM: nsd stops its children and exits
-        if (!process.waitFor(10, TimeUnit.SECONDS)) {
-            process.destroyForcibly();
-        }
+        ServerProcesses.stop(process); // SIGTERM: nsd stops its children and exits
     }
 }
