@@ -433,8 +433,7 @@ public final class Sluice implements AutoCloseable {
                 tls = ServerTls.load(settings.tlsCertFile(), settings.tlsKeyFile());
             } catch (SSLException e) {
                 reloadFailures.increment();
-                throw new ConfigException("tls-cert-file, tls-key-file: not a certificate chain and private key in PEM: "
-                        + e.getMessage());
+                throw new ConfigException("tls-cert-file, tls-key-file: " + ServerTls.whatIsWrong(e));
             }
         }
         try {

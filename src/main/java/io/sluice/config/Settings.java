@@ -351,8 +351,8 @@ public record Settings(
             try {
                 ServerTls.load(cert, key);
             } catch (javax.net.ssl.SSLException e) {
-                throw new ConfigException(where("tls-cert-file") + ", " + where("tls-key-file")
-                        + ": not a certificate chain and private key in PEM: " + e.getMessage());
+                throw new ConfigException(where("tls-cert-file") + ", " + where("tls-key-file") + ": "
+                        + ServerTls.whatIsWrong(e));
             }
         }
 

@@ -4,8 +4,8 @@ import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelOption;
-import io.netty.channel.EventLoop;
 import io.netty.channel.ChannelInitializer;
+import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
@@ -93,7 +93,7 @@ public final class Frontend {
             }
         } catch (SSLException e) { // checked with the settings: the files changed since
             frontend.close();
-            throw new IllegalStateException("tls-cert-file, tls-key-file: " + e.getMessage(), e);
+            throw new IllegalStateException("tls-cert-file, tls-key-file: " + ServerTls.whatIsWrong(e), e);
         } catch (BindException | InterruptedException | RuntimeException e) {
             frontend.close();
             throw e;

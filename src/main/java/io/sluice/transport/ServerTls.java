@@ -28,6 +28,11 @@ public final class ServerTls {
         return OpenSsl.isAvailable() ? "BoringSSL" : "JDK";
     }
 
+    /** What {@link #load} found wrong, for a line that names the two keys before it. */
+    public static String whatIsWrong(SSLException e) {
+        return "not a certificate chain and private key in PEM: " + e.getMessage();
+    }
+
     /** The context for {@code certificateChain} and {@code privateKey}; what is wrong with them, else. */
     public static SslContext load(Path certificateChain, Path privateKey) throws SSLException {
         try {
