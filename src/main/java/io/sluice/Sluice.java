@@ -224,7 +224,7 @@ public final class Sluice implements AutoCloseable {
             // old generation now, before any query: else the first young collections under load
             // copy it, the longest pauses of a run (docs/benchmarks.md, "Soak").
             System.gc();
-            Frontend frontend = Frontend.bind(settings, transport, group, pipelines, meters, allowed);
+            Frontend frontend = Frontend.bind(settings, transport, group, pipelines, meters, allowed, clock);
             limits.start();
             deniedLog.start();
             if (top != null) {

@@ -50,6 +50,7 @@ class ReloadTest {
         other.put("max-tcp-connections", "10");
         other.put("tcp-idle-timeout", "5s");
         other.put("max-tcp-connections-per-client", "7");
+        other.put("tcp-connection-rate-per-client", "20");
         other.put("max-tcp-queries-per-connection", "7");
         other.put("max-tcp-connection-duration", "7s");
         other.put("upstream-sockets", "4");

@@ -79,6 +79,9 @@ public final class SettingTable {
     public static final Setting<Integer> MAX_TCP_CONNECTIONS_PER_CLIENT = one("max-tcp-connections-per-client", null,
             null, "32", 32, v -> Values.integer(v, 1, 1_000_000), false,
             "Client TCP connections open at once from one IPv4 address or IPv6 /64.");
+    public static final Setting<Integer> TCP_CONNECTION_RATE_PER_CLIENT = one("tcp-connection-rate-per-client", null,
+            null, "0", 0, v -> Values.integer(v, 0, 1_000_000), false,
+            "New client TCP and TLS connections a second from one IPv4 address or IPv6 /64; past it, closed at once; 0 = no bound.");
     public static final Setting<Integer> MAX_TCP_QUERIES_PER_CONNECTION = one("max-tcp-queries-per-connection", null,
             null, "0", 0, v -> Values.integer(v, 0, Integer.MAX_VALUE), false,
             "Queries read on one client connection before it is closed (once answered); 0 = no limit.");

@@ -40,6 +40,7 @@ import org.xbill.DNS.Type;
  * @param maxTcpConnections   client TCP connections at once
  * @param tcpIdleTimeout      a client TCP connection with no whole query and nothing owed for this long is closed
  * @param tcpPerClient        client TCP connections at once from one IPv4 address or IPv6 /64
+ * @param tcpConnectionRatePerClient new client TCP and TLS connections a second from one IPv4 address or IPv6 /64; 0 = no bound
  * @param tcpQueriesPerConnection queries read on one connection before it winds down; 0 = no limit
  * @param tcpMaxDuration      how long a client connection may stay open before it winds down
  * @param upstreamSockets     UDP sockets (source ports) per thread for upstream queries
@@ -75,6 +76,7 @@ public record Settings(
         int maxTcpConnections,
         Duration tcpIdleTimeout,
         int tcpPerClient,
+        int tcpConnectionRatePerClient,
         int tcpQueriesPerConnection,
         Duration tcpMaxDuration,
         int upstreamSockets,
@@ -99,10 +101,10 @@ public record Settings(
      * and {@code limits}; everything else stays as running, waiting for a restart.
      */
     public Settings reloaded(Settings next, LimitSettings limits) {
-        return new Settings(listen, tlsListen, tlsCertFile, tlsKeyFile, next.allowClients, next.aclAction, next.aclIsDefault, next.proxyProtocolFrom,
-                next.upstreams, threads,
+        return new Settings(listen, tlsListen, tlsCertFile, tlsKeyFile, next.allowClients, next.aclAction,
+                next.aclIsDefault, next.proxyProtocolFrom, next.upstreams, threads,
                 next.timeout, next.queryTimeout, next.maxInflight, maxTcpConnections, tcpIdleTimeout, tcpPerClient,
-                tcpQueriesPerConnection, tcpMaxDuration, next.upstreamSockets, next.upstreamSocketLifetime,
+                tcpConnectionRatePerClient, tcpQueriesPerConnection, tcpMaxDuration, next.upstreamSockets, next.upstreamSocketLifetime,
                 next.randomizeCase, udpSteering, next.maxFails, next.healthCheckInterval, next.healthCheck, limits,
                 cache, backend, metrics, admin, adminTokenFile, configFile, next.logLevel);
     }
@@ -316,7 +318,8 @@ public record Settings(
                     get(SettingTable.PROXY_PROTOCOL_FROM), u, loops,
                     get(SettingTable.TIMEOUT), get(SettingTable.QUERY_TIMEOUT), get(SettingTable.MAX_INFLIGHT),
                     get(SettingTable.MAX_TCP_CONNECTIONS), get(SettingTable.TCP_IDLE_TIMEOUT),
-                    get(SettingTable.MAX_TCP_CONNECTIONS_PER_CLIENT), get(SettingTable.MAX_TCP_QUERIES_PER_CONNECTION),
+                    get(SettingTable.MAX_TCP_CONNECTIONS_PER_CLIENT), get(SettingTable.TCP_CONNECTION_RATE_PER_CLIENT),
+                    get(SettingTable.MAX_TCP_QUERIES_PER_CONNECTION),
                     get(SettingTable.MAX_TCP_CONNECTION_DURATION),
                     get(SettingTable.UPSTREAM_SOCKETS), get(SettingTable.UPSTREAM_SOCKET_LIFETIME),
                     get(SettingTable.RANDOMIZE_CASE), get(SettingTable.UDP_STEERING), get(SettingTable.MAX_FAILS),

@@ -13,6 +13,7 @@ import io.netty.handler.ssl.SslContext;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.sluice.acl.ClientRules;
 import io.sluice.config.Settings;
+import io.sluice.limit.Clock;
 import io.sluice.metrics.Registry;
 import io.sluice.pipeline.Pipeline;
 import io.sluice.transport.Addresses;
@@ -72,7 +73,7 @@ public final class Frontend {
      * @throws BindException naming the address and protocol that could not be bound
      */
     public static Frontend bind(Settings settings, Transport transport, EventLoopGroup group,
-                                List<Pipeline> pipelines, Registry metrics, ClientRules allowed)
+                                List<Pipeline> pipelines, Registry metrics, ClientRules allowed, Clock clock)
             throws BindException, InterruptedException {
         ListenerMeters meters = new ListenerMeters(metrics);
         Map<EventLoop, Pipeline> byLoop = new IdentityHashMap<>();
@@ -80,7 +81,7 @@ public final class Frontend {
             byLoop.put(p.loop(), p);
         }
         Frontend frontend = new Frontend(settings.udpSteering(), allowed, meters);
-        frontend.tcpListener = new TcpListener(byLoop, meters, allowed, frontend.tcpConnections, settings);
+        frontend.tcpListener = new TcpListener(byLoop, meters, allowed, frontend.tcpConnections, settings, clock);
         try {
             for (InetSocketAddress address : settings.listen()) {
                 frontend.bindOne(address, transport, group, pipelines, frontend.tcpListener);

@@ -11,6 +11,7 @@ final class ListenerMeters {
     final LongAdder tcpConnectionsRejected;
     final LongAdder tcpIdleClosed;
     final LongAdder tcpClientLimitRejected;
+    final LongAdder tcpRateRejected;
     final LongAdder ioErrors;
     final LongAdder aclDenied;
     final LongAdder proxyHeaderInvalid;
@@ -26,6 +27,8 @@ final class ListenerMeters {
         tcpIdleClosed = r.counter("tcp_idle_closed", "Client connections closed after tcp-idle-timeout.");
         tcpClientLimitRejected = r.counter("tcp_client_limit_rejected",
                 "Client connections closed past max-tcp-connections-per-client.");
+        tcpRateRejected = r.counter("tcp_connection_rate_rejected",
+                "Client TCP and TLS connections closed past tcp-connection-rate-per-client.");
         ioErrors = r.counter("io_errors", "Write failures and other socket errors, not logged one by one.");
         aclDenied = r.counter("acl_denied", "Queries (and TCP connections) from clients outside allow-clients.");
         proxyHeaderInvalid = r.counter("proxy_header_invalid",

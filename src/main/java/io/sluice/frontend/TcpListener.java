@@ -18,6 +18,7 @@ import io.netty.util.concurrent.ScheduledFuture;
 import io.sluice.acl.ClientRules;
 import io.sluice.config.Settings;
 import io.sluice.forward.TransferPart;
+import io.sluice.limit.Clock;
 import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.Pipeline;
 import io.sluice.transport.ProxyHeader;
@@ -63,11 +64,13 @@ final class TcpListener extends ChannelInitializer<Channel> {
     private final int maxConnections;
     private final int maxPerClient;
     private final Connection.Bounds bounds;
+    private final ConnectionRate rate;
     /** {@link #stop} has begun: a connection set up from now on is told at once. */
     private volatile boolean stopping;
 
     TcpListener(Map<EventLoop, Pipeline> pipelines, ListenerMeters meters, ClientRules allowed, ChannelGroup open,
-                Settings settings) {
+                Settings settings, Clock clock) {
+        this.rate = new ConnectionRate(settings.tcpConnectionRatePerClient(), clock);
         this.pipelines = pipelines;
         this.meters = meters;
         this.allowed = allowed;
@@ -94,13 +97,18 @@ final class TcpListener extends ChannelInitializer<Channel> {
             ch.close();
             return;
         }
+        InetAddress counted = proxy ? null : clientOf(client);
+        if (counted != null && !rate.admit(counted)) {
+            meters.tcpRateRejected.increment();
+            ch.close();
+            return;
+        }
         if (connections.incrementAndGet() > maxConnections) {
             connections.decrementAndGet();
             meters.tcpConnectionsRejected.increment();
             ch.close();
             return;
         }
-        InetAddress counted = proxy ? null : clientOf(client);
         if (counted != null) {
             int[] fromClient = new int[1];
             perClient.compute(counted, (a, n) -> fromClient[0] = n == null ? 1 : n + 1);

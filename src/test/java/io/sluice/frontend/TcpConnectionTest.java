@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.limit.ManualClock;
 import io.sluice.testing.Dns;
 import io.sluice.testing.RunningSluice;
 import io.sluice.testing.TestUpstream;
@@ -56,6 +57,27 @@ class TcpConnectionTest {
             assertEquals(1, s.sluice().metrics().count("tcp_connections_rejected"));
             Dns.writeFrame(a, Dns.query(3, "c.example.", Type.A));
             assertEquals(3, Dns.id(Dns.readFrame(a)));
+        }
+    }
+
+    /** Opened and closed one after another, as a TLS handshake flood would: the rate, not the count open, is bounded. */
+    @Test
+    void aClientOpeningConnectionsFasterThanItsRateIsClosedUntilTheNextSecond() throws Exception {
+        ManualClock clock = new ManualClock();
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), clock, b -> { }, "tcp-connection-rate-per-client", "2")) {
+            for (int i = 1; i <= 2; i++) {
+                assertEquals(i, Dns.id(Dns.tcp(s.address(), Dns.query(i, "rate.example.", Type.A))), "within the rate");
+            }
+            try (Socket third = new Socket(s.address().getAddress(), s.address().getPort())) {
+                third.setSoTimeout(5000);
+                assertEquals(-1, third.getInputStream().read(), "the third in the second is closed at once");
+            }
+            assertEquals(1, s.sluice().metrics().count("tcp_connection_rate_rejected"));
+            assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(4, "udp.example.", Type.A))),
+                    "UDP is not touched");
+            clock.advanceMillis(1_000);
+            assertEquals(5, Dns.id(Dns.tcp(s.address(), Dns.query(5, "rate.example.", Type.A))), "a new second");
         }
     }
 
