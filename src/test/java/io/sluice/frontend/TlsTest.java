@@ -97,6 +97,35 @@ class TlsTest {
         }
     }
 
+    /** A proxy's header comes first, then the TLS handshake, as HAProxy's send-proxy-v2 in front of a DoT server. */
+    @Test
+    void aProxysHeaderComesBeforeTheHandshake() throws Exception {
+        Path[] files = certificate("first");
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), b -> {
+                 b.set("tls-listen", List.of("127.0.0.1:0"));
+                 b.set("tls-cert-file", List.of(files[0].toString()));
+                 b.set("tls-key-file", List.of(files[1].toString()));
+                 b.set("allow-clients", List.of("10.0.0.0/8"));
+                 b.set("proxy-protocol-from", List.of("127.0.0.1/32"));
+             })) {
+            InetSocketAddress at = s.sluice().tlsAddresses().get(0);
+            for (String client : List.of("10.1.2.3", "192.0.2.7")) {
+                try (Socket tcp = new Socket(at.getAddress(), at.getPort())) {
+                    tcp.getOutputStream().write(ProxyProtocolTest.proxied(client, 1, new byte[0]));
+                    try (SSLSocket c = (SSLSocket) trusting(files[0]).getSocketFactory()
+                            .createSocket(tcp, at.getHostString(), at.getPort(), true)) {
+                        c.setSoTimeout(5000);
+                        c.startHandshake();
+                        Dns.writeFrame(c, Dns.query(1, "proxied.example.", Type.A));
+                        assertEquals(client.startsWith("10.") ? Rcode.NOERROR : Rcode.REFUSED, Dns.rcode(Dns.readFrame(c)),
+                                "judged as " + client);
+                    }
+                }
+            }
+        }
+    }
+
     @Test
     void whatTlsNeedsIsSaidNamingTheKeys() throws Exception {
         ConfigException none = assertThrows(ConfigException.class, () -> settings("tls-listen", "127.0.0.1:853"));
@@ -132,6 +161,14 @@ class TlsTest {
 
     /** A TLS connection to {@code at} that trusts only the certificate in {@code cert}. */
     private static SSLSocket connect(InetSocketAddress at, Path cert) throws Exception {
+        SSLSocket s = (SSLSocket) trusting(cert).getSocketFactory().createSocket(at.getAddress(), at.getPort());
+        s.setSoTimeout(5000);
+        s.startHandshake();
+        return s;
+    }
+
+    /** A TLS client context that trusts only the certificate in {@code cert}. */
+    private static SSLContext trusting(Path cert) throws Exception {
         KeyStore trusted = KeyStore.getInstance(KeyStore.getDefaultType());
         trusted.load(null, null);
         try (InputStream in = Files.newInputStream(cert)) {
@@ -141,10 +178,7 @@ class TlsTest {
         tmf.init(trusted);
         SSLContext tls = SSLContext.getInstance("TLS");
         tls.init(null, tmf.getTrustManagers(), null);
-        SSLSocket s = (SSLSocket) tls.getSocketFactory().createSocket(at.getAddress(), at.getPort());
-        s.setSoTimeout(5000);
-        s.startHandshake();
-        return s;
+        return tls;
     }
 
     private static String served(SSLSocket c) throws Exception {
