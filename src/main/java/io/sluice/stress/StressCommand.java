@@ -72,6 +72,10 @@ public final class StressCommand implements Callable<Integer> {
     @Option(names = "--tcp", description = "Over TCP (several connections, many queries in flight on each).")
     boolean tcp;
 
+    @Option(names = "--tls", description = "Over TLS (DNS over TLS, port 853 unless -r says): as --tcp, each connection"
+            + " in TLS; the server's certificate is not checked.")
+    boolean tls;
+
     @Option(names = "--json", description = "Print the summary as one JSON object on stdout (interval lines go to stderr).")
     boolean json;
 
@@ -124,14 +128,14 @@ public final class StressCommand implements Callable<Integer> {
             if (targets.isEmpty() && queryFile == null) {
                 throw new IllegalArgumentException("give at least one domain to query, or --queries FILE");
             }
-            InetSocketAddress to = target(resolver);
+            InetSocketAddress to = target(resolver, tls ? 853 : 53);
             for (int t = 0; t < threads; t++) {
                 int share = concurrency / threads + (t < concurrency % threads ? 1 : 0);
                 long rateShare = rate / threads + (t < rate % threads ? 1 : 0);
                 int links = sockets != null ? sockets : Math.min(8, share);
                 QueryMaker queries = queryFile != null ? QueryMaker.ofFile(queryFile, randomSubdomains, !iterative)
                         : QueryMaker.ofTargets(targets, randomSubdomains, !iterative);
-                var options = new LoadGenerator.Options(to, share, flood, rateShare, randomIds, tcp, timeoutNanos,
+                var options = new LoadGenerator.Options(to, share, flood, rateShare, randomIds, tcp, tls, timeoutNanos,
                         links, verbose);
                 generators.add(new LoadGenerator(options, queries, lines));
             }
@@ -221,8 +225,8 @@ public final class StressCommand implements Callable<Integer> {
         out.flush();
     }
 
-    private static InetSocketAddress target(String text) {
-        HostAndPort hp = HostAndPort.fromString(text).withDefaultPort(53);
+    private static InetSocketAddress target(String text, int defaultPort) {
+        HostAndPort hp = HostAndPort.fromString(text).withDefaultPort(defaultPort);
         try {
             return new InetSocketAddress(InetAddress.getByName(hp.getHost()), hp.getPort());
         } catch (UnknownHostException e) {

@@ -3,13 +3,17 @@ package io.sluice.stress;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.testing.RunningSluice;
+import io.sluice.testing.TestCertificates;
 import io.sluice.testing.TestUpstream;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.io.PrintWriter;
+import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -77,6 +81,24 @@ class StressCommandTest {
                     "--duration", "500ms", "--json", "example.");
             assertEquals(0, tcp.code, tcp.err);
             assertTrue(up.tcpQueries() > 0);
+        }
+    }
+
+    /** The load over DNS over TLS, against sluice's own TLS listener. */
+    @Test
+    void overTls(@TempDir Path dir) throws Exception {
+        Path[] files = TestCertificates.selfSigned(dir, "stress");
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), "tls-listen", "127.0.0.1:0",
+                     "tls-cert-file", files[0].toString(), "tls-key-file", files[1].toString())) {
+            InetSocketAddress at = s.sluice().tlsAddresses().get(0);
+            Result tls = run("-r", "127.0.0.1:" + at.getPort(), "--tls", "-concurrency", "8", "--warmup", "200ms",
+                    "--duration", "500ms", "--json", "example.");
+            assertEquals(0, tls.code, tls.err);
+            long received = Long.parseLong(tls.out.replaceAll("(?s).*\"received\":(\\d+).*", "$1"));
+            assertTrue(received > 0, tls.out);
+            assertTrue(s.sluice().metrics().count("queries", "protocol", "tls") >= received, "asked over TLS");
+            assertEquals(0, s.sluice().metrics().count("queries", "protocol", "tcp"));
         }
     }
 
