@@ -1,5 +1,6 @@
 package io.sluice.transport;
 
+import io.netty.handler.ssl.ApplicationProtocolConfig;
 import io.netty.handler.ssl.OpenSsl;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
@@ -23,6 +24,15 @@ public final class ServerTls {
     private ServerTls() {
     }
 
+    /**
+     * ALPN "dot" (RFC 7858's registration, which SVCB records for DNS name, RFC 9461) for a client
+     * that offers it; a client that offers none, or only others, goes on without.
+     */
+    private static final ApplicationProtocolConfig DOT_ALPN = new ApplicationProtocolConfig(
+            ApplicationProtocolConfig.Protocol.ALPN,
+            ApplicationProtocolConfig.SelectorFailureBehavior.NO_ADVERTISE,
+            ApplicationProtocolConfig.SelectedListenerFailureBehavior.ACCEPT, "dot");
+
     /** Which TLS implementation serves: "BoringSSL" or "JDK". */
     public static String provider() {
         return OpenSsl.isAvailable() ? "BoringSSL" : "JDK";
@@ -39,6 +49,7 @@ public final class ServerTls {
             return SslContextBuilder.forServer(certificateChain.toFile(), privateKey.toFile())
                     .sslProvider(OpenSsl.isAvailable() ? SslProvider.OPENSSL : SslProvider.JDK)
                     .protocols("TLSv1.3", "TLSv1.2")
+                    .applicationProtocolConfig(DOT_ALPN)
                     .build();
         } catch (IllegalArgumentException e) { // Netty's word for a file it cannot read as PEM
             throw new SSLException(e.getMessage(), e);

@@ -22,6 +22,7 @@ import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.util.List;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.Test;
@@ -42,6 +43,7 @@ class TlsTest {
         Path[] files = certificate("first");
         try (TestUpstream up = new TestUpstream(); RunningSluice s = servingTls(up, files);
              SSLSocket c = connect(s.sluice().tlsAddresses().get(0), files[0])) {
+            assertEquals("dot", c.getApplicationProtocol(), "ALPN: the client offered dot");
             Dns.writeFrame(c, Dns.query(1, "one.example.", Type.A));
             Dns.writeFrame(c, Dns.query(2, "two.example.", Type.A));
             assertEquals(Rcode.NOERROR, Dns.rcode(Dns.readFrame(c)));
@@ -162,6 +164,9 @@ class TlsTest {
     /** A TLS connection to {@code at} that trusts only the certificate in {@code cert}. */
     private static SSLSocket connect(InetSocketAddress at, Path cert) throws Exception {
         SSLSocket s = (SSLSocket) trusting(cert).getSocketFactory().createSocket(at.getAddress(), at.getPort());
+        SSLParameters offer = s.getSSLParameters();
+        offer.setApplicationProtocols(new String[] {"dot"});
+        s.setSSLParameters(offer);
         s.setSoTimeout(5000);
         s.startHandshake();
         return s;
