@@ -15,6 +15,7 @@ final class ListenerMeters {
     final LongAdder ioErrors;
     final LongAdder aclDenied;
     final LongAdder proxyHeaderInvalid;
+    final LongAdder tlsHandshakeFailed;
 
     ListenerMeters(Registry r) {
         queriesUdp = r.counter("queries", "Messages read from clients: datagrams, and messages on TCP connections.",
@@ -31,6 +32,8 @@ final class ListenerMeters {
                 "Client TCP and TLS connections closed past tcp-connection-rate-per-client.");
         ioErrors = r.counter("io_errors", "Write failures and other socket errors, not logged one by one.");
         aclDenied = r.counter("acl_denied", "Queries (and TCP connections) from clients outside allow-clients.");
+        tlsHandshakeFailed = r.counter("tls_handshakes_failed",
+                "TLS connections closed because their handshake failed: not TLS, no common version or cipher, cut short.");
         proxyHeaderInvalid = r.counter("proxy_header_invalid",
                 "Datagrams dropped and TCP connections closed from proxy-protocol-from sources for want of a valid"
                         + " PROXY v2 header.");

@@ -13,6 +13,7 @@ import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslHandshakeCompletionEvent;
 import io.netty.util.AttributeKey;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.sluice.acl.ClientRules;
@@ -465,6 +466,8 @@ final class TcpListener extends ChannelInitializer<Channel> {
                 inputShutdown = true;
                 readIfRoom(ctx);
                 closeIfDone(ctx);
+            } else if (evt instanceof SslHandshakeCompletionEvent h && !h.isSuccess()) {
+                meters.tlsHandshakeFailed.increment(); // the SslHandler closes the connection
             } else if (evt == Outcome.DROPPED) { // a parked query, dropped after all (Query.droppedAfterParking)
                 owed--;
                 answeredOne(ctx);

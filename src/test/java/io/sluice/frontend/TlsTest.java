@@ -67,6 +67,7 @@ class TlsTest {
             plain.setSoTimeout(5000);
             Dns.writeFrame(plain, Dns.query(1, "plain.example.", Type.A));
             assertEquals(-1, plain.getInputStream().read(), "not a TLS record: closed, nothing answered");
+            assertEquals(1, s.sluice().metrics().count("tls_handshakes_failed"));
             assertEquals(0, up.tcpQueries() + up.udpQueries());
         }
     }
