@@ -225,6 +225,11 @@ public final class Sluice implements AutoCloseable {
             // copy it, the longest pauses of a run (docs/benchmarks.md, "Soak").
             System.gc();
             Frontend frontend = Frontend.bind(settings, transport, group, pipelines, meters, allowed, clock);
+            if (!settings.tlsListen().isEmpty()) {
+                meters.gauge("tls_certificate_expiry_timestamp_seconds",
+                        "When the certificate served over TLS expires, in seconds since the epoch; a reload reads it again.",
+                        frontend::tlsExpiresAt);
+            }
             limits.start();
             deniedLog.start();
             if (top != null) {
@@ -428,9 +433,11 @@ public final class Sluice implements AutoCloseable {
         }
         Reload r = Reload.between(settings, next);
         SslContext tls = null;
+        long tlsExpiresAt = 0;
         if (!settings.tlsListen().isEmpty()) { // certificates are renewed in place: read again at every reload
             try {
                 tls = ServerTls.load(settings.tlsCertFile(), settings.tlsKeyFile());
+                tlsExpiresAt = ServerTls.expiresAt(settings.tlsCertFile());
             } catch (SSLException e) {
                 reloadFailures.increment();
                 throw new ConfigException("tls-cert-file, tls-key-file: " + ServerTls.whatIsWrong(e));
@@ -459,7 +466,7 @@ public final class Sluice implements AutoCloseable {
         }
         LogLevel.apply(next.logLevel());
         if (tls != null) {
-            frontend.useTls(tls);
+            frontend.useTls(tls, tlsExpiresAt);
         }
         settings = r.applied();
         reloads.increment();

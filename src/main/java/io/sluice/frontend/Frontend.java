@@ -59,6 +59,8 @@ public final class Frontend {
     private TcpListener tcpListener;
     /** The TLS certificate new TLS connections take, or null without tls-listen. */
     private volatile SslContext tls;
+    /** When the served certificate expires, seconds since the epoch; 0 without TLS. */
+    private volatile long tlsExpiresAt;
     private final List<InetSocketAddress> tlsBound = new ArrayList<>();
 
     private Frontend(Settings.UdpSteering steering, ClientRules rules, ListenerMeters meters) {
@@ -88,6 +90,7 @@ public final class Frontend {
             }
             if (!settings.tlsListen().isEmpty()) {
                 frontend.tls = ServerTls.load(settings.tlsCertFile(), settings.tlsKeyFile());
+                frontend.tlsExpiresAt = ServerTls.expiresAt(settings.tlsCertFile());
                 for (InetSocketAddress address : settings.tlsListen()) {
                     frontend.bindTls(address, transport, group);
                 }
@@ -185,9 +188,18 @@ public final class Frontend {
         tlsBound.add((InetSocketAddress) server.localAddress());
     }
 
-    /** Puts a certificate read again (a reload) in force for the TLS connections accepted from now on. */
-    public void useTls(SslContext next) {
+    /**
+     * Puts a certificate read again (a reload), which expires at {@code expiresAt} (seconds since
+     * the epoch), in force for the TLS connections accepted from now on.
+     */
+    public void useTls(SslContext next, long expiresAt) {
         tls = next;
+        tlsExpiresAt = expiresAt;
+    }
+
+    /** When the served certificate expires, seconds since the epoch; 0 without TLS. */
+    public long tlsExpiresAt() {
+        return tlsExpiresAt;
     }
 
     /** The TLS addresses bound, ports resolved; empty without tls-listen. */

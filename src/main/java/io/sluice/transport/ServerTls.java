@@ -5,7 +5,13 @@ import io.netty.handler.ssl.OpenSsl;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslProvider;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.cert.CertificateException;
+import java.security.cert.CertificateFactory;
+import java.security.cert.X509Certificate;
 import javax.net.ssl.SSLException;
 
 /**
@@ -36,6 +42,19 @@ public final class ServerTls {
     /** Which TLS implementation serves: "BoringSSL" or "JDK". */
     public static String provider() {
         return OpenSsl.isAvailable() ? "BoringSSL" : "JDK";
+    }
+
+    /**
+     * When the first certificate of {@code certificateChain} (the server's own) expires, in
+     * seconds since the epoch: what an operator watches to catch a renewal that did not happen.
+     */
+    public static long expiresAt(Path certificateChain) throws SSLException {
+        try (InputStream in = Files.newInputStream(certificateChain)) {
+            X509Certificate c = (X509Certificate) CertificateFactory.getInstance("X.509").generateCertificate(in);
+            return c.getNotAfter().getTime() / 1000;
+        } catch (IOException | CertificateException | ClassCastException e) {
+            throw new SSLException("no certificate in " + certificateChain + ": " + e.getMessage(), e);
+        }
     }
 
     /** What {@link #load} found wrong, for a line that names the two keys before it. */

@@ -82,11 +82,13 @@ class TlsTest {
             InetSocketAddress at = s.sluice().tlsAddresses().get(0);
             try (SSLSocket c = connect(at, files[0])) {
                 assertEquals("CN=first", served(c));
+                assertEquals(notAfter(c), expiryGauge(s), "the served certificate's expiry");
             }
-            certificate("second"); // renewed in place, as certbot does
+            TestCertificates.selfSigned(dir, "second", 3); // renewed in place, as certbot does, valid a day longer
             assertEquals(List.of("tls-cert-file: read again, for new TLS connections"), s.sluice().reload());
             try (SSLSocket c = connect(at, files[0])) {
                 assertEquals("CN=second", served(c));
+                assertEquals(notAfter(c), expiryGauge(s), "the renewed certificate's expiry");
                 Dns.writeFrame(c, Dns.query(1, "renewed.example.", Type.A));
                 assertEquals(Rcode.NOERROR, Dns.rcode(Dns.readFrame(c)));
             }
@@ -185,6 +187,20 @@ class TlsTest {
         SSLContext tls = SSLContext.getInstance("TLS");
         tls.init(null, tmf.getTrustManagers(), null);
         return tls;
+    }
+
+    /** The gauge of the served certificate's expiry, as /metrics shows it. */
+    private static long expiryGauge(RunningSluice s) {
+        for (String line : s.sluice().metricsText().split("\n")) {
+            if (line.startsWith("sluice_tls_certificate_expiry_timestamp_seconds ")) {
+                return (long) Double.parseDouble(line.substring(line.indexOf(' ') + 1));
+            }
+        }
+        throw new AssertionError("no expiry gauge in /metrics");
+    }
+
+    private static long notAfter(SSLSocket c) throws Exception {
+        return ((X509Certificate) c.getSession().getPeerCertificates()[0]).getNotAfter().getTime() / 1000;
     }
 
     private static String served(SSLSocket c) throws Exception {

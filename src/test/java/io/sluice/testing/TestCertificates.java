@@ -19,11 +19,16 @@ public final class TestCertificates {
      * @return the certificate's path, then the key's
      */
     public static Path[] selfSigned(Path dir, String cn) throws IOException, InterruptedException {
+        return selfSigned(dir, cn, 2);
+    }
+
+    /** {@link #selfSigned(Path, String)}, valid {@code days} days. */
+    public static Path[] selfSigned(Path dir, String cn, int days) throws IOException, InterruptedException {
         Path cert = dir.resolve("cert.pem");
         Path key = dir.resolve("key.pem");
         Process p = new ProcessBuilder("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
                 "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key.toString(), "-out", cert.toString(),
-                "-days", "2", "-subj", "/CN=" + cn, "-addext", "subjectAltName=IP:127.0.0.1")
+                "-days", String.valueOf(days), "-subj", "/CN=" + cn, "-addext", "subjectAltName=IP:127.0.0.1")
                 .redirectErrorStream(true).start();
         String said = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(p.waitFor(30, TimeUnit.SECONDS) && p.exitValue() == 0, "openssl: " + said);
