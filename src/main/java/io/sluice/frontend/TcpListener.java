@@ -90,10 +90,11 @@ final class TcpListener extends ChannelInitializer<Channel> {
     /** Sets up a client connection, in TLS with {@code tls} (DNS over TLS) unless it is null. */
     void setUp(Channel ch, SslContext tls) {
         InetAddress client = ((InetSocketAddress) ch.remoteAddress()).getAddress();
-        boolean proxy = allowed.now().speaksForClients(client);
+        ClientRules.Rules rules = allowed.now(); // one read: the rules of before or after a reload, not a mix
+        boolean proxy = rules.speaksForClients(client);
         // A client outside allow-clients gets no connection at all: held open, its connections
         // would take the places of the clients it may not crowd out.
-        if (!proxy && !allowed.now().allows(client)) {
+        if (!proxy && !rules.allows(client)) {
             meters.aclDenied.increment();
             ch.close();
             return;
