@@ -206,6 +206,15 @@ public final class AnswerCommand implements Callable<Integer> {
         return out;
     }
 
+    /** Writes {@code answer}, flushed with the read's others, or on its own after --delay. */
+    private static void reply(ChannelHandlerContext ctx, Object answer) {
+        if (delayNanos > 0) {
+            ctx.executor().schedule(() -> ctx.writeAndFlush(answer, ctx.voidPromise()), delayNanos, TimeUnit.NANOSECONDS);
+        } else {
+            ctx.write(answer, ctx.voidPromise());
+        }
+    }
+
     private static final class Udp extends SimpleChannelInboundHandler<DatagramPacket> {
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, DatagramPacket p) {
@@ -214,12 +223,7 @@ public final class AnswerCommand implements Callable<Integer> {
                 out.release();
                 return;
             }
-            DatagramPacket answer = new DatagramPacket(out, p.sender());
-            if (delayNanos > 0) {
-                ctx.executor().schedule(() -> ctx.writeAndFlush(answer, ctx.voidPromise()), delayNanos, TimeUnit.NANOSECONDS);
-            } else {
-                ctx.write(answer, ctx.voidPromise());
-            }
+            reply(ctx, new DatagramPacket(out, p.sender()));
         }
 
         @Override
@@ -237,11 +241,7 @@ public final class AnswerCommand implements Callable<Integer> {
                 ctx.close();
                 return;
             }
-            if (delayNanos > 0) {
-                ctx.executor().schedule(() -> ctx.writeAndFlush(out, ctx.voidPromise()), delayNanos, TimeUnit.NANOSECONDS);
-            } else {
-                ctx.write(out, ctx.voidPromise());
-            }
+            reply(ctx, out);
         }
 
         @Override
