@@ -4,10 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.Unpooled;
+import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
-import io.netty.channel.embedded.EmbeddedChannel;
 import io.sluice.metrics.Registry;
 import io.sluice.transport.Transport;
 import io.sluice.transport.UdpSocket;
@@ -16,7 +17,8 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -24,7 +26,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Which datagrams of a wake-up leave at once and which wait for its flush. Over loopback a send
  * lands in the receiver's queue before it returns, so a non-blocking receive tells, without
- * waiting, whether a datagram has left.
+ * waiting, whether a datagram has left. A task on the loop stands for a wake-up's reads.
  */
 class WriteBatchTest {
     private static final InetSocketAddress LOOPBACK = new InetSocketAddress(InetAddress.getLoopbackAddress(), 0);
@@ -33,19 +35,18 @@ class WriteBatchTest {
     private EventLoopGroup group;
     private UdpSocket socket;
     private DatagramChannel client;
-    /** Runs the batch's flush task when told: a wake-up ends when the test says. */
-    private final EmbeddedChannel wakeUp = new EmbeddedChannel();
-    private final AtomicInteger batchesEnded = new AtomicInteger();
+    private EventLoop loop;
+    private final Semaphore batchesEnded = new Semaphore(0);
     private WriteBatch batch;
 
     @BeforeEach
     void bind() throws Exception {
         group = transport.newGroup(1, "write-batch-test");
-        socket = UdpSocket.bind(transport, group.next(), LOOPBACK, false, s -> { });
+        loop = group.next();
+        socket = UdpSocket.bind(transport, loop, LOOPBACK, false, s -> { });
         client = DatagramChannel.open().bind(LOOPBACK);
         client.configureBlocking(false);
-        batch = new WriteBatch(wakeUp.eventLoop(), new ForwardMeters(new Registry(), List.of(LOOPBACK)),
-                batchesEnded::incrementAndGet);
+        batch = new WriteBatch(loop, new ForwardMeters(new Registry(), List.of(LOOPBACK)), batchesEnded::release);
     }
 
     @AfterEach
@@ -58,19 +59,26 @@ class WriteBatchTest {
     @Test
     void aWakeUpsFirstDatagramLeavesAtOnceAndTheRestAfterItsReads() throws Exception {
         InetSocketAddress to = (InetSocketAddress) client.getLocalAddress();
-        for (int i = 1; i <= 3; i++) {
-            batch.answer(null, socket, to, Unpooled.directBuffer().writeByte(i));
-        }
-        assertArrayEquals(new byte[] {1}, received());
-        assertNull(client.receive(ByteBuffer.allocate(16)), "the second waits for the flush");
+        loop.submit(() -> {
+            for (int i = 1; i <= 3; i++) {
+                batch.answer(null, socket, to, Unpooled.directBuffer().writeByte(i));
+            }
+            assertArrayEquals(new byte[] {1}, received());
+            assertNull(client.receive(ByteBuffer.allocate(16)), "the second waits for the flush");
+            return null;
+        }).get();
 
-        wakeUp.runPendingTasks();
+        assertTrue(batchesEnded.tryAcquire(10, TimeUnit.SECONDS), "the wake-up's end flushes");
         assertArrayEquals(new byte[] {2}, received());
         assertArrayEquals(new byte[] {3}, received());
-        assertEquals(1, batchesEnded.get());
 
-        batch.answer(null, socket, to, Unpooled.directBuffer().writeByte(4));
-        assertArrayEquals(new byte[] {4}, received(), "the next wake-up's first leaves at once again");
+        loop.submit(() -> {
+            batch.answer(null, socket, to, Unpooled.directBuffer().writeByte(4));
+            assertArrayEquals(new byte[] {4}, received(), "the next wake-up's first leaves at once again");
+            return null;
+        }).get();
+        assertTrue(batchesEnded.tryAcquire(10, TimeUnit.SECONDS));
+        assertEquals(0, batchesEnded.availablePermits(), "one flush per wake-up");
     }
 
     private byte[] received() throws Exception {
