@@ -8,8 +8,12 @@ import java.util.List;
  * The client rules in force: the networks of {@code allow-clients}, what {@code acl-action} does
  * with the rest, and the sources of {@code proxy-protocol-from}, which name the client they speak
  * for. Shared by every loop's {@link AccessControl} and the listeners, and replaced whole by a
- * reload. One volatile read a query: a query is judged by the rules of before or of after a
- * reload, never by a mix of the two.
+ * reload. Whether a source speaks for clients is read as a datagram or connection arrives, and a
+ * query's client judged when the query is: one volatile read each, so the judgement is by the
+ * {@code allow-clients} and {@code acl-action} of before a reload or of after it, never a mix. A
+ * datagram that arrives across a reload may have its header read by the rules of before and its
+ * client judged by those of after, as a TCP connection accepted before a reload has its queries
+ * judged by the rules after it.
  */
 public final class ClientRules {
     /** One set of rules; never changed once made. */
