@@ -14,6 +14,7 @@ import io.sluice.config.BackendSettings;
 import io.sluice.config.ConfigException;
 import io.sluice.config.SettingTable;
 import io.sluice.config.Settings;
+import io.sluice.config.UpstreamAddress;
 import io.sluice.forward.ForwardStage;
 import io.sluice.admin.AdminServer;
 import io.sluice.admin.Operations;
@@ -524,7 +525,7 @@ public final class Sluice implements AutoCloseable {
     /** The startup line: what listens where, for which upstreams, on which transport. */
     public String describe() {
         String listen = frontend.addresses().stream().map(Addresses::text).collect(Collectors.joining(", "));
-        String upstreams = settings.upstreams().stream().map(Addresses::text).collect(Collectors.joining(", "));
+        String upstreams = settings.upstreams().stream().map(UpstreamAddress::toString).collect(Collectors.joining(", "));
         return "listening on " + listen + " (udp x" + frontend.udpSocketsPerAddress() + ", tcp)"
                 + (frontend.tlsAddresses().isEmpty() ? "" : ", " + frontend.tlsAddresses().stream().map(Addresses::text)
                         .collect(Collectors.joining(", ")) + " (tls, " + ServerTls.provider() + ")")

@@ -35,6 +35,7 @@ class ReloadTest {
         Map<String, String> other = new TreeMap<>();
         other.put("listen", "127.0.0.1:1054");
         other.put("upstreams", "127.0.0.2:53");
+        other.put("upstream-tls-ca-file", file.toString()); // not read: no upstream is tls://
         other.put("allow-clients", "10.0.0.0/8");
         other.put("acl-action", "drop");
         other.put("cache.prefetch", "true");

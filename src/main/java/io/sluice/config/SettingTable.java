@@ -35,9 +35,12 @@ public final class SettingTable {
     public static final Setting<List<InetSocketAddress>> LISTEN = list("listen", "--listen", "HOST:PORT",
             "127.0.0.1:" + DEFAULT_PORT, List.of(new InetSocketAddress("127.0.0.1", DEFAULT_PORT)),
             v -> addresses(v, DEFAULT_PORT, true), false, "Serve UDP and TCP here; repeatable.");
-    public static final Setting<List<InetSocketAddress>> UPSTREAMS = list("upstreams", "--upstream", "HOST:PORT",
-            "/etc/resolv.conf", null, v -> addresses(v, UPSTREAM_DEFAULT_PORT, false), true,
-            "Upstream resolver, tried in order; repeatable.");
+    public static final Setting<List<UpstreamAddress>> UPSTREAMS = list("upstreams", "--upstream", "HOST:PORT",
+            "/etc/resolv.conf", null, SettingTable::upstreams, true,
+            "Upstream resolver, tried in order; tls://HOST[:PORT][#NAME] asks it over TLS (port 853); repeatable.");
+    public static final Setting<Path> UPSTREAM_TLS_CA_FILE = one("upstream-tls-ca-file", "--upstream-tls-ca-file",
+            "FILE", "the JDK's trust store", null, SettingTable::readable, true,
+            "The certificates (PEM) a tls:// upstream's must chain to, instead of the JDK's trust store.");
     /** dnsdist's default ACL: every address that is not the Internet's. */
     public static final List<Network> PRIVATE_NETWORKS = networksOf("127.0.0.0/8", "::1/128", "10.0.0.0/8",
             "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "169.254.0.0/16", "fe80::/10", "fc00::/7");
@@ -303,6 +306,17 @@ public final class SettingTable {
         List<InetSocketAddress> out = new ArrayList<>();
         for (String v : values) {
             out.add(Values.address(v, defaultPort, literal));
+        }
+        return List.copyOf(out);
+    }
+
+    private static List<UpstreamAddress> upstreams(List<String> values) throws ConfigException {
+        if (values.isEmpty()) {
+            throw new ConfigException("needs at least one address");
+        }
+        List<UpstreamAddress> out = new ArrayList<>();
+        for (String v : values) {
+            out.add(UpstreamAddress.parse(v));
         }
         return List.copyOf(out);
     }

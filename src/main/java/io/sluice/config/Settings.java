@@ -2,12 +2,14 @@ package io.sluice.config;
 
 import io.sluice.transport.Addresses;
 import io.sluice.transport.ServerTls;
+import io.sluice.transport.UpstreamTls;
 import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.NetworkInterface;
 import java.net.SocketException;
 import java.nio.file.Path;
+import java.security.GeneralSecurityException;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.HashMap;
@@ -33,6 +35,7 @@ import org.xbill.DNS.Type;
  * @param aclIsDefault        whether {@code allowClients} is the default list (conf/sluice.yml writes it out)
  * @param proxyProtocolFrom   sources whose datagrams and connections start with a PROXY v2 header naming the client
  * @param upstreams           resolvers, tried in order
+ * @param upstreamTlsCaFile   what a TLS upstream's certificate must chain to, or null for the JDK's trust store
  * @param threads             event-loop threads
  * @param timeout             wait for one upstream before trying the next
  * @param queryTimeout        the most a query may take over all its upstreams before SERVFAIL
@@ -68,7 +71,8 @@ public record Settings(
         SettingTable.AclAction aclAction,
         boolean aclIsDefault,
         List<Network> proxyProtocolFrom,
-        List<InetSocketAddress> upstreams,
+        List<UpstreamAddress> upstreams,
+        Path upstreamTlsCaFile,
         int threads,
         Duration timeout,
         Duration queryTimeout,
@@ -102,7 +106,7 @@ public record Settings(
      */
     public Settings reloaded(Settings next, LimitSettings limits) {
         return new Settings(listen, tlsListen, tlsCertFile, tlsKeyFile, next.allowClients, next.aclAction,
-                next.aclIsDefault, next.proxyProtocolFrom, next.upstreams, threads,
+                next.aclIsDefault, next.proxyProtocolFrom, next.upstreams, next.upstreamTlsCaFile, threads,
                 next.timeout, next.queryTimeout, next.maxInflight, maxTcpConnections, tcpIdleTimeout, tcpPerClient,
                 tcpConnectionRatePerClient, tcpQueriesPerConnection, tcpMaxDuration, next.upstreamSockets, next.upstreamSocketLifetime,
                 next.randomizeCase, udpSteering, next.maxFails, next.healthCheckInterval, next.healthCheck, limits,
@@ -270,13 +274,15 @@ public record Settings(
                         + " change limits");
             }
             List<InetSocketAddress> l = get(SettingTable.LISTEN);
-            List<InetSocketAddress> u = values.containsKey(SettingTable.UPSTREAMS)
+            List<UpstreamAddress> u = values.containsKey(SettingTable.UPSTREAMS)
                     ? get(SettingTable.UPSTREAMS) : systemResolvers();
+            List<InetSocketAddress> upstreamAddresses = u.stream().map(UpstreamAddress::address).toList();
             checkNoDuplicates(l, where("listen"));
             if (values.containsKey(SettingTable.UPSTREAMS)) {
-                checkNoDuplicates(u, where("upstreams"));
+                checkNoDuplicates(upstreamAddresses, where("upstreams"));
             }
-            checkNoLoop(l, u, where("upstreams"));
+            checkNoLoop(l, upstreamAddresses, where("upstreams"));
+            checkUpstreamTls(u);
             Duration window = get(SettingTable.WINDOW);
             LimitSettings.DomainLimit defaultLimit = new LimitSettings.DomainLimit(get(SettingTable.LIMIT), window);
             Map<String, LimitSettings.DomainLimit> overrides = new LinkedHashMap<>();
@@ -315,7 +321,7 @@ public record Settings(
             return new Settings(l, tls, get(SettingTable.TLS_CERT_FILE), get(SettingTable.TLS_KEY_FILE),
                     get(SettingTable.ALLOW_CLIENTS), get(SettingTable.ACL_ACTION),
                     get(SettingTable.ALLOW_CLIENTS).equals(SettingTable.PRIVATE_NETWORKS),
-                    get(SettingTable.PROXY_PROTOCOL_FROM), u, loops,
+                    get(SettingTable.PROXY_PROTOCOL_FROM), u, get(SettingTable.UPSTREAM_TLS_CA_FILE), loops,
                     get(SettingTable.TIMEOUT), get(SettingTable.QUERY_TIMEOUT), get(SettingTable.MAX_INFLIGHT),
                     get(SettingTable.MAX_TCP_CONNECTIONS), get(SettingTable.TCP_IDLE_TIMEOUT),
                     get(SettingTable.MAX_TCP_CONNECTIONS_PER_CLIENT), get(SettingTable.TCP_CONNECTION_RATE_PER_CLIENT),
@@ -330,10 +336,6 @@ public record Settings(
                     get(SettingTable.LOG_LEVEL));
         }
 
-        /**
-         * The cache's rings and index are taken at start: more than half the heap would leave too
-         * little for the rest. Names the key that takes more of it.
-         */
         /** TLS listeners need a certificate and a key that make a TLS context, and addresses of their own. */
         private void checkTls(List<InetSocketAddress> tls, List<InetSocketAddress> listen) throws ConfigException {
             if (tls.isEmpty()) {
@@ -359,6 +361,24 @@ public record Settings(
             }
         }
 
+        /** The trust anchors of TLS upstreams load (the file is read only while one is tls://). */
+        private void checkUpstreamTls(List<UpstreamAddress> upstreams) throws ConfigException {
+            if (upstreams.stream().noneMatch(UpstreamAddress::overTls)) {
+                return;
+            }
+            Path ca = get(SettingTable.UPSTREAM_TLS_CA_FILE);
+            try {
+                UpstreamTls.load(ca);
+            } catch (GeneralSecurityException e) {
+                throw new ConfigException((ca == null ? "the JDK's trust store" : where("upstream-tls-ca-file"))
+                        + ": " + e.getMessage());
+            }
+        }
+
+        /**
+         * The cache's rings and index are taken at start: more than half the heap would leave too
+         * little for the rest. Names the key that takes more of it.
+         */
         private void checkCacheFits(CacheSettings cache, int loops) throws ConfigException {
             if (!cache.on()) {
                 return;
@@ -417,13 +437,13 @@ public record Settings(
             }
         }
 
-        private static List<InetSocketAddress> systemResolvers() throws ConfigException {
+        private static List<UpstreamAddress> systemResolvers() throws ConfigException {
             List<InetSocketAddress> servers = ResolverConfig.getCurrentConfig().servers();
             if (servers.isEmpty()) {
                 throw new ConfigException("upstreams: none given and /etc/resolv.conf lists no nameserver;"
                         + " use --upstream HOST:PORT");
             }
-            return servers;
+            return servers.stream().map(UpstreamAddress::plain).toList();
         }
     }
 }

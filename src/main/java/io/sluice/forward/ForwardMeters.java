@@ -1,10 +1,9 @@
 package io.sluice.forward;
 
+import io.sluice.config.UpstreamAddress;
 import io.sluice.metrics.LatencyHistogram;
 import io.sluice.metrics.Registry;
 import io.sluice.pipeline.Responder;
-import io.sluice.transport.Addresses;
-import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -20,12 +19,15 @@ public final class ForwardMeters {
     final LongAdder ioErrors;
     final LongAdder caseMismatched;
     final LongAdder caseFallbacks;
+    final LongAdder truncatedForUdp;
     /** By upstream index: replies from it that were not accepted, for whatever reason. */
     final LongAdder[] repliesRejected;
     /** By upstream index: attempts that got no answer in time. */
     final LongAdder[] upstreamTimeouts;
     /** By upstream index: attempts the upstream's host refused (ICMP port unreachable: nothing listens). */
     final LongAdder[] upstreamRefused;
+    /** By upstream index: TLS connections to it that failed before their handshake ended. */
+    final LongAdder[] tlsFailures;
     /** By upstream index: from an attempt's sending to its accepted reply. */
     final LatencyHistogram[] latency;
     /** By RCODE (the header's four bits): answers relayed from upstreams, and written by sluice. */
@@ -37,7 +39,7 @@ public final class ForwardMeters {
         return latency[index];
     }
 
-    public ForwardMeters(Registry r, List<InetSocketAddress> upstreams) {
+    public ForwardMeters(Registry r, List<UpstreamAddress> upstreams) {
         forwarded = r.counter("forwarded", "Queries sent to a first upstream.");
         answered = r.counter("answered", "Upstream replies relayed to clients.");
         servfail = r.counter("servfail", "SERVFAIL written by sluice: no upstream answered, or the in-flight bound.");
@@ -51,12 +53,15 @@ public final class ForwardMeters {
                 "Replies with a waiting ID and question but not the letter case sent (randomize-case): forged, or an upstream that does not keep case.");
         caseFallbacks = r.counter("case_fallbacks",
                 "Times an event loop stopped randomising the case of names for an upstream that was seen not to keep it.");
+        truncatedForUdp = r.counter("upstream_answers_truncated",
+                "Answers a tls:// upstream gave a UDP client's query that were larger than the client takes: sent truncated (TC) instead.");
         repliesRejected = new LongAdder[upstreams.size()];
         upstreamTimeouts = new LongAdder[upstreams.size()];
         upstreamRefused = new LongAdder[upstreams.size()];
+        tlsFailures = new LongAdder[upstreams.size()];
         latency = new LatencyHistogram[upstreams.size()];
         for (int i = 0; i < repliesRejected.length; i++) {
-            String u = Addresses.text(upstreams.get(i));
+            String u = upstreams.get(i).toString();
             repliesRejected[i] = r.counter("replies_rejected",
                     "Replies from an upstream not relayed: an ID nothing waits for, or a wrong sender, question or case.",
                     "upstream", u);
@@ -64,6 +69,9 @@ public final class ForwardMeters {
                     "upstream", u);
             upstreamRefused[i] = r.counter("upstream_unreachable",
                     "Attempts the upstream's host answered with ICMP port unreachable (nothing listens): moved on at once.",
+                    "upstream", u);
+            tlsFailures[i] = r.counter("upstream_tls_failures",
+                    "Connections to a tls:// upstream that failed before their handshake ended: certificate, name, timeout.",
                     "upstream", u);
             latency[i] = r.histogram("upstream_latency", "From sending a query upstream to its reply.", "upstream", u);
         }

@@ -11,6 +11,7 @@ import io.sluice.pipeline.UpstreamReplies;
 import io.sluice.transport.Transport;
 import io.sluice.transport.UdpSocket;
 import io.sluice.wire.Answers;
+import io.sluice.wire.QueryEdns;
 import io.sluice.wire.QueryView;
 import io.sluice.wire.QuestionCase;
 import io.sluice.wire.Replies;
@@ -58,6 +59,7 @@ public final class Forwarder implements Responder {
     private final WriteBatch writes;
     private final QueryIds ids = new QueryIds();
     private final QueryView scratch = new QueryView();
+    private final QueryEdns edns = new QueryEdns();
     /** Where {@link QuestionCase} reads and writes a name. */
     private final byte[] nameScratch = new byte[QuestionCase.SCRATCH_BYTES];
     /**
@@ -203,7 +205,8 @@ public final class Forwarder implements Responder {
             return;
         }
         Upstream u = pool.get(i);
-        UpstreamLink link = links.linkFor(u, q.overTcp(), ids);
+        boolean overStream = q.overTcp() || u.overTls();
+        UpstreamLink link = links.linkFor(u, overStream, ids);
         int id = link.claim(q, ids);
         if (id == UpstreamLink.NO_ID) {
             fail(q, false); // the ID space of this link is nearly full: max-inflight is far too high
@@ -219,7 +222,7 @@ public final class Forwarder implements Responder {
         q.query.setShort(q.query.readerIndex() + Wire.ID_OFFSET, id);
         clientCase(q);
         q.caseMismatched = false;
-        if (randomizeCase && !q.overTcp() && q.questionEnd > Wire.HEADER_BYTES && !isCaseBlind(i, now)) {
+        if (randomizeCase && !overStream && q.questionEnd > Wire.HEADER_BYTES && !isCaseBlind(i, now)) {
             QuestionCase.scramble(q.query, q.query.readerIndex(), q.questionEnd - 4, q.caseMask, nameScratch, ids);
             q.caseScrambled = true;
         }
@@ -335,6 +338,9 @@ public final class Forwarder implements Responder {
                 releaseSlot(q);
                 return;
             }
+            if (q.clientAddress != null && q.upstream.overTls()) {
+                copy = fitForUdp(q, copy);
+            }
             meters.upstreamAnswers[Answers.relayedRcode(q.query, q.questionEnd, copy)].increment();
             writes.answer(q.client, q.socket, q.clientAddress, copy);
             meters.answered.increment();
@@ -348,15 +354,43 @@ public final class Forwarder implements Responder {
     }
 
     /**
+     * {@code answer} (whose reference this takes), which a {@code tls://} upstream gave a UDP
+     * client's query {@code q}: as it is when the client takes it (512 bytes without EDNS, else its
+     * OPT's payload size), else the question alone with TC set, so that the client asks again over
+     * TCP, as it would have been told by the upstream over UDP. The cache has seen it whole.
+     */
+    private ByteBuf fitForUdp(PendingQuery q, ByteBuf answer) {
+        scratch.read(q.query);
+        edns.read(q.query, scratch); // a query malformed past its question: taken as without EDNS
+        if (answer.readableBytes() <= edns.udpPayload()) {
+            return answer;
+        }
+        meters.truncatedForUdp.increment();
+        ByteBuf truncated = Answers.withQuestion(Transport.ALLOCATOR, q.query, scratch, Wire.FLAG_RA | Wire.FLAG_TC,
+                Wire.rcode(answer), Answers.EDE_OTHER, null);
+        truncated.setShort(truncated.readerIndex() + Wire.ID_OFFSET, q.clientId); // the query holds the upstream's
+        answer.release();
+        return truncated;
+    }
+
+    /**
      * The upstream of {@code link} answered one of its datagrams with ICMP port unreachable: nothing
      * listens there, so every query waiting on the link moves on now rather than at its timeout.
      */
     void refused(UdpUpstreamLink link) {
         link.forEachWaiting(id -> {
             meters.upstreamRefused[link.upstream().index()].increment();
-            countFailure(link.waiting(id).upstream);
-            linkLost(link, id, false);
+            linkUnreachable(link, id);
         });
+    }
+
+    /**
+     * The attempt waiting on {@code link} under {@code id} failed for want of a way to the upstream
+     * (nothing listens, a TLS handshake failed): counted against the upstream, and moved on now.
+     */
+    void linkUnreachable(UpstreamLink link, int id) {
+        countFailure(link.upstream());
+        linkLost(link, id, false);
     }
 
     /** Writes a query that waited for its TCP connection to come up. */

@@ -4,11 +4,14 @@ import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
 import io.sluice.config.Settings;
+import io.sluice.config.UpstreamAddress;
 import io.sluice.metrics.LatencyHistogram;
 import io.sluice.metrics.Registry;
 import io.sluice.pipeline.InternalErrors;
 import io.sluice.pipeline.UpstreamReplies;
 import io.sluice.transport.Transport;
+import io.sluice.transport.UpstreamTls;
+import java.security.GeneralSecurityException;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -40,8 +43,8 @@ public final class Forwarders {
                                    List<? extends UpstreamReplies> answers, InternalErrors errors)
             throws InterruptedException {
         ForwardMeters meters = new ForwardMeters(registry, settings.upstreams());
-        UpstreamPool pool = new UpstreamPool(settings.upstreams(), settings.maxFails(), settings.timeout(),
-                settings.healthCheckInterval(), settings.healthCheck());
+        UpstreamPool pool = new UpstreamPool(settings.upstreams(), upstreamTls(settings), settings.maxFails(),
+                settings.timeout(), settings.healthCheckInterval(), settings.healthCheck());
         List<Forwarder> perLoop = new ArrayList<>();
         Forwarders made = new Forwarders(pool, meters, perLoop);
         int inflightPerLoop = Math.max(1, settings.maxInflight() / settings.threads());
@@ -63,6 +66,18 @@ public final class Forwarders {
     /** The forwarders, one per loop, in the group's order. */
     public List<Forwarder> perLoop() {
         return perLoop;
+    }
+
+    /** The TLS of the generation's tls:// upstreams, or null when none is; its file was checked with the settings. */
+    private static UpstreamTls upstreamTls(Settings settings) {
+        if (settings.upstreams().stream().noneMatch(UpstreamAddress::overTls)) {
+            return null;
+        }
+        try {
+            return UpstreamTls.load(settings.upstreamTlsCaFile());
+        } catch (GeneralSecurityException e) { // changed since it was checked
+            throw new IllegalStateException("upstream-tls-ca-file: " + e.getMessage(), e);
+        }
     }
 
     public List<Upstream> upstreams() {

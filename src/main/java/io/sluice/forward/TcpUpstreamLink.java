@@ -9,30 +9,46 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.epoll.EpollChannelOption;
+import io.netty.handler.ssl.SslHandshakeCompletionEvent;
 import io.sluice.transport.TcpFraming;
+import io.sluice.transport.UpstreamTls;
 
 /**
  * One TCP connection from one event loop to one upstream, opened on first use and reused; many
  * queries may be in flight on it (RFC 7766 pipelining), told apart by ID. Queries that arrive while
- * it connects wait in the ID table and are written once it is up.
+ * it connects wait in the ID table and are written once it is up. To a {@code tls://} upstream the
+ * connection is TLS: what is written before the handshake ends waits in the TLS handler, and a
+ * connection that never got through its handshake fails its queries' attempts (for a plain one,
+ * TCP is the second way to an upstream that UDP still reaches: its failure to connect is not
+ * counted against the upstream).
  */
 final class TcpUpstreamLink extends UpstreamLink {
     private final Forwarder forwarder;
     private final Bootstrap bootstrap;
+    private final boolean overTls;
     private Channel channel;
     private boolean connected;
+    /** TLS: the handshake of this connection has ended well. */
+    private boolean handshaken;
     /** The connection has answered before: a close then is the upstream tidying up, worth one retry. */
     private boolean answeredOnce;
 
-    TcpUpstreamLink(Forwarder forwarder, Upstream upstream, Bootstrap template, int connectTimeoutMillis) {
+    /** @param tls what the connection is made TLS with, for a {@code tls://} upstream; else null */
+    TcpUpstreamLink(Forwarder forwarder, Upstream upstream, Bootstrap template, int connectTimeoutMillis,
+                    UpstreamTls tls) {
         super(upstream);
         this.forwarder = forwarder;
+        this.overTls = tls != null;
         this.bootstrap = template.clone()
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectTimeoutMillis)
                 .option(ChannelOption.TCP_NODELAY, true)
                 .handler(new ChannelInitializer<>() {
                     @Override
                     protected void initChannel(Channel ch) {
+                        if (tls != null) { // the connect timeout bounds the handshake too
+                            ch.pipeline().addLast(tls.handler(ch.alloc(), upstream.tlsName(), upstream.address(),
+                                    connectTimeoutMillis));
+                        }
                         TcpFraming.addTo(ch.pipeline());
                         ch.pipeline().addLast(new Handler());
                     }
@@ -65,10 +81,16 @@ final class TcpUpstreamLink extends UpstreamLink {
 
     private void onClosed() {
         channel = null;
+        boolean handshakeFailed = overTls && !handshaken;
         connected = false;
+        handshaken = false;
         boolean wasHealthy = answeredOnce;
         answeredOnce = false;
-        forEachWaiting(id -> forwarder.linkLost(this, id, wasHealthy));
+        if (handshakeFailed) {
+            forEachWaiting(id -> forwarder.linkUnreachable(this, id));
+        } else {
+            forEachWaiting(id -> forwarder.linkLost(this, id, wasHealthy));
+        }
     }
 
     void close() {
@@ -97,6 +119,18 @@ final class TcpUpstreamLink extends UpstreamLink {
         public void channelReadComplete(ChannelHandlerContext ctx) {
             ctx.channel().config().setOption(EpollChannelOption.TCP_QUICKACK, true);
             ctx.fireChannelReadComplete();
+        }
+
+        @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object event) {
+            if (event instanceof SslHandshakeCompletionEvent done) {
+                if (done.isSuccess()) {
+                    handshaken = true;
+                } else {
+                    forwarder.meters().tlsFailures[upstream().index()].increment(); // the prober logs why
+                }
+            }
+            ctx.fireUserEventTriggered(event);
         }
 
         @Override

@@ -1,6 +1,6 @@
 package io.sluice.forward;
 
-import io.sluice.transport.Addresses;
+import io.sluice.config.UpstreamAddress;
 import java.net.InetSocketAddress;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -15,19 +15,29 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class Upstream {
     private final int index;
-    private final InetSocketAddress address;
+    private final UpstreamAddress address;
     private final int maxFails;
     private final AtomicInteger consecutiveFailures = new AtomicInteger();
     private final AtomicBoolean down = new AtomicBoolean();
 
-    Upstream(int index, InetSocketAddress address, int maxFails) {
+    Upstream(int index, UpstreamAddress address, int maxFails) {
         this.index = index;
         this.address = address;
         this.maxFails = maxFails;
     }
 
     public InetSocketAddress address() {
-        return address;
+        return address.address();
+    }
+
+    /** Asked over TLS, every query on one connection per loop, whatever the client came over. */
+    public boolean overTls() {
+        return address.overTls();
+    }
+
+    /** The name a TLS upstream's certificate must hold; null for a plain one. */
+    String tlsName() {
+        return address.tlsName();
     }
 
     int index() {
@@ -57,6 +67,6 @@ public final class Upstream {
 
     @Override
     public String toString() {
-        return Addresses.text(address);
+        return address.toString();
     }
 }

@@ -18,7 +18,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * One event loop's ways to its upstreams: per upstream, {@code upstream-sockets} UDP sockets
- * connected to it and one pipelined TCP connection. Confined to its loop once started.
+ * connected to it and one pipelined TCP connection; for a {@code tls://} upstream, the TLS
+ * connection alone. Confined to its loop once started.
  *
  * <p>The UDP sockets are replaced one at a time, so that each lives about
  * {@code upstream-socket-lifetime}: a forger who has learnt the source ports (RFC 5452 names
@@ -81,9 +82,10 @@ final class UpstreamLinks {
                 .option(ChannelOption.ALLOCATOR, Transport.ALLOCATOR);
         for (int i = 0; i < tcp.length; i++) {
             Upstream u = pool.get(i);
-            udp[i] = new UdpUpstreamLink[socketsPerUpstream];
+            udp[i] = new UdpUpstreamLink[u.overTls() ? 0 : socketsPerUpstream];
             connectUdp(u, udp[i]); // into the array as each connects: close() then sees every one
-            tcp[i] = new TcpUpstreamLink(forwarder, u, tcpTemplate, connectTimeoutMillis);
+            tcp[i] = new TcpUpstreamLink(forwarder, u, tcpTemplate, connectTimeoutMillis,
+                    u.overTls() ? pool.tls() : null);
         }
         if (rotationMillis > 0) {
             rotation = loop.scheduleAtFixedRate(this::replaceNext, rotationMillis, rotationMillis, TimeUnit.MILLISECONDS);
@@ -93,6 +95,9 @@ final class UpstreamLinks {
     /** Replaces the next socket of every upstream; runs on the loop. */
     private void replaceNext() {
         for (int i = 0; i < udp.length; i++) {
+            if (udp[i].length == 0) {
+                continue; // a TLS upstream
+            }
             int slot = nextToReplace[i];
             nextToReplace[i] = (slot + 1) % socketsPerUpstream;
             UdpUpstreamLink fresh;
@@ -135,9 +140,9 @@ final class UpstreamLinks {
         return link;
     }
 
-    /** The link a query to {@code u} goes on: its TCP connection, or this batch's UDP socket. */
-    UpstreamLink linkFor(Upstream u, boolean overTcp, QueryIds ids) {
-        return overTcp ? tcp[u.index()] : udpLink(u, ids);
+    /** The link a query to {@code u} goes on: its TCP (or TLS) connection, or this batch's UDP socket. */
+    UpstreamLink linkFor(Upstream u, boolean overStream, QueryIds ids) {
+        return overStream ? tcp[u.index()] : udpLink(u, ids);
     }
 
     /**

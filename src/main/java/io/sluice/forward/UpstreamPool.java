@@ -2,24 +2,32 @@ package io.sluice.forward;
 
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import io.sluice.config.Settings;
+import io.sluice.config.UpstreamAddress;
+import io.sluice.transport.UpstreamTls;
 import io.sluice.wire.Wire;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
 import java.io.IOException;
 import java.net.DatagramPacket;
 import java.net.DatagramSocket;
 import java.nio.ByteBuffer;
-import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLSocket;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.xbill.DNS.DClass;
 import org.xbill.DNS.Message;
 import org.xbill.DNS.Name;
 import org.xbill.DNS.Record;
+import org.xbill.DNS.TextParseException;
 
 /**
  * The upstreams in the operator's order, and the background prober that brings a down upstream
@@ -34,16 +42,21 @@ public final class UpstreamPool implements AutoCloseable {
     private final Duration timeout;
     private final Duration probeInterval;
     private final Settings.HealthCheck check;
+    private final UpstreamTls tls;
+    /** Per upstream, why its last probe over TLS failed, so that each reason is logged once. Prober's thread only. */
+    private final Map<Upstream, String> tlsTrouble = new HashMap<>();
     private final ScheduledExecutorService prober = Executors.newSingleThreadScheduledExecutor(
             new ThreadFactoryBuilder().setNameFormat("sluice-health").setDaemon(true).build());
 
-    public UpstreamPool(List<InetSocketAddress> addresses, int maxFails, Duration timeout, Duration probeInterval,
-                        Settings.HealthCheck check) {
+    /** @param tls what the {@code tls://} upstreams are asked through; null when none is */
+    public UpstreamPool(List<UpstreamAddress> addresses, UpstreamTls tls, int maxFails, Duration timeout,
+                        Duration probeInterval, Settings.HealthCheck check) {
         List<Upstream> list = new ArrayList<>();
-        for (InetSocketAddress a : addresses) {
+        for (UpstreamAddress a : addresses) {
             list.add(new Upstream(list.size(), a, maxFails));
         }
         this.upstreams = List.copyOf(list);
+        this.tls = tls;
         this.timeout = timeout;
         this.probeInterval = probeInterval;
         this.check = check;
@@ -55,6 +68,11 @@ public final class UpstreamPool implements AutoCloseable {
 
     Upstream get(int index) {
         return upstreams.get(index);
+    }
+
+    /** What {@code tls://} upstreams are asked through; null when none is. */
+    UpstreamTls tls() {
+        return tls;
     }
 
     /**
@@ -100,11 +118,19 @@ public final class UpstreamPool implements AutoCloseable {
      * reach the root, or a split-horizon one, answers the root's NS with an error, yet serves.
      */
     private boolean answersProbe(Upstream u) {
+        Message query;
+        try {
+            query = Message.newQuery(Record.newRecord(Name.fromString(check.name()), check.type(), DClass.IN));
+        } catch (TextParseException e) {
+            throw new IllegalStateException("health-check-name was checked with the settings", e);
+        }
+        return u.overTls() ? answersOverTls(u, query.toWire(), query.getHeader().getID())
+                : answersOverUdp(u, query.toWire(), query.getHeader().getID());
+    }
+
+    private boolean answersOverUdp(Upstream u, byte[] wire, int id) {
         try (DatagramSocket socket = new DatagramSocket()) {
             socket.connect(u.address()); // only the upstream's datagrams are delivered
-            Message query = Message.newQuery(Record.newRecord(Name.fromString(check.name()), check.type(), DClass.IN));
-            int id = query.getHeader().getID();
-            byte[] wire = query.toWire();
             socket.send(new DatagramPacket(wire, wire.length));
             byte[] buf = new byte[MAX_PROBE_REPLY_BYTES];
             long deadline = System.nanoTime() + timeout.toNanos();
@@ -112,17 +138,51 @@ public final class UpstreamPool implements AutoCloseable {
                 socket.setSoTimeout((int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
                 DatagramPacket p = new DatagramPacket(buf, buf.length);
                 socket.receive(p);
-                ByteBuffer reply = ByteBuffer.wrap(buf, 0, p.getLength());
-                if (p.getLength() >= Wire.HEADER_BYTES && (reply.getShort(Wire.ID_OFFSET) & 0xFFFF) == id
-                        && (reply.getShort(Wire.FLAGS_OFFSET) & Wire.FLAG_QR) != 0) {
-                    int rcode = reply.getShort(Wire.FLAGS_OFFSET) & Wire.RCODE_MASK;
-                    return !check.mustResolve() || rcode == Wire.RCODE_NOERROR;
+                if (isReply(ByteBuffer.wrap(buf, 0, p.getLength()), id)) {
+                    return isAlive(ByteBuffer.wrap(buf, 0, p.getLength()));
                 }
             }
             return false;
         } catch (IOException e) {
             return false; // timed out, port unreachable, no route
         }
+    }
+
+    /**
+     * The probe on a TLS connection of its own, certificate and name checked as the loops check
+     * them. Why a handshake failed (an expired certificate, another name) is logged once per
+     * reason: it is what an operator needs to bring the upstream back.
+     */
+    private boolean answersOverTls(Upstream u, byte[] wire, int id) {
+        try (SSLSocket s = tls.connect(u.tlsName(), u.address(), (int) Math.max(1, timeout.toMillis()))) {
+            if (tlsTrouble.remove(u) != null) {
+                log.info("upstream {}: TLS handshake succeeds again", u);
+            }
+            DataOutputStream out = new DataOutputStream(s.getOutputStream());
+            out.writeShort(wire.length);
+            out.write(wire);
+            out.flush();
+            DataInputStream in = new DataInputStream(s.getInputStream());
+            byte[] reply = in.readNBytes(in.readUnsignedShort());
+            return isReply(ByteBuffer.wrap(reply), id) && isAlive(ByteBuffer.wrap(reply));
+        } catch (SSLException e) {
+            String why = e.getMessage();
+            if (!why.equals(tlsTrouble.put(u, why))) {
+                log.warn("upstream {}: TLS handshake failed: {}", u, why);
+            }
+            return false;
+        } catch (IOException e) {
+            return false; // timed out, refused, closed
+        }
+    }
+
+    private static boolean isReply(ByteBuffer reply, int id) {
+        return reply.limit() >= Wire.HEADER_BYTES && (reply.getShort(Wire.ID_OFFSET) & 0xFFFF) == id
+                && (reply.getShort(Wire.FLAGS_OFFSET) & Wire.FLAG_QR) != 0;
+    }
+
+    private boolean isAlive(ByteBuffer reply) {
+        return !check.mustResolve() || (reply.getShort(Wire.FLAGS_OFFSET) & Wire.RCODE_MASK) == Wire.RCODE_NOERROR;
     }
 
     /** Every upstream, in order. */

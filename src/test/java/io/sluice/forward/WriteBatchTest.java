@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
+import io.sluice.config.UpstreamAddress;
 import io.sluice.metrics.Registry;
 import io.sluice.transport.Transport;
 import io.sluice.transport.UdpSocket;
@@ -46,7 +47,8 @@ class WriteBatchTest {
         socket = UdpSocket.bind(transport, loop, LOOPBACK, false, s -> { });
         client = DatagramChannel.open().bind(LOOPBACK);
         client.configureBlocking(false);
-        batch = new WriteBatch(loop, new ForwardMeters(new Registry(), List.of(LOOPBACK)), batchesEnded::release);
+        batch = new WriteBatch(loop, new ForwardMeters(new Registry(), List.of(UpstreamAddress.plain(LOOPBACK))),
+                batchesEnded::release);
     }
 
     @AfterEach

@@ -24,10 +24,12 @@ public final class NsdServer implements AutoCloseable {
 
     private final Process process;
     private final InetSocketAddress address;
+    private final InetSocketAddress tlsAddress;
 
-    private NsdServer(Process process, InetSocketAddress address) {
+    private NsdServer(Process process, InetSocketAddress address, InetSocketAddress tlsAddress) {
         this.process = process;
         this.address = address;
+        this.tlsAddress = tlsAddress;
     }
 
     /** Skips (or, when nsd is required, fails) the calling test unless nsd is installed. */
@@ -38,6 +40,18 @@ public final class NsdServer implements AutoCloseable {
 
     /** Starts nsd in {@code dir}, a directory of its own, and waits until it answers. */
     public static NsdServer start(Path dir) throws IOException, InterruptedException {
+        return start(dir, null, null);
+    }
+
+    /**
+     * {@link #start(Path)}, serving DNS over TLS as well on a port of its own ({@link #tlsAddress}),
+     * with the PEM certificate {@code cert} and key {@code key}.
+     */
+    public static NsdServer startWithTls(Path dir, Path cert, Path key) throws IOException, InterruptedException {
+        return start(dir, cert, key);
+    }
+
+    private static NsdServer start(Path dir, Path cert, Path key) throws IOException, InterruptedException {
         assumeInstalled();
         try (InputStream zone = NsdServer.class.getResourceAsStream("/nsd/diff.test.zone");
              InputStream conf = NsdServer.class.getResourceAsStream("/nsd/nsd.conf.in")) {
@@ -45,14 +59,18 @@ public final class NsdServer implements AutoCloseable {
             String template = new String(conf.readAllBytes(), StandardCharsets.UTF_8);
             for (int attempt = 1; ; attempt++) {
                 int port = Ports.freeUdpAndTcp();
+                int tlsPort = cert == null ? 0 : Ports.freeUdpAndTcp();
+                String tls = cert == null ? "" : "    ip-address: 127.0.0.1@" + tlsPort + "\n    tls-port: " + tlsPort
+                        + "\n    tls-service-pem: \"" + cert + "\"\n    tls-service-key: \"" + key + "\"";
                 Path file = dir.resolve("nsd.conf");
                 Files.writeString(file, template.replace("@PORT@", String.valueOf(port))
-                        .replace("@DIR@", dir.toAbsolutePath().toString()));
+                        .replace("@DIR@", dir.toAbsolutePath().toString()).replace("@TLS@", tls));
                 Process p = new ProcessBuilder(NSD.toString(), "-d", "-c", file.toString())
                         .redirectErrorStream(true).redirectOutput(dir.resolve("nsd.out").toFile()).start();
                 InetSocketAddress at = new InetSocketAddress(InetAddress.getLoopbackAddress(), port);
                 if (ServerProcesses.answers(p, at, Dns.query(1, ZONE, Type.SOA))) {
-                    return new NsdServer(p, at);
+                    return new NsdServer(p, at, cert == null ? null
+                            : new InetSocketAddress(InetAddress.getLoopbackAddress(), tlsPort));
                 }
                 p.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
                 if (attempt == 3) {
@@ -73,6 +91,11 @@ public final class NsdServer implements AutoCloseable {
 
     public String hostPort() {
         return "127.0.0.1:" + address.getPort();
+    }
+
+    /** Where it serves DNS over TLS, if started with {@link #startWithTls}. */
+    public InetSocketAddress tlsAddress() {
+        return tlsAddress;
     }
 
     @Override
