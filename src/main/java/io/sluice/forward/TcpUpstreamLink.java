@@ -48,8 +48,10 @@ final class TcpUpstreamLink extends UpstreamLink {
                         if (tls != null) { // the connect timeout bounds the handshake too
                             ch.pipeline().addLast(tls.handler(ch.alloc(), upstream.tlsName(), upstream.address(),
                                     connectTimeoutMillis));
+                            TcpFraming.addOneRecordEachTo(ch.pipeline());
+                        } else {
+                            TcpFraming.addTo(ch.pipeline());
                         }
-                        TcpFraming.addTo(ch.pipeline());
                         ch.pipeline().addLast(new Handler());
                     }
                 });

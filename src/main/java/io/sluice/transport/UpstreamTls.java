@@ -98,6 +98,7 @@ public final class UpstreamTls {
     public SslHandler handler(ByteBufAllocator alloc, String name, InetSocketAddress upstream, long handshakeMillis) {
         SslHandler h = handlers.newHandler(alloc, name, upstream.getPort());
         h.setHandshakeTimeoutMillis(handshakeMillis);
+        h.setWrapDataSize(0); // a record per write, not one for all a flush holds: TcpFraming.addOneRecordEachTo
         return h;
     }
 

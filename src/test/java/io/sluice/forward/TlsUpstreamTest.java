@@ -15,9 +15,12 @@ import io.sluice.testing.Ports;
 import io.sluice.testing.RunningSluice;
 import io.sluice.testing.TestCertificates;
 import io.sluice.testing.TestUpstream;
+import java.io.ByteArrayOutputStream;
+import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -48,6 +51,31 @@ class TlsUpstreamTest {
             String upstream = "tls://127.0.0.1:" + nsd.tlsAddress().getPort();
             assertEquals(upstream, s.sluice().upstreams().get(0).toString());
             assertEquals(0, s.sluice().metrics().count("upstream_tls_failures", "upstream", upstream));
+        }
+    }
+
+    /**
+     * Two queries that leave in one wake-up go as two TLS records: in one, nsd answers the first
+     * and holds the second until more data comes, which here would be never.
+     */
+    @Test
+    void twoQueriesSentTogetherAreBothAnswered() throws Exception {
+        Path[] files = TestCertificates.selfSigned(dir, "nsd");
+        try (NsdServer nsd = NsdServer.startWithTls(dir, files[0], files[1]);
+             RunningSluice s = RunningSluice.startFor(List.of("tls://127.0.0.1:" + nsd.tlsAddress().getPort()),
+                     Clock.system(), b -> { }, "upstream-tls-ca-file", files[0].toString(), "timeout", "10s",
+                     "query-timeout", "10s", "threads", "1");
+             Socket c = new Socket(s.address().getAddress(), s.address().getPort())) {
+            c.setSoTimeout(5000);
+            ByteArrayOutputStream both = new ByteArrayOutputStream();
+            for (int id : new int[] {1, 2}) {
+                byte[] q = Dns.query(id, "h00" + id + ".diff.test.", Type.A);
+                both.write(q.length >> 8);
+                both.write(q.length);
+                both.write(q);
+            }
+            c.getOutputStream().write(both.toByteArray()); // one segment: read, and forwarded, in one wake-up
+            assertEquals(Set.of(1, 2), Set.of(Dns.id(Dns.readFrame(c)), Dns.id(Dns.readFrame(c))));
         }
     }
 
