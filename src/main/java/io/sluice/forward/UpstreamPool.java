@@ -6,7 +6,6 @@ import io.sluice.config.UpstreamAddress;
 import io.sluice.transport.UpstreamTls;
 import io.sluice.wire.Wire;
 import java.io.DataInputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
 import java.net.DatagramPacket;
 import java.net.DatagramSocket;
@@ -158,15 +157,16 @@ public final class UpstreamPool implements AutoCloseable {
             if (tlsTrouble.remove(u) != null) {
                 log.info("upstream {}: TLS handshake succeeds again", u);
             }
-            DataOutputStream out = new DataOutputStream(s.getOutputStream());
-            out.writeShort(wire.length);
-            out.write(wire);
-            out.flush();
+            byte[] framed = new byte[2 + wire.length]; // one record, as the loops send: TcpFraming.addOneRecordEachTo
+            framed[0] = (byte) (wire.length >> 8);
+            framed[1] = (byte) wire.length;
+            System.arraycopy(wire, 0, framed, 2, wire.length);
+            s.getOutputStream().write(framed);
             DataInputStream in = new DataInputStream(s.getInputStream());
             byte[] reply = in.readNBytes(in.readUnsignedShort());
             return isReply(ByteBuffer.wrap(reply), id) && isAlive(ByteBuffer.wrap(reply));
         } catch (SSLException e) {
-            String why = e.getMessage();
+            String why = String.valueOf(e.getMessage());
             if (!why.equals(tlsTrouble.put(u, why))) {
                 log.warn("upstream {}: TLS handshake failed: {}", u, why);
             }
