@@ -36,7 +36,7 @@ record Reload(Settings applied, List<String> limitChanges, List<String> aclChang
     private static final Set<String> NOT_COMPARED = Set.of("limits", "configFile", "aclIsDefault", "logLevel",
             "allowClients", "aclAction", "proxyProtocolFrom");
     /** Settings components a new forwarding generation puts in force (see {@link Settings#reloaded}). */
-    static final Set<String> FORWARDING = Set.of("upstreams", "upstreamTlsCaFile", "timeout", "queryTimeout", "maxInflight",
+    static final Set<String> FORWARDING = Set.of("upstreams", "upstreamPolicy", "upstreamTlsCaFile", "timeout", "queryTimeout", "maxInflight",
             "upstreamSockets", "upstreamSocketLifetime", "randomizeCase", "maxFails", "healthCheckInterval",
             "healthCheck");
     /** Settings components whose key is not their name in dashes; ReloadTest checks every key against the table. */

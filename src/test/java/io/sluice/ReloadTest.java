@@ -36,6 +36,7 @@ class ReloadTest {
         other.put("listen", "127.0.0.1:1054");
         other.put("upstreams", "127.0.0.2:53");
         other.put("upstream-tls-ca-file", file.toString()); // not read: no upstream is tls://
+        other.put("upstream-policy", "random");
         other.put("allow-clients", "10.0.0.0/8");
         other.put("acl-action", "drop");
         other.put("cache.prefetch", "true");

@@ -38,6 +38,11 @@ public final class SettingTable {
     public static final Setting<List<UpstreamAddress>> UPSTREAMS = list("upstreams", "--upstream", "HOST:PORT",
             "/etc/resolv.conf", null, SettingTable::upstreams, true,
             "Upstream resolver, tried in order; tls://HOST[:PORT][#NAME] asks it over TLS (port 853); repeatable.");
+    public static final Setting<Settings.UpstreamPolicy> UPSTREAM_POLICY = one("upstream-policy", "--upstream-policy",
+            "NAME", "sequential", Settings.UpstreamPolicy.SEQUENTIAL,
+            v -> Values.named(v, Settings.UpstreamPolicy.values()), true,
+            "Which upstream a query asks first: sequential (the first up, in order), random or round-robin;"
+                    + " the others after it, in order.");
     public static final Setting<Path> UPSTREAM_TLS_CA_FILE = one("upstream-tls-ca-file", "--upstream-tls-ca-file",
             "FILE", "the JDK's trust store", null, SettingTable::readable, true,
             "The certificates (PEM) a tls:// upstream's must chain to, instead of the JDK's trust store.");

@@ -35,6 +35,7 @@ import org.xbill.DNS.Type;
  * @param aclIsDefault        whether {@code allowClients} is the default list (conf/sluice.yml writes it out)
  * @param proxyProtocolFrom   sources whose datagrams and connections start with a PROXY v2 header naming the client
  * @param upstreams           resolvers, tried in order
+ * @param upstreamPolicy      which upstream a query asks first
  * @param upstreamTlsCaFile   what a TLS upstream's certificate must chain to, or null for the JDK's trust store
  * @param threads             event-loop threads
  * @param timeout             wait for one upstream before trying the next
@@ -72,6 +73,7 @@ public record Settings(
         boolean aclIsDefault,
         List<Network> proxyProtocolFrom,
         List<UpstreamAddress> upstreams,
+        UpstreamPolicy upstreamPolicy,
         Path upstreamTlsCaFile,
         int threads,
         Duration timeout,
@@ -106,7 +108,7 @@ public record Settings(
      */
     public Settings reloaded(Settings next, LimitSettings limits) {
         return new Settings(listen, tlsListen, tlsCertFile, tlsKeyFile, next.allowClients, next.aclAction,
-                next.aclIsDefault, next.proxyProtocolFrom, next.upstreams, next.upstreamTlsCaFile, threads,
+                next.aclIsDefault, next.proxyProtocolFrom, next.upstreams, next.upstreamPolicy, next.upstreamTlsCaFile, threads,
                 next.timeout, next.queryTimeout, next.maxInflight, maxTcpConnections, tcpIdleTimeout, tcpPerClient,
                 tcpConnectionRatePerClient, tcpQueriesPerConnection, tcpMaxDuration, next.upstreamSockets, next.upstreamSocketLifetime,
                 next.randomizeCase, udpSteering, next.maxFails, next.healthCheckInterval, next.healthCheck, limits,
@@ -133,6 +135,24 @@ public record Settings(
         @Override
         public String toString() {
             return name + " " + Type.string(type) + (mustResolve ? " (must resolve)" : "");
+        }
+    }
+
+    /**
+     * Which upstream a query asks first; after it, on a timeout or failure, the ones after it in
+     * the operator's order, wrapping round, down ones skipped. Each prints as its configuration name.
+     */
+    public enum UpstreamPolicy {
+        /** The operator's order: the first that is up (dnsdist's firstAvailable, CoreDNS's sequential). */
+        SEQUENTIAL,
+        /** A random one first, then the rest in order from it (CoreDNS forward's default). */
+        RANDOM,
+        /** Each thread's next one first, in turn (CoreDNS's round_robin). */
+        ROUND_ROBIN;
+
+        @Override
+        public String toString() {
+            return Values.configName(this);
         }
     }
 
@@ -321,7 +341,8 @@ public record Settings(
             return new Settings(l, tls, get(SettingTable.TLS_CERT_FILE), get(SettingTable.TLS_KEY_FILE),
                     get(SettingTable.ALLOW_CLIENTS), get(SettingTable.ACL_ACTION),
                     get(SettingTable.ALLOW_CLIENTS).equals(SettingTable.PRIVATE_NETWORKS),
-                    get(SettingTable.PROXY_PROTOCOL_FROM), u, get(SettingTable.UPSTREAM_TLS_CA_FILE), loops,
+                    get(SettingTable.PROXY_PROTOCOL_FROM), u, get(SettingTable.UPSTREAM_POLICY),
+                    get(SettingTable.UPSTREAM_TLS_CA_FILE), loops,
                     get(SettingTable.TIMEOUT), get(SettingTable.QUERY_TIMEOUT), get(SettingTable.MAX_INFLIGHT),
                     get(SettingTable.MAX_TCP_CONNECTIONS), get(SettingTable.TCP_IDLE_TIMEOUT),
                     get(SettingTable.MAX_TCP_CONNECTIONS_PER_CLIENT), get(SettingTable.TCP_CONNECTION_RATE_PER_CLIENT),

@@ -85,6 +85,9 @@ public final class Forwarder implements Responder {
     private final int[] caseTimeouts;
     private final boolean[] caseBlind;
     private final long[] caseBlindUntil;
+    private final Settings.UpstreamPolicy policy;
+    /** round-robin: the upstream this loop's next query asks first. */
+    private int nextInTurn;
 
     /** Deadlines are checked every tick, and ticks run only while any are queued: an idle loop sleeps. */
     private final long tickMillis;
@@ -110,6 +113,7 @@ public final class Forwarder implements Responder {
         this.attemptNanos = Math.min(settings.timeout().toNanos(), settings.queryTimeout().toNanos());
         this.queryNanos = settings.queryTimeout().toNanos();
         this.randomizeCase = settings.randomizeCase();
+        this.policy = settings.upstreamPolicy();
         this.inFlight = new InFlightTable(maxInflight);
         this.links = new UpstreamLinks(this, loop, pool, transport, settings.upstreamSockets(),
                 settings.upstreamSocketLifetime(), TimeUnit.NANOSECONDS.toMillis(attemptNanos));
@@ -165,6 +169,7 @@ public final class Forwarder implements Responder {
         q.socket = socket;
         q.clientAddress = clientAddress;
         q.answerNote = answerNote;
+        q.firstUpstream = firstUpstream();
         q.nextUpstream = 0;
         q.attempts = 0;
         q.reconnected = false;
@@ -183,6 +188,20 @@ public final class Forwarder implements Responder {
         dispatch(q, now, now);
     }
 
+    /** The upstream a new query asks first, as {@code upstream-policy} says. */
+    private int firstUpstream() {
+        int n = pool.size();
+        return switch (policy) {
+            case SEQUENTIAL -> 0;
+            case RANDOM -> ids.nextIndex(n);
+            case ROUND_ROBIN -> {
+                int first = nextInTurn;
+                nextInTurn = first + 1 == n ? 0 : first + 1;
+                yield first;
+            }
+        };
+    }
+
     /**
      * Sends {@code q} to the next upstream it has not tried, or answers SERVFAIL: when none is
      * left, or when a whole attempt no longer fits in the query's budget. Whether it fits is
@@ -199,11 +218,12 @@ public final class Forwarder implements Responder {
             fail(q, false);
             return;
         }
-        int i = pool.pick(q.nextUpstream, q.attempts == 0);
-        if (i < 0 || from + attemptNanos - (q.startNanos + queryNanos) > lateness) {
+        int position = pool.pick(q.firstUpstream, q.nextUpstream, q.attempts == 0);
+        if (position < 0 || from + attemptNanos - (q.startNanos + queryNanos) > lateness) {
             fail(q, true); // the upstreams failed it, or are down
             return;
         }
+        int i = pool.at(q.firstUpstream, position);
         Upstream u = pool.get(i);
         boolean overStream = q.overTcp() || u.overTls();
         UpstreamLink link = links.linkFor(u, overStream, ids);
@@ -212,7 +232,7 @@ public final class Forwarder implements Responder {
             fail(q, false); // the ID space of this link is nearly full: max-inflight is far too high
             return;
         }
-        q.nextUpstream = i + 1;
+        q.nextUpstream = position + 1;
         q.attempts++;
         q.upstream = u;
         q.link = link;

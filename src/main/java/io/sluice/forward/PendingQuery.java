@@ -33,6 +33,9 @@ final class PendingQuery {
     /** The UDP client's address, or null for a query that came over TCP. */
     InetSocketAddress clientAddress;
 
+    /** The upstream index the query asks first (upstream-policy); its order goes on from there. */
+    int firstUpstream;
+    /** The position in that order of the next upstream to try: 0 for the first. */
     int nextUpstream;
     int attempts;
     boolean reconnected;

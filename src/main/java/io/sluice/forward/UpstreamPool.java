@@ -75,17 +75,24 @@ public final class UpstreamPool implements AutoCloseable {
     }
 
     /**
-     * The index of the upstream to try next, from {@code from} on in order, skipping those that are
+     * The position of the upstream to try next in a query's order (the upstreams from index
+     * {@code first} on, wrapping round), from position {@code from} on, skipping those that are
      * down; -1 when none is left. When every upstream is down, a query's first attempt still goes
-     * to the first one, so that clients get an answer as soon as it is back.
+     * to its first, so that clients get an answer as soon as one is back.
      */
-    int pick(int from, boolean firstAttempt) {
-        for (int i = from; i < upstreams.size(); i++) {
-            if (!upstreams.get(i).isDown()) {
-                return i;
+    int pick(int first, int from, boolean firstAttempt) {
+        for (int p = from; p < upstreams.size(); p++) {
+            if (!upstreams.get(at(first, p)).isDown()) {
+                return p;
             }
         }
         return firstAttempt && from < upstreams.size() ? from : -1;
+    }
+
+    /** The index of the upstream at {@code position} of the order that starts at index {@code first}. */
+    int at(int first, int position) {
+        int i = first + position;
+        return i < upstreams.size() ? i : i - upstreams.size();
     }
 
     /** Called by the event loop whose timeout marked {@code u} down; returns at once. */

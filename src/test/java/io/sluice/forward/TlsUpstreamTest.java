@@ -15,7 +15,6 @@ import io.sluice.testing.Ports;
 import io.sluice.testing.RunningSluice;
 import io.sluice.testing.TestCertificates;
 import io.sluice.testing.TestUpstream;
-import java.io.ByteArrayOutputStream;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -67,14 +66,9 @@ class TlsUpstreamTest {
                      "query-timeout", "10s", "threads", "1");
              Socket c = new Socket(s.address().getAddress(), s.address().getPort())) {
             c.setSoTimeout(5000);
-            ByteArrayOutputStream both = new ByteArrayOutputStream();
-            for (int id : new int[] {1, 2}) {
-                byte[] q = Dns.query(id, "h00" + id + ".diff.test.", Type.A);
-                both.write(q.length >> 8);
-                both.write(q.length);
-                both.write(q);
-            }
-            c.getOutputStream().write(both.toByteArray()); // one segment: read, and forwarded, in one wake-up
+            // one segment: read, and forwarded, in one wake-up
+            c.getOutputStream().write(Dns.frames(Dns.query(1, "h001.diff.test.", Type.A),
+                    Dns.query(2, "h002.diff.test.", Type.A)));
             assertEquals(Set.of(1, 2), Set.of(Dns.id(Dns.readFrame(c)), Dns.id(Dns.readFrame(c))));
         }
     }

@@ -2,6 +2,7 @@ package io.sluice.testing;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -86,6 +87,17 @@ public final class Dns {
         out.writeShort(message.length);
         out.write(message);
         out.flush();
+    }
+
+    /** {@code messages} framed for TCP one after another, to be written at once (one segment on loopback). */
+    public static byte[] frames(byte[]... messages) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        for (byte[] m : messages) {
+            out.write(m.length >> 8);
+            out.write(m.length);
+            out.writeBytes(m);
+        }
+        return out.toByteArray();
     }
 
     public static byte[] readFrame(Socket s) throws IOException {
