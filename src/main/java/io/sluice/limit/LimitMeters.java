@@ -10,6 +10,7 @@ public final class LimitMeters {
     final LongAdder[] limited = new LongAdder[LimitSettings.Action.values().length];
     final LongAdder limitedDryRun;
     final LongAdder limitedPerClient;
+    final LongAdder limitedPrefetches;
     final LongAdder floodsDetected;
 
     public LimitMeters(Registry r) {
@@ -20,6 +21,8 @@ public final class LimitMeters {
         limitedDryRun = r.counter("limited_dry_run", "Queries over their limit that the dry run forwarded.");
         limitedPerClient = r.counter("limited_per_client",
                 "Queries over their client network's budget for the domain (also counted in limited, or dry run).");
+        limitedPrefetches = r.counter("limited_prefetches",
+                "Cache prefetches over a budget: not sent upstream, and not in limited (no client was refused).");
         floodsDetected = r.counter("floods_detected",
                 "Times a domain's upstream answers were mostly NXDOMAIN and its budget was cut (limits.flood).");
     }

@@ -24,6 +24,7 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
     private final Limits limits;
     private final LongAdder[] limited;
     private final LongAdder limitedDryRun;
+    private final LongAdder limitedPrefetches;
     private final Decisions decisions;
     private final DomainProbe domain = new DomainProbe();
     /** Whether the last {@link #refuse} refused the client (not a dry run, not a stale answer instead). */
@@ -60,6 +61,7 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
         this.limitedPerClient = meters.limitedPerClient;
         this.limited = meters.limited;
         this.limitedDryRun = meters.limitedDryRun;
+        this.limitedPrefetches = meters.limitedPrefetches;
         this.decisions = maker.forLoop(loop, this);
     }
 
@@ -86,7 +88,9 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
             clientDomain.under(clientLabel, clientLabel(q.clientIp()), domain);
             int cc = perClient.counterFor(clientDomain);
             if (cc != DomainLimiter.NONE && !perClient.tryAcquire(cc, clientDomain, now)) {
-                limitedPerClient.increment();
+                if (!q.answersNobody()) {
+                    limitedPerClient.increment();
+                }
                 Outcome o = refuse(perClient, cc, clientDomain.bytes(), clientDomain.length(), q);
                 if (o != Outcome.CONTINUE) {
                     if (recent != null) { // under the domain: the busiest are domains, whichever budget refused
@@ -219,6 +223,10 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
                 dryRunCounted = true;
             }
             return Outcome.CONTINUE;
+        }
+        if (q.answersNobody()) { // a cache's prefetch: no client is refused, and the cached answer stands
+            limitedPrefetches.increment();
+            return Outcome.DROPPED;
         }
         LimitSettings.Action action = limits.action();
         // truncate over UDP exists to make a spoofed source prove itself over TCP: no answer for it here

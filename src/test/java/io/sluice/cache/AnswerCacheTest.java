@@ -468,7 +468,8 @@ class AnswerCacheTest {
             assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(3, "other.example.", Type.A))));
             assertEquals(2, asked(), "the prefetch was over budget.example's budget: not sent");
             assertEquals(1, s.sluice().metrics().count("cache_prefetches"));
-            assertEquals(1, s.sluice().metrics().count("limited"), "counted as any query refused");
+            assertEquals(0, s.sluice().metrics().count("limited"), "no client was refused");
+            assertEquals(1, s.sluice().metrics().count("limited_prefetches"));
         }
     }
 
