@@ -136,7 +136,8 @@ final class WriteBatch implements Responder {
             flushQueued = true;
             // After the wake-up's I/O and tasks, not as a task: Netty reads the clock five times
             // around a wake-up's tasks and none when there are only these (__vdso_clock_gettime
-            // was 3.0% of the samples at 20k qps, docs/benchmarks.md, "The flush after the loop's tasks").
+            // 4.3% of the samples at 20k qps before, 3.1% after: docs/benchmarks.md, "The flush
+            // after the loop's tasks").
             loop.executeAfterEventLoopIteration(flushTask);
         }
     }

@@ -20,7 +20,7 @@ public final class TcpFraming {
 
     /** Adds the framing to a new connection's pipeline: whole messages in, length-prefixed out. */
     public static void addTo(ChannelPipeline pipeline) {
-        pipeline.addLast(new LengthFieldBasedFrameDecoder(MAX_MESSAGE_BYTES, 0, 2, 0, 2), new LengthFieldPrepender(2));
+        pipeline.addLast(whole(), new LengthFieldPrepender(2));
     }
 
     /**
@@ -30,7 +30,12 @@ public final class TcpFraming {
      * answer the first and hold the second until more data comes (Unbound 1.17 answers both).
      */
     public static void addOneRecordEachTo(ChannelPipeline pipeline) {
-        pipeline.addLast(new LengthFieldBasedFrameDecoder(MAX_MESSAGE_BYTES, 0, 2, 0, 2), new WholeFrame());
+        pipeline.addLast(whole(), new WholeFrame());
+    }
+
+    /** Whole messages in: the length octets read and dropped. */
+    private static LengthFieldBasedFrameDecoder whole() {
+        return new LengthFieldBasedFrameDecoder(MAX_MESSAGE_BYTES, 0, 2, 0, 2);
     }
 
     /** The length and the message in one buffer (a copy: a query is tens of bytes). */
