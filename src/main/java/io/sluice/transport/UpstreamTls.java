@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
 import java.security.cert.Certificate;
+import java.security.cert.CertificateException;
 import java.security.cert.CertificateFactory;
 import java.util.Collection;
 import javax.net.ssl.SSLContext;
@@ -73,6 +74,8 @@ public final class UpstreamTls {
             certificates = CertificateFactory.getInstance("X.509").generateCertificates(in);
         } catch (IOException e) {
             throw new GeneralSecurityException("cannot read " + caFile + ": " + e.getMessage(), e);
+        } catch (CertificateException e) {
+            throw new GeneralSecurityException("no PEM certificate in " + caFile + ": " + e.getMessage(), e);
         }
         if (certificates.isEmpty()) {
             throw new GeneralSecurityException("no PEM certificate in " + caFile);

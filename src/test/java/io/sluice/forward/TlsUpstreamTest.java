@@ -148,7 +148,8 @@ class TlsUpstreamTest {
         Path junk = Files.writeString(dir.resolve("junk.pem"), "junk\n");
         ConfigException trust = assertThrows(ConfigException.class, () -> settings("upstreams", "tls://9.9.9.9",
                 "upstream-tls-ca-file", junk.toString()));
-        assertTrue(trust.getMessage().startsWith("upstream-tls-ca-file: "), trust.getMessage());
+        assertTrue(trust.getMessage().startsWith("upstream-tls-ca-file: no PEM certificate in " + junk),
+                trust.getMessage());
         UpstreamAddress quad9 = settings("upstreams", "tls://[2620:fe::fe]#dns.quad9.net").upstreams().get(0);
         assertEquals(853, quad9.address().getPort());
         assertEquals("dns.quad9.net", quad9.tlsName());
