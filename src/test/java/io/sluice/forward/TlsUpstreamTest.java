@@ -139,6 +139,29 @@ class TlsUpstreamTest {
         }
     }
 
+    /** An upstream that closes an idle connection costs the next query a new handshake, not an answer. */
+    @Test
+    void aConnectionTheUpstreamClosedWhenIdleIsOpenedAgain() throws Exception {
+        Path[] files = TestCertificates.selfSigned(dir, "sluice");
+        try (TestUpstream behind = new TestUpstream();
+             RunningSluice dot = RunningSluice.start(List.of(behind), "tls-listen", "127.0.0.1:0",
+                     "tls-cert-file", files[0].toString(), "tls-key-file", files[1].toString(),
+                     "tcp-idle-timeout", "100ms");
+             RunningSluice s = RunningSluice.startFor(List.of("tls://127.0.0.1:"
+                     + dot.sluice().tlsAddresses().get(0).getPort()), Clock.system(), b -> { },
+                     "upstream-tls-ca-file", files[0].toString(), "threads", "1")) {
+            assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(1, "before.example.", Type.A))));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (dot.sluice().metrics().count("tcp_idle_closed") == 0 && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
+            assertEquals(1, dot.sluice().metrics().count("tcp_idle_closed"), "the upstream closed it");
+            assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(2, "after.example.", Type.A))));
+            assertEquals(0, s.sluice().metrics().count("servfail"));
+            assertEquals(2, dot.sluice().metrics().count("queries", "protocol", "tls"));
+        }
+    }
+
     @Test
     void aBadTlsUpstreamOrTrustFileIsNamed() throws Exception {
         ConfigException scheme = assertThrows(ConfigException.class, () -> settings("upstreams", "https://9.9.9.9"));
