@@ -1,6 +1,5 @@
 package io.sluice.config;
 
-import com.google.common.net.HostAndPort;
 import com.google.common.net.InetAddresses;
 import io.sluice.transport.Addresses;
 import java.net.InetSocketAddress;
@@ -32,21 +31,14 @@ public record UpstreamAddress(InetSocketAddress address, String tlsName) {
         }
         String rest = t.substring(TLS_SCHEME.length());
         int hash = rest.indexOf('#');
-        String hostPort = hash < 0 ? rest : rest.substring(0, hash);
-        String name = hash < 0 ? hostOf(hostPort) : rest.substring(hash + 1);
+        InetSocketAddress address = Values.address(hash < 0 ? rest : rest.substring(0, hash), SettingTable.DOT_PORT,
+                false);
+        // the host as written: a name resolved keeps it, an address literal is its own text
+        String name = hash < 0 ? address.getHostString() : rest.substring(hash + 1);
         if (name.isEmpty()) {
             throw new ConfigException("'" + text + "': no name after '#' (write tls://9.9.9.9#dns.quad9.net)");
         }
-        return new UpstreamAddress(Values.address(hostPort, SettingTable.DOT_PORT, false), name);
-    }
-
-    /** The host of {@code HOST[:PORT]}, an IPv6 address without its brackets. */
-    private static String hostOf(String hostPort) throws ConfigException {
-        try {
-            return HostAndPort.fromString(hostPort.trim()).getHost();
-        } catch (IllegalArgumentException e) {
-            throw new ConfigException("invalid address '" + hostPort + "' (write it as HOST:PORT or [IPV6]:PORT)");
-        }
+        return new UpstreamAddress(address, name);
     }
 
     public boolean overTls() {
