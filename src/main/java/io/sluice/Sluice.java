@@ -179,7 +179,8 @@ public final class Sluice implements AutoCloseable {
         TopDomains top = null;
         Sluice started = null;
         try {
-            AnswerCache cache = settings.cache().on() ? new AnswerCache(settings.cache(), settings.threads(), clock::epochNanos, meters) : null;
+            AnswerCache cache = settings.cache().on() ? new AnswerCache(settings.cache(), settings.threads(), clock::epochNanos,
+                    settings.maxUdpSize(), meters) : null;
             LimitMeters limitMeters = new LimitMeters(meters);
             List<CacheStage> cacheStages = new ArrayList<>();
             List<UpstreamReplies> upstreamReplies = new ArrayList<>();

@@ -253,6 +253,10 @@ public final class Operations {
         for (AnswerCache.Kept k : kept) {
             ObjectNode a = list.addObject().put("type", Type.string(k.type())).put("class", DClass.string(k.dclass()));
             k.flags().forEach(a.putArray("flags")::add);
+            a.put("transport", k.udpSize() == 0 ? "tcp" : "udp");
+            if (k.udpSize() != 0) {
+                a.put("udp-size", k.udpSize());
+            }
             a.put("rcode", Rcode.string(k.rcode())).put("records", k.records()).put("ttl", k.ttlSeconds())
                     .put("stale", k.stale());
         }

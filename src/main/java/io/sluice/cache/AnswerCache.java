@@ -29,6 +29,8 @@ public final class AnswerCache {
     private final AtomicInteger stages = new AtomicInteger();
     private final CacheSettings settings;
     private final LongSupplier clock;
+    /** max-udp-size: the most a UDP answer carries, and the largest size an answer is kept for. */
+    final int maxUdpSize;
     final LongAdder hits;
     final LongAdder misses;
     final LongAdder staleServed;
@@ -40,9 +42,11 @@ public final class AnswerCache {
     /**
      * @param loops the event loops, each of which asks for one {@link #stage}
      * @param clock nanoseconds, from any origin: injected, so that tests move time by hand
+     * @param maxUdpSize the most a UDP answer carries ({@code max-udp-size})
      */
-    public AnswerCache(CacheSettings settings, int loops, LongSupplier clock, Registry metrics) {
+    public AnswerCache(CacheSettings settings, int loops, LongSupplier clock, int maxUdpSize, Registry metrics) {
         this.settings = settings;
+        this.maxUdpSize = maxUdpSize;
         this.loops = loops;
         this.clock = clock;
         hits = metrics.counter("cache_hits", "Queries answered from the cache with a fresh answer.");
@@ -151,8 +155,13 @@ public final class AnswerCache {
         return table.remove(CacheKey.names(wire, type, subtree));
     }
 
-    /** An answer kept for a name, as the admin API shows it. */
-    public record Kept(int type, int dclass, List<String> flags, int rcode, int records, long ttlSeconds, boolean stale) {
+    /**
+     * An answer kept for a name, as the admin API shows it.
+     *
+     * @param udpSize the payload size it was asked upstream with over UDP, or 0: over TCP
+     */
+    public record Kept(int type, int dclass, List<String> flags, int udpSize, int rcode, int records, long ttlSeconds,
+                       boolean stale) {
     }
 
     /**
@@ -177,7 +186,7 @@ public final class AnswerCache {
             int keyLength = a.keyLength();
             long fresh = a.freshUntil() - now;
             out.add(new Kept(CacheKey.type(e, key, keyLength), CacheKey.dclass(e, key, keyLength),
-                    CacheKey.flags(e, key, keyLength), a.rcode(), a.answerCount(),
+                    CacheKey.flags(e, key, keyLength), CacheKey.udpSize(e, key, keyLength), a.rcode(), a.answerCount(),
                     fresh > 0 ? (fresh + 999_999_999) / 1_000_000_000 : 0, fresh <= 0));
         });
         return out;

@@ -53,7 +53,7 @@ import java.util.concurrent.atomic.LongAdder;
  */
 final class AnswerTable {
     /** Bytes of an entry's header. */
-    static final int HEADER = 56;
+    static final int HEADER = 64;
     static final int TOTAL_AT = 0;
     static final int KEY_LENGTH_AT = 4;
     static final int TTL_COUNT_AT = 6;
@@ -64,6 +64,8 @@ final class AnswerTable {
     static final int RECHECK_AT = 40;
     static final int MESSAGE_LENGTH_AT = 48;
     static final int OPT_AT = 52;
+    /** 1 when the answer is served only to the question's letters exactly (CachedAnswer#servesCase). */
+    static final int CASE_BOUND_AT = 56;
     /** Writers (loops) at most: the ring's number takes 10 bits of a slot's word. */
     static final int MAX_WRITERS = 1024;
 

@@ -29,6 +29,8 @@ public final class CacheStage implements Stage, UpstreamReplies {
     /** What an upstream's reply is kept as. */
     private final CachedAnswer kept = new CachedAnswer();
     private final QueryEdns edns = new QueryEdns();
+    /** The most a UDP answer to the query {@link #probe} last read may carry; 0 over TCP. */
+    private int udpLimit;
     private final ReplyRecords records = new ReplyRecords();
     private final boolean serveStale;
     private final boolean prefetch;
@@ -51,17 +53,17 @@ public final class CacheStage implements Stage, UpstreamReplies {
 
     @Override
     public Outcome handle(Query q) {
-        if (!probe(q.message(), q.view())) {
+        if (!probe(q.message(), q.view(), q.overUdp())) {
             if (q.view().hasQuestion()) {
                 cache.bypassed.increment();
             }
             return Outcome.CONTINUE;
         }
         long now = q.now();
-        CachedAnswer a = cache.find(loop, probe, found, now) ? found : null;
+        CachedAnswer a = find(q.message(), q.view(), now);
         if (a != null && a.freshAt(now)) {
             cache.hits.increment();
-            q.send(write(Transport.ALLOCATOR, q.message(), q.view(), q.overUdp(), a, now, false));
+            q.send(write(Transport.ALLOCATOR, q.message(), q.view(), a, now, false));
             if (prefetch && a.prefetchDueAt(now)) {
                 prefetch(q, a);
             }
@@ -69,7 +71,7 @@ public final class CacheStage implements Stage, UpstreamReplies {
         }
         if (a != null && a.staleWithoutAskingAt(now)) { // the upstreams failed to refresh it just now
             cache.staleServed.increment();
-            q.send(write(Transport.ALLOCATOR, q.message(), q.view(), q.overUdp(), a, now, true));
+            q.send(write(Transport.ALLOCATOR, q.message(), q.view(), a, now, true));
             return Outcome.ANSWERED;
         }
         cache.misses.increment();
@@ -78,7 +80,7 @@ public final class CacheStage implements Stage, UpstreamReplies {
 
     /**
      * Sends the answered query on through the limits to the upstream, its answer for the cache
-     * alone: it spends its domain's budget (and its client's) as any query that reaches an
+     * alone, asked as the client's was (over TCP, or UDP of its size), to replace {@code a}: it spends its domain's budget (and its client's) as any query that reaches an
      * upstream does, and one over budget is not sent (counted as limited, answered to no one).
      */
     private void prefetch(Query q, CachedAnswer a) {
@@ -94,23 +96,23 @@ public final class CacheStage implements Stage, UpstreamReplies {
      */
     public Stage staleAnswers() {
         return q -> {
-            if (!serveStale || !probe(q.message(), q.view())) {
+            if (!serveStale || !probe(q.message(), q.view(), q.overUdp())) {
                 return Outcome.CONTINUE;
             }
             long now = q.now();
-            CachedAnswer a = cache.find(loop, probe, found, now) ? found : null;
+            CachedAnswer a = find(q.message(), q.view(), now);
             if (a == null || !a.staleAt(now)) {
                 return Outcome.CONTINUE;
             }
             cache.staleServed.increment();
-            q.send(write(Transport.ALLOCATOR, q.message(), q.view(), q.overUdp(), a, now, true));
+            q.send(write(Transport.ALLOCATOR, q.message(), q.view(), a, now, true));
             return Outcome.ANSWERED;
         };
     }
 
     @Override
-    public void answered(ByteBuf query, QueryView view, ByteBuf reply, long note) {
-        if (!probe(query, view)) {
+    public void answered(ByteBuf query, QueryView view, boolean overUdp, ByteBuf reply, long note) {
+        if (!probe(query, view, overUdp)) {
             return;
         }
         if (!records.read(reply)
@@ -131,16 +133,16 @@ public final class CacheStage implements Stage, UpstreamReplies {
     @Override
     public ByteBuf unanswered(ByteBufAllocator alloc, ByteBuf query, QueryView view, boolean overUdp,
                               boolean refreshFailed) {
-        if (!probe(query, view)) {
+        if (!probe(query, view, overUdp)) {
             return null;
         }
         long now = cache.now();
-        CachedAnswer a = cache.find(loop, probe, found, now) ? found : null;
+        CachedAnswer a = find(query, view, now);
         if (a == null || a.rcode() == Wire.RCODE_SERVFAIL) {
             return null; // a SERVFAIL kept, the upstream's own maybe: relayed or made, not the cache's
         }
         if (a.freshAt(now)) { // kept while this query waited (it counted as a miss)
-            return write(alloc, query, view, overUdp, a, now, false);
+            return write(alloc, query, view, a, now, false);
         }
         if (!a.staleAt(now)) {
             return null;
@@ -149,16 +151,23 @@ public final class CacheStage implements Stage, UpstreamReplies {
         if (refreshFailed) {
             cache.refreshFailed(loop, a);
         }
-        return write(alloc, query, view, overUdp, a, now, true);
+        return write(alloc, query, view, a, now, true);
+    }
+
+    /** The answer kept for {@link #probe} that may be served to the query {@code view} has read, or null. */
+    private CachedAnswer find(ByteBuf query, QueryView view, long now) {
+        return cache.find(loop, probe, found, now) && found.servesCase(query, view) ? found : null;
     }
 
     /**
      * Fills {@link #probe} from the query {@code view} has read, when it is one a cached answer may
      * be given to: a question, no Client Subnet option (the answer may be the client's network's
      * own), no record but an OPT (a signed query), EDNS version 0 (another gets BADVERS), and not
-     * a zone transfer.
+     * a zone transfer. Over UDP the key holds the payload size the query is asked upstream with
+     * (the client's, at most {@code max-udp-size}: the forwarder's {@code udpLimit}), which is also
+     * the most its answer may carry.
      */
-    private boolean probe(ByteBuf query, QueryView view) {
+    private boolean probe(ByteBuf query, QueryView view, boolean overUdp) {
         if (!view.hasQuestion()) {
             return false;
         }
@@ -166,22 +175,23 @@ public final class CacheStage implements Stage, UpstreamReplies {
                 || edns.otherRecords() || edns.version() != 0) {
             return false;
         }
-        probe.fill(query, view, edns);
+        udpLimit = overUdp ? Math.min(edns.udpPayload(), cache.maxUdpSize) : 0;
+        probe.fill(query, view, edns, udpLimit);
         return true;
     }
 
     /**
-     * {@code a} for the query {@code view} has read, as {@link CachedAnswer#write} makes it; over
-     * UDP, when larger than the query's payload size (512 without EDNS), the question alone with
-     * TC set instead, so that the client asks again over TCP.
+     * {@code a} for the query {@link #probe} last read, as {@link CachedAnswer#write} makes it;
+     * over UDP, when larger than the query may carry, its header and the question alone with TC
+     * set instead, as the forwarder cuts such an answer: a {@code tls://} upstream's, kept whole
+     * for a UDP client, or a stale answer grown by its Extended DNS Error.
      */
-    private ByteBuf write(ByteBufAllocator alloc, ByteBuf query, QueryView view, boolean overUdp, CachedAnswer a,
-                          long now, boolean stale) {
+    private ByteBuf write(ByteBufAllocator alloc, ByteBuf query, QueryView view, CachedAnswer a, long now,
+                          boolean stale) {
         cache.answers[a.rcode()].increment();
-        if (overUdp && a.length(stale) > edns.udpPayload()) {
+        if (udpLimit != 0 && a.length(stale) > udpLimit) {
             cache.truncated.increment();
-            return Answers.withQuestion(alloc, query, view, Wire.FLAG_RA | Wire.FLAG_TC, a.rcode(), Answers.EDE_OTHER,
-                    null);
+            return Answers.underUpstreamHeader(alloc, query, view, a.message(), true);
         }
         return a.write(alloc, query, view, now, stale);
     }

@@ -1,5 +1,6 @@
 package io.sluice.cache;
 
+import static io.sluice.cache.AnswerTable.CASE_BOUND_AT;
 import static io.sluice.cache.AnswerTable.FRESH_UNTIL_AT;
 import static io.sluice.cache.AnswerTable.HASH_AT;
 import static io.sluice.cache.AnswerTable.HEADER;
@@ -14,6 +15,7 @@ import static io.sluice.cache.AnswerTable.TTL_COUNT_AT;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
 import io.sluice.wire.Names;
 import io.sluice.wire.QueryView;
 import io.sluice.wire.ReplyRecords;
@@ -65,6 +67,13 @@ final class CachedAnswer {
      * without asking for it. Its storing time otherwise: nothing held back.
      */
     private long recheckAt;
+    /**
+     * It holds labels the upstream wrote from the question's letters as asked, which no rewriting
+     * of the question can tell from the zone's own: the target of the CNAME a DNAME synthesised
+     * (RFC 6672), in the letters of the question for one server (unbound) and in the zone's for
+     * another (nsd). So it is served only to a question of the same letters, byte for byte.
+     */
+    private boolean caseBound;
     private int slot;
     private long word;
 
@@ -146,6 +155,7 @@ final class CachedAnswer {
         LONG.set(entry, RECHECK_AT, now);
         INT.set(entry, MESSAGE_LENGTH_AT, message);
         INT.set(entry, OPT_AT, records.optAt() < 0 ? -1 : records.optAt() - reply.readerIndex());
+        INT.set(entry, CASE_BOUND_AT, Names.dnamePrefix(reply, records.questionNameEnd() + 4) > 0 ? 1 : 0);
         parse(at + message);
         return true;
     }
@@ -162,6 +172,22 @@ final class CachedAnswer {
         freshUntil = (long) LONG.get(entry, FRESH_UNTIL_AT);
         keepUntil = (long) LONG.get(entry, KEEP_UNTIL_AT);
         recheckAt = (long) LONG.get(entry, RECHECK_AT);
+        caseBound = (int) INT.get(entry, CASE_BOUND_AT) != 0;
+    }
+
+    /** Whether it may be served to the question {@code view} has read ({@link #caseBound}). */
+    boolean servesCase(ByteBuf query, QueryView view) {
+        if (!caseBound) {
+            return true;
+        }
+        int length = view.nameEnd() - view.nameStart();
+        int at = messageAt + Wire.HEADER_BYTES;
+        for (int i = 0; i < length; i++) {
+            if (entry[at + i] != query.getByte(view.nameStart() + i)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Makes this the copy of an entry {@link AnswerTable#forEach} checked: for showing, not serving. */
@@ -232,6 +258,14 @@ final class CachedAnswer {
     /** A prefetch was sent for it: none again until it expires, once kept again. */
     void prefetchSent() {
         recheckAt(freshUntil);
+    }
+
+    /**
+     * The upstream's message as kept, read in place (a wrapper, not a copy): for an answer cut for
+     * UDP, which takes its header and OPT.
+     */
+    ByteBuf message() {
+        return Unpooled.wrappedBuffer(entry, messageAt, messageLength);
     }
 
     /** Bytes {@link #write} writes. */

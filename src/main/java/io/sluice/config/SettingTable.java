@@ -104,6 +104,9 @@ public final class SettingTable {
     public static final Setting<Boolean> RANDOMIZE_CASE = one("randomize-case", null, null,
             "true", true, Values::bool, true,
             "Send names upstream over UDP in a random mix of letter case (0x20) and accept only replies that echo it.");
+    public static final Setting<Integer> MAX_UDP_SIZE = one("max-udp-size", null, null, "1232", 1232,
+            v -> Values.integer(v, 512, 65_535), false,
+            "The most a UDP answer carries, whatever the client offers: larger ones go with TC (Unbound's max-udp-size).");
     public static final Setting<Integer> MAX_FAILS = one("max-fails", null, null, "3", 3,
             v -> Values.integer(v, 1, 1_000_000), true, "Failures in a row after which an upstream is marked down.");
     public static final Setting<Duration> HEALTH_CHECK_INTERVAL = one("health-check-interval", null, null, "1s",

@@ -50,6 +50,7 @@ import org.xbill.DNS.Type;
  * @param upstreamSockets     UDP sockets (source ports) per thread for upstream queries
  * @param upstreamSocketLifetime how long one upstream socket is used before a new one replaces it; zero: for ever
  * @param randomizeCase       send names upstream over UDP in a random case that replies must echo (0x20)
+ * @param maxUdpSize          the most a UDP answer carries, whatever the client offers
  * @param udpSteering         how a listen address's datagrams are shared between the threads' sockets
  * @param maxFails            consecutive timeouts after which an upstream is marked down
  * @param healthCheckInterval how often a down upstream is probed
@@ -88,6 +89,7 @@ public record Settings(
         int upstreamSockets,
         Duration upstreamSocketLifetime,
         boolean randomizeCase,
+        int maxUdpSize,
         UdpSteering udpSteering,
         int maxFails,
         Duration healthCheckInterval,
@@ -111,7 +113,7 @@ public record Settings(
                 next.aclIsDefault, next.proxyProtocolFrom, next.upstreams, next.upstreamPolicy, next.upstreamTlsCaFile, threads,
                 next.timeout, next.queryTimeout, next.maxInflight, maxTcpConnections, tcpIdleTimeout, tcpPerClient,
                 tcpConnectionRatePerClient, tcpQueriesPerConnection, tcpMaxDuration, next.upstreamSockets, next.upstreamSocketLifetime,
-                next.randomizeCase, udpSteering, next.maxFails, next.healthCheckInterval, next.healthCheck, limits,
+                next.randomizeCase, maxUdpSize, udpSteering, next.maxFails, next.healthCheckInterval, next.healthCheck, limits,
                 cache, backend, metrics, admin, adminTokenFile, configFile, next.logLevel);
     }
 
@@ -349,7 +351,8 @@ public record Settings(
                     get(SettingTable.MAX_TCP_QUERIES_PER_CONNECTION),
                     get(SettingTable.MAX_TCP_CONNECTION_DURATION),
                     get(SettingTable.UPSTREAM_SOCKETS), get(SettingTable.UPSTREAM_SOCKET_LIFETIME),
-                    get(SettingTable.RANDOMIZE_CASE), get(SettingTable.UDP_STEERING), get(SettingTable.MAX_FAILS),
+                    get(SettingTable.RANDOMIZE_CASE), get(SettingTable.MAX_UDP_SIZE), get(SettingTable.UDP_STEERING),
+                    get(SettingTable.MAX_FAILS),
                     get(SettingTable.HEALTH_CHECK_INTERVAL),
                     new HealthCheck(get(SettingTable.HEALTH_CHECK_NAME), get(SettingTable.HEALTH_CHECK_TYPE),
                             get(SettingTable.HEALTH_CHECK_MUST_RESOLVE)),

@@ -54,7 +54,7 @@ public final class ForwardMeters {
         caseFallbacks = r.counter("case_fallbacks",
                 "Times an event loop stopped randomising the case of names for an upstream that was seen not to keep it.");
         truncatedForUdp = r.counter("upstream_answers_truncated",
-                "Answers a tls:// upstream gave a UDP client's query that were larger than the client takes: sent truncated (TC) instead.");
+                "Upstream answers to a UDP client's query larger than it takes (its payload size, at most max-udp-size): a tls:// upstream's, or one that ignored the size; sent truncated (TC) instead.");
         repliesRejected = new LongAdder[upstreams.size()];
         upstreamTimeouts = new LongAdder[upstreams.size()];
         upstreamRefused = new LongAdder[upstreams.size()];

@@ -25,9 +25,10 @@ public final class ForwardStage implements Stage, Responder {
     @Override
     public Outcome handle(Query q) {
         if (q.answersNobody()) { // a prefetch: the answer is the cache's alone
-            forwarder.forward(q.message(), q.view(), null, null, null, q.answerNote());
+            forwarder.forward(q.message(), q.view(), null, null, null, !q.overUdp(), q.answerNote());
         } else {
-            forwarder.forward(q.message(), q.view(), q.client(), q.udpSocket(), q.udpAddress(), q.answerNote());
+            forwarder.forward(q.message(), q.view(), q.client(), q.udpSocket(), q.udpAddress(), !q.overUdp(),
+                    q.answerNote());
         }
         return Outcome.ANSWERED;
     }

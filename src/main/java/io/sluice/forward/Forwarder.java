@@ -11,6 +11,7 @@ import io.sluice.pipeline.UpstreamReplies;
 import io.sluice.transport.Transport;
 import io.sluice.transport.UdpSocket;
 import io.sluice.wire.Answers;
+import io.sluice.wire.Names;
 import io.sluice.wire.QueryEdns;
 import io.sluice.wire.QueryView;
 import io.sluice.wire.QuestionCase;
@@ -71,6 +72,8 @@ public final class Forwarder implements Responder {
     private final long[] answersFrom;
 
     private final boolean randomizeCase;
+    /** max-udp-size: the most a UDP answer may carry, whatever a client offers. */
+    private final int maxUdpSize;
     private final UpstreamReplies answers;
     private final InternalErrors errors;
     /** {@code tcp-idle-timeout} as an edns-tcp-keepalive TIMEOUT, for TCP answers relayed. */
@@ -113,6 +116,7 @@ public final class Forwarder implements Responder {
         this.attemptNanos = Math.min(settings.timeout().toNanos(), settings.queryTimeout().toNanos());
         this.queryNanos = settings.queryTimeout().toNanos();
         this.randomizeCase = settings.randomizeCase();
+        this.maxUdpSize = settings.maxUdpSize();
         this.policy = settings.upstreamPolicy();
         this.inFlight = new InFlightTable(maxInflight);
         this.links = new UpstreamLinks(this, loop, pool, transport, settings.upstreamSockets(),
@@ -144,14 +148,16 @@ public final class Forwarder implements Responder {
      * @param socket        the socket the datagram came in on, or null over TCP
      * @param clientAddress the UDP client's address, or null over TCP; with {@code client} null too,
      *                      the answer goes to no one (a cache's prefetch: the cache keeps it)
+     * @param stream        whether it is asked as over TCP: a TCP client's, or a prefetch of an
+     *                      answer kept for one; else as over UDP, for the payload size it offers
      * @param answerNote    handed back with the upstream's answer ({@link UpstreamReplies#answered})
      */
     public void forward(ByteBuf query, QueryView view, Channel client, UdpSocket socket,
-                        InetSocketAddress clientAddress, long answerNote) {
+                        InetSocketAddress clientAddress, boolean stream, long answerNote) {
         PendingQuery q = inFlight.take();
         if (q == null) {
             meters.inflightFull.increment();
-            ByteBuf instead = answers.unanswered(Transport.ALLOCATOR, query, view, clientAddress != null, false);
+            ByteBuf instead = answers.unanswered(Transport.ALLOCATOR, query, view, !stream, false);
             if (instead != null) { // no upstream can be asked: a stale answer, as when none answered
                 send(client, socket, clientAddress, instead);
                 return;
@@ -168,6 +174,8 @@ public final class Forwarder implements Responder {
         q.client = client;
         q.socket = socket;
         q.clientAddress = clientAddress;
+        q.stream = stream;
+        q.udpLimit = stream ? 0 : udpLimit(q.query, query, view);
         q.answerNote = answerNote;
         q.firstUpstream = firstUpstream();
         q.nextUpstream = 0;
@@ -175,6 +183,7 @@ public final class Forwarder implements Responder {
         q.reconnected = false;
         q.transferring = false;
         q.caseScrambled = false;
+        q.keepCase = false;
         q.isTransfer = client != null && view.hasQuestion() && ZoneTransfer.isTransfer(view.qtype());
         if (q.isTransfer) {
             if (q.transfer == null) {
@@ -186,6 +195,23 @@ public final class Forwarder implements Responder {
         long now = System.nanoTime();
         q.startNanos = now;
         dispatch(q, now, now);
+    }
+
+    /**
+     * The most a UDP answer to the query {@code view} read from {@code query} may carry: the
+     * payload size its OPT offers (512 without one), at most {@code max-udp-size}. A larger offer
+     * is lowered to that in {@code copy}, the query as sent upstream, so that the upstream fits
+     * its answer to it (leaving records out where it may) rather than sluice cutting it to TC; and
+     * so that every client of that size or more asks the same, and one cached answer serves them.
+     * A query malformed past its question is taken as without EDNS.
+     */
+    private int udpLimit(ByteBuf copy, ByteBuf query, QueryView view) {
+        edns.read(query, view);
+        if (edns.udpPayload() > maxUdpSize) {
+            copy.setShort(edns.payloadAt() - view.base(), maxUdpSize);
+            return maxUdpSize;
+        }
+        return edns.udpPayload();
     }
 
     /** The upstream a new query asks first, as {@code upstream-policy} says. */
@@ -225,7 +251,7 @@ public final class Forwarder implements Responder {
         }
         int i = pool.at(q.firstUpstream, position);
         Upstream u = pool.get(i);
-        boolean overStream = q.overTcp() || u.overTls();
+        boolean overStream = q.stream || u.overTls();
         UpstreamLink link = links.linkFor(u, overStream, ids);
         int id = link.claim(q, ids);
         if (id == UpstreamLink.NO_ID) {
@@ -242,7 +268,7 @@ public final class Forwarder implements Responder {
         q.query.setShort(q.query.readerIndex() + Wire.ID_OFFSET, id);
         clientCase(q);
         q.caseMismatched = false;
-        if (randomizeCase && !overStream && q.questionEnd > Wire.HEADER_BYTES && !isCaseBlind(i, now)) {
+        if (randomizeCase && !overStream && !q.keepCase && q.questionEnd > Wire.HEADER_BYTES && !isCaseBlind(i, now)) {
             QuestionCase.scramble(q.query, q.query.readerIndex(), q.questionEnd - 4, q.caseMask, nameScratch, ids);
             q.caseScrambled = true;
         }
@@ -305,6 +331,9 @@ public final class Forwarder implements Responder {
             meters.repliesRejected[link.upstream().index()].increment();
             return;
         }
+        // From the upstream's address and port, to an ID it was sent: proof that it is there,
+        // whatever the reply says, so that this attempt's timeout never counts towards max-fails.
+        answersFrom[q.upstream.index()]++;
         int base = q.query.readerIndex();
         if (!(q.transferring ? Replies.continuesTransfer(q.query, base, q.questionEnd, reply)
                         : Replies.answers(q.query, base, q.questionEnd, reply, q.caseScrambled))) {
@@ -318,7 +347,12 @@ public final class Forwarder implements Responder {
             }
             return;
         }
-        if (q.caseScrambled && reply.getUnsignedShort(reply.readerIndex() + Wire.QDCOUNT_OFFSET) == 1) {
+        boolean questionMissing = Replies.questionMissing(reply);
+        if (q.caseScrambled && Names.dnamePrefix(reply, reply.readerIndex() + (q.questionEnd - base)) > 0) {
+            askInClientsCase(q, link, id);
+            return;
+        }
+        if (q.caseScrambled && !questionMissing && reply.getUnsignedShort(reply.readerIndex() + Wire.QDCOUNT_OFFSET) == 1) {
             caseTimeouts[q.upstream.index()] = 0; // it keeps case
             // the client's case, as in clientCase: the reply's name is the query's, byte for byte
             int replyNameEnd = reply.readerIndex() + (q.questionEnd - 4 - base);
@@ -331,7 +365,6 @@ public final class Forwarder implements Responder {
         if (last) {
             link.release(id);
         }
-        answersFrom[q.upstream.index()]++;
         q.upstream.recordAnswer();
         meters.latency[q.upstream.index()].observeNanos(System.nanoTime() - q.sentNanos);
         reply.setShort(reply.readerIndex() + Wire.ID_OFFSET, q.clientId);
@@ -341,14 +374,14 @@ public final class Forwarder implements Responder {
             return;
         }
         // A copy: a UDP reply lives in the loop's DatagramBuffer, which the next read overwrites.
-        ByteBuf copy = q.replyCopy.copyOf(Transport.ALLOCATOR, reply);
+        ByteBuf copy = questionMissing ? errorWithQuestion(q, reply) : q.replyCopy.copyOf(Transport.ALLOCATOR, reply);
         if (last) {
-            if (q.overTcp()) {
+            if (q.client != null) {
                 TcpKeepalive.setTimeout(copy, keepaliveTimeout); // hop by hop: sluice's, not the upstream's
             }
             if (!q.isTransfer && answers != UpstreamReplies.NONE) {
                 scratch.read(q.query); // read once for all that sees the answer
-                answers.answered(q.query, scratch, copy, q.answerNote);
+                answers.answered(q.query, scratch, !q.stream, copy, q.answerNote);
                 if (Wire.rcode(copy) == Wire.RCODE_SERVFAIL && answeredInstead(q, copy)) {
                     return;
                 }
@@ -358,8 +391,8 @@ public final class Forwarder implements Responder {
                 releaseSlot(q);
                 return;
             }
-            if (q.clientAddress != null && q.upstream.overTls()) {
-                copy = fitForUdp(q, copy);
+            if (q.clientAddress != null && copy.readableBytes() > q.udpLimit) {
+                copy = truncated(q, copy); // a tls:// upstream's, or one that took no notice of the size
             }
             meters.upstreamAnswers[Answers.relayedRcode(q.query, q.questionEnd, copy)].increment();
             writes.answer(q.client, q.socket, q.clientAddress, copy);
@@ -374,23 +407,50 @@ public final class Forwarder implements Responder {
     }
 
     /**
-     * {@code answer} (whose reference this takes), which a {@code tls://} upstream gave a UDP
-     * client's query {@code q}: as it is when the client takes it (512 bytes without EDNS, else its
-     * OPT's payload size), else the question alone with TC set, so that the client asks again over
-     * TCP, as it would have been told by the upstream over UDP. The cache has seen it whole.
+     * {@code q}'s attempt was answered through a DNAME (RFC 6672), whose synthesised CNAME target
+     * repeats the question's letters: in the case sent for one server (unbound), in the zone's
+     * for another (nsd), and which of the two no reply can tell when they agree. So it is asked
+     * again, of the same upstream, in the letters its client wrote, and that answer is relayed:
+     * the one the upstream gives the client, with none of the case sluice chose. DNAME answers
+     * are rare; each costs one more round trip, without the case's guard against forgers (the
+     * ID and the port remain).
      */
-    private ByteBuf fitForUdp(PendingQuery q, ByteBuf answer) {
-        scratch.read(q.query);
-        edns.read(q.query, scratch); // a query malformed past its question: taken as without EDNS
-        if (answer.readableBytes() <= edns.udpPayload()) {
-            return answer;
-        }
+    private void askInClientsCase(PendingQuery q, UpstreamLink link, int id) {
+        link.release(id);
+        inFlight.disarm(q);
+        clientCase(q);
+        q.keepCase = true;
+        q.nextUpstream--;
+        q.attempts--;
+        long now = System.nanoTime();
+        dispatch(q, now, now);
+    }
+
+    /**
+     * {@code answer} (whose reference this takes), larger than the UDP client of {@code q} takes
+     * ({@link #udpLimit}): its header and the question alone, TC set, so that the client asks again
+     * over TCP, as a UDP upstream would have told it. A {@code tls://} upstream's answers come to
+     * this, being whole; the cache has seen this one whole too, and cuts it the same way.
+     */
+    private ByteBuf truncated(PendingQuery q, ByteBuf answer) {
         meters.truncatedForUdp.increment();
-        ByteBuf truncated = Answers.withQuestion(Transport.ALLOCATOR, q.query, scratch, Wire.FLAG_RA | Wire.FLAG_TC,
-                Wire.rcode(answer), Answers.EDE_OTHER, null);
+        scratch.read(q.query);
+        ByteBuf truncated = Answers.underUpstreamHeader(Transport.ALLOCATOR, q.query, scratch, answer, true);
         truncated.setShort(truncated.readerIndex() + Wire.ID_OFFSET, q.clientId); // the query holds the upstream's
         answer.release();
         return truncated;
+    }
+
+    /**
+     * An upstream's error header that counts a question it lacks ({@link Replies#questionMissing}),
+     * for the client of {@code q}: that error, with the client's question.
+     */
+    private ByteBuf errorWithQuestion(PendingQuery q, ByteBuf reply) {
+        clientCase(q);
+        scratch.read(q.query);
+        ByteBuf error = Answers.underUpstreamHeader(Transport.ALLOCATOR, q.query, scratch, reply, false);
+        error.setShort(error.readerIndex() + Wire.ID_OFFSET, q.clientId);
+        return error;
     }
 
     /**
@@ -540,7 +600,7 @@ public final class Forwarder implements Responder {
         query.setShort(query.readerIndex() + Wire.ID_OFFSET, q.clientId);
         scratch.read(query);
         return q.isTransfer ? null
-                : answers.unanswered(Transport.ALLOCATOR, query, scratch, !q.overTcp(), upstreamsFailed);
+                : answers.unanswered(Transport.ALLOCATOR, query, scratch, !q.stream, upstreamsFailed);
     }
 
     private void releaseSlot(PendingQuery q) {

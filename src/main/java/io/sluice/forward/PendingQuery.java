@@ -32,6 +32,10 @@ final class PendingQuery {
     UdpSocket socket;
     /** The UDP client's address, or null for a query that came over TCP. */
     InetSocketAddress clientAddress;
+    /** Asked as over TCP: a TCP client's query, or a prefetch of an answer kept for one. */
+    boolean stream;
+    /** The most a UDP answer to it may carry (Forwarder#udpLimit); 0 when {@link #stream}. */
+    int udpLimit;
 
     /** The upstream index the query asks first (upstream-policy); its order goes on from there. */
     int firstUpstream;
@@ -57,6 +61,8 @@ final class PendingQuery {
     final long[] caseMask = new long[QuestionCase.MASK_WORDS];
     /** This attempt's name has a random case, which the reply must echo. */
     boolean caseScrambled;
+    /** Its attempts send the name as the client wrote it (Forwarder#askInClientsCase). */
+    boolean keepCase;
     /** This attempt had a reply that was right but for the name's case. */
     boolean caseMismatched;
     /** The loop's count of replies from {@link #upstream} when this attempt left. */
@@ -70,11 +76,7 @@ final class PendingQuery {
         this.replyCopy = new SlotBuffer(replyBytes);
     }
 
-    boolean overTcp() {
-        return client != null;
-    }
-
-    /** No client waits for its answer: a cache's prefetch, asked over UDP, its answer kept, not sent. */
+    /** No client waits for its answer: a cache's prefetch, its answer kept, not sent. */
     boolean answersNobody() {
         return client == null && clientAddress == null;
     }

@@ -43,7 +43,7 @@ public final class FloodWatch implements UpstreamReplies, Supplier<String> {
     }
 
     @Override
-    public void answered(ByteBuf query, QueryView view, ByteBuf reply, long note) {
+    public void answered(ByteBuf query, QueryView view, boolean overUdp, ByteBuf reply, long note) {
         DomainLimiter limiter = limits.limiter();
         if (!limiter.counting() || !view.hasQuestion()) {
             return;

@@ -27,9 +27,9 @@ public final class GuardedReplies implements UpstreamReplies {
     }
 
     @Override
-    public void answered(ByteBuf query, QueryView view, ByteBuf reply, long note) {
+    public void answered(ByteBuf query, QueryView view, boolean overUdp, ByteBuf reply, long note) {
         try {
-            replies.answered(query, view, reply, note);
+            replies.answered(query, view, overUdp, reply, note);
         } catch (RuntimeException e) {
             failed("an upstream's answer", e);
         }

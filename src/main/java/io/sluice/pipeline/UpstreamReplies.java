@@ -19,16 +19,17 @@ public interface UpstreamReplies {
     /** Sees nothing and has nothing. */
     UpstreamReplies NONE = new UpstreamReplies() {
         @Override
-        public void answered(ByteBuf query, QueryView view, ByteBuf reply, long note) {
+        public void answered(ByteBuf query, QueryView view, boolean overUdp, ByteBuf reply, long note) {
         }
     };
 
     /**
-     * An upstream answered {@code query}; {@code reply}, in the client's letter case and with its
-     * ID, is about to be relayed. The query's ID and case are the attempt's; {@code note} is what a
-     * stage noted of it ({@link Query#answerNote}).
+     * An upstream answered {@code query}, asked as over UDP ({@code overUdp}: for the payload size
+     * it offers) or as over TCP; {@code reply}, in the client's letter case and with its ID, is
+     * about to be relayed. The query's ID and case are the attempt's; {@code note} is what a stage
+     * noted of it ({@link Query#answerNote}).
      */
-    void answered(ByteBuf query, QueryView view, ByteBuf reply, long note);
+    void answered(ByteBuf query, QueryView view, boolean overUdp, ByteBuf reply, long note);
 
     /**
      * No upstream gave {@code query} (its ID and case the client's) an answer: none answered in
@@ -53,9 +54,9 @@ public interface UpstreamReplies {
         UpstreamReplies[] each = all.toArray(new UpstreamReplies[0]);
         return new UpstreamReplies() {
             @Override
-            public void answered(ByteBuf query, QueryView view, ByteBuf reply, long note) {
+            public void answered(ByteBuf query, QueryView view, boolean overUdp, ByteBuf reply, long note) {
                 for (UpstreamReplies r : each) {
-                    r.answered(query, view, reply, note);
+                    r.answered(query, view, overUdp, reply, note);
                 }
             }
 

@@ -147,6 +147,35 @@ public final class Answers {
     }
 
     /**
+     * The client's question under an upstream's {@code answer}'s header: what a client gets when
+     * sluice cannot relay the answer itself. With {@code truncate}, an answer larger than a UDP
+     * client takes (TC set, so that it asks again over TCP, as a UDP upstream would have told it);
+     * without, an error header that counts a question it does not hold ({@link
+     * Replies#questionMissing}). The upstream's flags stay (AA, RA, AD, the RCODE), and its OPT
+     * record without options when it had one: the answer is the upstream's, only shorter. The ID
+     * is the query's as {@code view} read it.
+     */
+    public static ByteBuf underUpstreamHeader(ByteBufAllocator alloc, ByteBuf query, QueryView view, ByteBuf answer,
+                                              boolean truncate) {
+        int base = answer.readerIndex();
+        int optAt = answer.readableBytes() > Wire.HEADER_BYTES ? Opt.find(answer, base, answer.writerIndex()) : -1;
+        int questionBytes = view.questionEnd() - view.nameStart();
+        ByteBuf out = alloc.buffer(Wire.HEADER_BYTES + questionBytes + (optAt < 0 ? 0 : Opt.FIXED_BYTES));
+        out.writeShort(view.id());
+        out.writeShort(answer.getUnsignedShort(base + Wire.FLAGS_OFFSET) | (truncate ? Wire.FLAG_TC : 0));
+        out.writeShort(view.hasQuestion() ? 1 : 0);
+        out.writeShort(0);
+        out.writeShort(0);
+        out.writeShort(optAt < 0 ? 0 : 1);
+        out.writeBytes(query, view.nameStart(), questionBytes);
+        if (optAt >= 0) {
+            out.writeBytes(answer, optAt, Opt.FIXED_BYTES - 2);
+            out.writeShort(0);
+        }
+        return out;
+    }
+
+    /**
      * sluice's OPT record, version 0, the DO bit copied from the query's at {@code optAt}; the
      * extended RCODE of BADVERS (16) when {@code badVersion}; an EDE if {@code text}.
      */

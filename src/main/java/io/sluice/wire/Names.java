@@ -213,6 +213,48 @@ public final class Names {
         }
     }
 
+    /**
+     * For a message whose answer section opens with a DNAME record that applies to its question
+     * (RFC 6672 section 3.1: the DNAME, then the CNAME synthesised from it): the length of the
+     * question name's labels below the DNAME's owner, which the synthesised CNAME's target repeats
+     * in the letters of the question as it was asked, or in the zone's (servers differ: unbound
+     * copies the question's, nsd writes its own). 0 for any other message. Servers put that DNAME
+     * first, so one record's owner and type are read.
+     *
+     * @param recordsAt where the records start, just past the question
+     */
+    public static int dnamePrefix(ByteBuf message, int recordsAt) {
+        int base = message.readerIndex();
+        int end = message.writerIndex();
+        if (end - base < Wire.HEADER_BYTES || message.getUnsignedShort(base + Wire.ANCOUNT_OFFSET) == 0) {
+            return 0;
+        }
+        int ownerEnd = skip(message, base, recordsAt, end);
+        if (ownerEnd == MALFORMED || ownerEnd + 10 > end || message.getUnsignedShort(ownerEnd) != Wire.TYPE_DNAME) {
+            return 0;
+        }
+        int question = base + Wire.HEADER_BYTES;
+        int owner = expandedLength(message, base, recordsAt);
+        int pos = question;
+        int nameEnd = skip(message, base, question, end); // a question name has no pointer
+        while (pos < nameEnd && nameEnd - pos > owner) {
+            pos += message.getUnsignedByte(pos) + 1;
+        }
+        return pos > question && nameEnd - pos == owner
+                && equalIgnoreCase(message, base, recordsAt, message, base, pos) ? pos - question : 0;
+    }
+
+    /** The length in wire form of the well-formed name at {@code pos}, its pointers followed, its root label included. */
+    private static int expandedLength(ByteBuf message, int base, int pos) {
+        int length = 1;
+        for (pos = follow(message, base, pos); message.getUnsignedByte(pos) != 0; pos = follow(message, base, pos)) {
+            int len = message.getUnsignedByte(pos);
+            length += len + 1;
+            pos += len + 1;
+        }
+        return length;
+    }
+
     private static boolean matches(ByteBuf message, int at, byte[] name, int nameAt, int length) {
         for (int i = 1; i < length; i++) {
             if (message.getByte(at + i) != name[nameAt + i]) {

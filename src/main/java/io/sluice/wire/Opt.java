@@ -12,6 +12,8 @@ final class Opt {
 
     /** Octets of an OPT record before its options: root owner, TYPE, CLASS, TTL, RDLENGTH. */
     static final int FIXED_BYTES = 11;
+    /** Where an OPT record's UDP payload size (its CLASS field) is, from its owner name. */
+    static final int PAYLOAD_OFFSET = 3;
 
     /**
      * Returns the index of the OPT record's owner name in the additional section of the message
@@ -58,6 +60,14 @@ final class Opt {
             }
         }
         return -1;
+    }
+
+    /** Whether the options of an OPT record's RDATA {@code [pos, end)} end exactly at its end. */
+    static boolean optionsFit(ByteBuf buf, int pos, int end) {
+        while (pos + 4 <= end) {
+            pos += 4 + buf.getUnsignedShort(pos + 2);
+        }
+        return pos == end;
     }
 
     /** True when the OPT record at {@code optAt} (from {@link #find}) carries option {@code code}. */

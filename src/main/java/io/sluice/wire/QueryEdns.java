@@ -21,6 +21,7 @@ public final class QueryEdns {
     private boolean clientSubnet;
     private boolean otherRecords;
     private int payload;
+    private int optAt;
 
     /**
      * Reads the query that {@code view} has just read.
@@ -32,6 +33,7 @@ public final class QueryEdns {
         dnssecOk = false;
         clientSubnet = false;
         payload = CLASSIC_UDP_PAYLOAD;
+        optAt = -1;
         int base = view.base();
         int end = base + view.length();
         int records = buf.getUnsignedShort(base + Wire.ANCOUNT_OFFSET) + buf.getUnsignedShort(base + Wire.NSCOUNT_OFFSET)
@@ -40,14 +42,14 @@ public final class QueryEdns {
         if (records == 0) {
             return true;
         }
-        int optAt = Opt.find(buf, base, end, view.questionEnd());
+        optAt = Opt.find(buf, base, end, view.questionEnd());
         if (optAt < 0) {
             otherRecords = true;
             return true;
         }
         present = true;
         version = buf.getUnsignedByte(optAt + 6);
-        payload = Math.max(CLASSIC_UDP_PAYLOAD, buf.getUnsignedShort(optAt + 3));
+        payload = Math.max(CLASSIC_UDP_PAYLOAD, buf.getUnsignedShort(optAt + Opt.PAYLOAD_OFFSET));
         dnssecOk = (buf.getUnsignedInt(optAt + 5) & Wire.OPT_TTL_DO) != 0;
         clientSubnet = Opt.hasOption(buf, optAt, end, OPTION_CLIENT_SUBNET);
         return true;
@@ -78,5 +80,10 @@ public final class QueryEdns {
     /** The most a UDP answer to this query may carry: its OPT's payload size (at least 512), or 512 without one. */
     public int udpPayload() {
         return payload;
+    }
+
+    /** Index of the OPT's two-byte payload size in the buffer read, valid when {@link #present}. */
+    public int payloadAt() {
+        return optAt + Opt.PAYLOAD_OFFSET;
     }
 }

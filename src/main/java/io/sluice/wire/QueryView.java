@@ -4,7 +4,9 @@ import io.netty.buffer.ByteBuf;
 
 /**
  * Reads what a forwarding decision needs from a query, in place: the header and the one question.
- * Nothing after the question is looked at, except the OPT record of a query without one.
+ * After the question it only checks that the records the header counts are there, each whole (an
+ * OPT's options too), as nsd and Unbound do before they answer: a query they would call FORMERR
+ * gets FORMERR here too, and never an answer from the cache.
  *
  * <p>One instance per event loop, reused for every message: {@link #read} overwrites all fields.
  * Hand-written rather than Netty's {@code DnsQueryDecoder} or dnsjava's {@code Message}: both
@@ -66,7 +68,8 @@ public final class QueryView {
         int end = base + length;
         int questions = buf.getUnsignedShort(base + Wire.QDCOUNT_OFFSET);
         if (questions == 0) {
-            return unlessRead == Check.FORMERR && asksForCookie(buf, end) ? Check.QUERY : unlessRead;
+            return unlessRead == Check.FORMERR && recordsFit(buf, base + Wire.HEADER_BYTES, end)
+                    && asksForCookie(buf, end) ? Check.QUERY : unlessRead;
         }
         if (questions != 1) {
             return unlessRead;
@@ -79,7 +82,32 @@ public final class QueryView {
         qclass = buf.getUnsignedShort(nameEnd + 2);
         questionEnd = nameEnd + 4;
         question = true;
-        return unlessRead == Check.NOTIMP ? Check.NOTIMP : Check.QUERY;
+        if (unlessRead == Check.NOTIMP) {
+            return Check.NOTIMP;
+        }
+        return recordsFit(buf, questionEnd, end) ? Check.QUERY : Check.FORMERR;
+    }
+
+    /**
+     * Whether the records the header counts follow {@code pos} whole, to at most {@code end}: each
+     * name passes, each RDATA ends within the message, and an OPT's options end with its RDATA.
+     * Names are passed, not followed: what they point at is the upstream's to judge.
+     */
+    private boolean recordsFit(ByteBuf buf, int pos, int end) {
+        int records = buf.getUnsignedShort(base + Wire.ANCOUNT_OFFSET) + buf.getUnsignedShort(base + Wire.NSCOUNT_OFFSET)
+                + buf.getUnsignedShort(base + Wire.ARCOUNT_OFFSET);
+        for (int i = 0; i < records; i++) {
+            int nameEnd = Names.pass(buf, pos, end);
+            if (nameEnd == Names.MALFORMED || nameEnd + 10 > end) {
+                return false;
+            }
+            int rdata = nameEnd + 10;
+            pos = rdata + buf.getUnsignedShort(nameEnd + 8);
+            if (pos > end || buf.getUnsignedShort(nameEnd) == Wire.TYPE_OPT && !Opt.optionsFit(buf, rdata, pos)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** A question-less query is legitimate only as a request for a server cookie. */

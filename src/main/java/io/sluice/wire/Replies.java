@@ -14,7 +14,9 @@ public final class Replies {
      * without a question answers too when the query had none (a cookie query), or when it reports
      * an error or truncation: servers answer a query they cannot parse (two OPT records, a bad
      * count) with a question-less FORMERR, REFUSED or NOTIMP, and relaying it at once, as dnsdist
-     * does, is better than making the client wait for the timeout.
+     * does, is better than making the client wait for the timeout. So does an error reply whose
+     * header counts a question it does not hold (nsd's bare 12-byte FORMERR to an IXFR without an
+     * SOA): see {@link #questionMissing}.
      *
      * @param query       the query as sent, starting at {@code queryBase}
      * @param queryQEnd   index just past the query's question section
@@ -44,6 +46,9 @@ public final class Replies {
         if (questions != 1 || queryQEnd - queryBase == Wire.HEADER_BYTES) {
             return false;
         }
+        if (end - base == Wire.HEADER_BYTES) {
+            return reportsFailure(flags) && (flags & Wire.RCODE_MASK) != 0;
+        }
         // Upstreams echo the question byte for byte, so one bulk compare settles almost every reply.
         // A question name is never compressed (a pointer may only point back into the body, and
         // the first name starts the body), so equal bytes are the same name, type and class.
@@ -62,6 +67,16 @@ public final class Replies {
         return reply.getInt(nameEnd) == query.getInt(queryQEnd - 4)
                 && Names.equalIgnoreCase(query, queryBase, queryBase + Wire.HEADER_BYTES,
                         reply, base, base + Wire.HEADER_BYTES);
+    }
+
+    /**
+     * Whether {@code reply}, which {@link #answers} accepted, is a header alone that counts a
+     * question: an error it reports about the query, which is relayed with the client's question
+     * ({@link Answers#upstreamError}), as a header that counts what it lacks is no message.
+     */
+    public static boolean questionMissing(ByteBuf reply) {
+        return reply.readableBytes() == Wire.HEADER_BYTES
+                && reply.getUnsignedShort(reply.readerIndex() + Wire.QDCOUNT_OFFSET) != 0;
     }
 
     /**

@@ -70,7 +70,7 @@ public final class ReplyRecords {
                 answersOfType++;
             }
             if (type == Wire.TYPE_OPT) {
-                if (i < answers + authority || i != records - 1 || nameEnd != pos + 1 || !optionsFit(buf, rdata, next)) {
+                if (i < answers + authority || i != records - 1 || nameEnd != pos + 1 || !Opt.optionsFit(buf, rdata, next)) {
                     return false;
                 }
                 optAt = pos;
@@ -141,14 +141,6 @@ public final class ReplyRecords {
         out[at + optAt - base + 9] = (byte) (rdLength >>> 8);
         out[at + optAt - base + 10] = (byte) rdLength;
         return kept;
-    }
-
-    /** The options between {@code pos} and {@code end} end exactly at {@code end}. */
-    private static boolean optionsFit(ByteBuf buf, int pos, int end) {
-        while (pos + 4 <= end) {
-            pos += 4 + buf.getUnsignedShort(pos + 2);
-        }
-        return pos == end;
     }
 
     private static boolean keptOption(int code) {

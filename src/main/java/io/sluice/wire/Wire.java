@@ -44,6 +44,8 @@ public final class Wire {
 
     public static final int TYPE_OPT = 41;
     public static final int TYPE_SOA = 6;
+    public static final int TYPE_CNAME = 5;
+    public static final int TYPE_DNAME = 39;
     public static final int TYPE_IXFR = 251;
     public static final int TYPE_AXFR = 252;
     /** EDNS0 option code of a DNS COOKIE (RFC 7873). */

@@ -48,7 +48,7 @@ class AnswerTableTest {
             view.read(query);
             QueryEdns edns = new QueryEdns();
             edns.read(query, view);
-            key.fill(query, view, edns);
+            key.fill(query, view, edns, 0);
         }
     }
 

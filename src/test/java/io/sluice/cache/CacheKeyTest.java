@@ -83,7 +83,7 @@ class CacheKeyTest {
         QueryEdns edns = new QueryEdns();
         assertTrue(edns.read(query, view));
         CacheKey k = new CacheKey();
-        k.fill(query, view, edns);
+        k.fill(query, view, edns, 0);
         return k;
     }
 

@@ -187,13 +187,17 @@ class ForwardingTest {
     }
 
     @Test
-    void aUdpReplyAsLargeAsTheClientAllowsPassesWhole() throws Exception {
+    void aUdpReplyAsLargeAsTheClientAllowsPassesWholeUpToMaxUdpSize() throws Exception {
         Message m = Dns.message(8, TestUpstream.HUGE, Type.TXT);
         m.addRecord(new OPTRecord(65000, 0, 0), Section.ADDITIONAL);
         byte[] query = m.toWire();
         byte[] direct = Dns.udp(upstream.address(), query);
         assertTrue(direct.length > 5000, "the upstream sends it whole over UDP");
-        assertArrayEquals(direct, Dns.udp(sluice.address(), query));
+        Message capped = Dns.parse(Dns.udp(sluice.address(), query));
+        assertTrue(capped.getHeader().getFlag(Flags.TC), "asked upstream as 1232 bytes (max-udp-size): TC");
+        try (RunningSluice large = RunningSluice.start(List.of(upstream), "max-udp-size", "65535")) {
+            assertArrayEquals(direct, Dns.udp(large.address(), query));
+        }
     }
 
     @Test

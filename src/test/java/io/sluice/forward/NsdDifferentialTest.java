@@ -14,6 +14,7 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.stream.Stream;
@@ -131,6 +132,48 @@ class NsdDifferentialTest {
             assertEquals(0, direct[5], what + ": nsd answers without a question");
             assertArrayEquals(direct, relayed, what);
             assertTrue(ms < 1500, what + ": relayed after " + ms + " ms, not at the 2 s timeout");
+        }
+    }
+
+    /**
+     * nsd answers an IXFR without an SOA in its authority section with a bare 12-byte FORMERR
+     * header that counts a question: relayed at once as that error with the client's question,
+     * and, a reply to an ID sent, never a failure of the upstream, however many come.
+     */
+    @Test
+    void anErrorHeaderWithoutItsQuestionIsRelayedAtOnceAndNeverMarksTheUpstreamDown() throws Exception {
+        byte[] ixfr = Dns.query(0x1F1F, "DiFf.TeSt.", Type.IXFR);
+        byte[] direct = Dns.udp(nsd.address(), ixfr);
+        assertEquals(12, direct.length, "nsd: a header alone");
+        assertEquals(Rcode.FORMERR, Dns.rcode(direct));
+        assertEquals(1, direct[5], "that counts a question");
+        for (int i = 0; i < 4; i++) { // more than max-fails
+            for (boolean tcp : new boolean[] {false, true}) {
+                long start = System.nanoTime();
+                byte[] relayed = tcp ? Dns.tcp(sluice.address(), ixfr) : Dns.udp(sluice.address(), ixfr);
+                long ms = (System.nanoTime() - start) / 1_000_000;
+                assertTrue(ms < 1500, "relayed after " + ms + " ms, not at the 2 s timeout");
+                assertArrayEquals(direct, Arrays.copyOf(relayed, 12), "nsd's header");
+                assertArrayEquals(Arrays.copyOfRange(ixfr, 12, ixfr.length), Arrays.copyOfRange(relayed, 12, relayed.length),
+                        "the client's question, in its case");
+            }
+        }
+        assertEquals(0, sluice.sluice().metrics().count("upstream_timeouts", "upstream", nsd.hostPort()));
+        assertEquals(0, sluice.sluice().metrics().count("servfail"));
+    }
+
+    /** A query nsd calls FORMERR for a record that runs past its end gets FORMERR from sluice itself. */
+    @Test
+    void aQueryWhoseOptRunsPastItsEndGetsFormerrWithAnOpt() throws Exception {
+        String www = "03777777046469666604746573740000010001";
+        for (String opt : new String[] {"0000290400000000000014", "000029040000000000000400080008"}) { // RDLENGTH past the end; an option past RDLENGTH
+            byte[] query = HexFormat.of().parseHex("2a2a0100000100000000" + "0001" + www + opt);
+            assertEquals(Rcode.FORMERR, Dns.rcode(Dns.udp(nsd.address(), query)));
+            long before = sluice.sluice().metrics().count("forwarded");
+            Message formerr = Dns.parse(Dns.udp(sluice.address(), query));
+            assertEquals(Rcode.FORMERR, formerr.getRcode());
+            assertNotNull(formerr.getOPT(), "with an OPT, as the query had one");
+            assertEquals(before, sluice.sluice().metrics().count("forwarded"), "sluice's own: not forwarded");
         }
     }
 

@@ -78,13 +78,18 @@ class TlsUpstreamTest {
     void anAnswerLargerThanAUdpClientTakesIsSentTruncated() throws Exception {
         Path[] files = TestCertificates.selfSigned(dir, "nsd");
         try (NsdServer nsd = NsdServer.startWithTls(dir, files[0], files[1]);
-             RunningSluice s = overTls(nsd, "", files[0])) {
-            Message udp = Dns.parse(Dns.udp(s.address(), Dns.query(7, "Big.diff.test.", Type.TXT)));
-            assertTrue(udp.getHeader().getFlag(Flags.TC), "512 bytes without EDNS");
-            assertEquals(7, udp.getHeader().getID());
-            assertEquals("Big.diff.test.", udp.getQuestion().getName().toString(), "the client's question, its case");
-            assertEquals(0, udp.getSection(Section.ANSWER).size());
+             RunningSluice s = overTls(nsd, "", files[0], "cache.size", "1000")) {
+            for (int id : new int[] {7, 9}) { // the second from the cache, cut the same way
+                Message udp = Dns.parse(Dns.udp(s.address(), Dns.query(id, "Big.diff.test.", Type.TXT)));
+                assertTrue(udp.getHeader().getFlag(Flags.TC), "512 bytes without EDNS");
+                assertTrue(udp.getHeader().getFlag(Flags.AA), "the upstream's header: nsd is authoritative");
+                assertFalse(udp.getHeader().getFlag(Flags.RA), "the upstream's header: nsd does not recurse");
+                assertEquals(id, udp.getHeader().getID());
+                assertEquals("Big.diff.test.", udp.getQuestion().getName().toString(), "the client's question, its case");
+                assertEquals(0, udp.getSection(Section.ANSWER).size());
+            }
             assertEquals(1, s.sluice().metrics().count("upstream_answers_truncated"));
+            assertEquals(1, s.sluice().metrics().count("cache_truncated"));
             Message tcp = Dns.parse(Dns.tcp(s.address(), Dns.query(8, "big.diff.test.", Type.TXT)));
             assertFalse(tcp.getHeader().getFlag(Flags.TC));
             assertTrue(tcp.getSection(Section.ANSWER).size() > 10, "over TCP, all of it");
@@ -181,9 +186,11 @@ class TlsUpstreamTest {
     }
 
     /** sluice asking {@code nsd} over TLS only, {@code name} after its address, trusting {@code ca}. */
-    private static RunningSluice overTls(NsdServer nsd, String name, Path ca) throws Exception {
+    private static RunningSluice overTls(NsdServer nsd, String name, Path ca, String... keyValues) throws Exception {
+        String[] all = java.util.Arrays.copyOf(new String[] {"upstream-tls-ca-file", ca.toString()}, 2 + keyValues.length);
+        System.arraycopy(keyValues, 0, all, 2, keyValues.length);
         return RunningSluice.startFor(List.of("tls://127.0.0.1:" + nsd.tlsAddress().getPort() + name), Clock.system(),
-                b -> { }, "upstream-tls-ca-file", ca.toString());
+                b -> { }, all);
     }
 
     private static Settings settings(String... keyValues) throws ConfigException {

@@ -109,7 +109,7 @@ class ParsersFuzzTest {
     /** What the answer cache keeps and serves: never another question, another ID, or past the UDP size. */
     private static final AnswerCache CACHE = new AnswerCache(new CacheSettings(1000, 1 << 20,
             java.time.Duration.ofDays(1), java.time.Duration.ofHours(1), java.time.Duration.ofSeconds(5),
-            java.time.Duration.ofDays(1), java.time.Duration.ofSeconds(30), true, false), 1, () -> 0L, new Registry());
+            java.time.Duration.ofDays(1), java.time.Duration.ofSeconds(30), true, false), 1, () -> 0L, 1232, new Registry());
     /** The one loop's side of it: this fuzzer's thread. */
     private static final CacheStage STAGE = CACHE.stage();
 
@@ -128,7 +128,7 @@ class ParsersFuzzTest {
             return; // the forwarder offers the cache only replies that passed the check
         }
         CacheStage stage = STAGE;
-        stage.answered(query, view, reply, UpstreamReplies.NO_NOTE);
+        stage.answered(query, view, true, reply, UpstreamReplies.NO_NOTE);
         assertTrue(reply.readerIndex() == 0 && reply.writerIndex() == r.length, "the reply is read in place, untouched");
         ByteBuf a = stage.unanswered(UnpooledByteBufAllocator.DEFAULT, query, view, true, false);
         if (a == null) {

@@ -97,7 +97,7 @@ class FloodWatchTest {
             ByteBuf reply = query.copy();
             reply.setByte(2, 0x80); // QR
             reply.setByte(3, Wire.RCODE_NXDOMAIN);
-            watch.answered(query, view, reply, note);
+            watch.answered(query, view, true, reply, note);
         }
     }
 }

@@ -17,7 +17,7 @@ class GuardedRepliesTest {
     /** Fails on everything, as a bug in the cache would on the answer that finds it. */
     private static final UpstreamReplies BROKEN = new UpstreamReplies() {
         @Override
-        public void answered(ByteBuf query, QueryView view, ByteBuf reply, long note) {
+        public void answered(ByteBuf query, QueryView view, boolean overUdp, ByteBuf reply, long note) {
             throw new IndexOutOfBoundsException("a reply no test had");
         }
 
@@ -33,7 +33,7 @@ class GuardedRepliesTest {
         LongAdder failures = new LongAdder();
         UpstreamReplies guarded = GuardedReplies.of(BROKEN, new InternalErrors(failures));
         ByteBuf b = Unpooled.buffer(12);
-        assertDoesNotThrow(() -> guarded.answered(b, new QueryView(), b, UpstreamReplies.NO_NOTE));
+        assertDoesNotThrow(() -> guarded.answered(b, new QueryView(), true, b, UpstreamReplies.NO_NOTE));
         assertNull(guarded.unanswered(ByteBufAllocator.DEFAULT, b, new QueryView(), true, true),
                 "no answer instead: the forwarder sends its SERVFAIL");
         assertEquals(2, failures.sum());
@@ -43,11 +43,11 @@ class GuardedRepliesTest {
     void aBrokenOneDoesNotBlindTheNext() {
         LongAdder failures = new LongAdder();
         LongAdder seen = new LongAdder();
-        UpstreamReplies counting = (query, view, reply, note) -> seen.increment();
+        UpstreamReplies counting = (query, view, overUdp, reply, note) -> seen.increment();
         UpstreamReplies both = UpstreamReplies.of(java.util.List.of(GuardedReplies.of(BROKEN, new InternalErrors(failures)),
                 GuardedReplies.of(counting, new InternalErrors(failures))));
         ByteBuf b = Unpooled.buffer(12);
-        both.answered(b, new QueryView(), b, UpstreamReplies.NO_NOTE);
+        both.answered(b, new QueryView(), true, b, UpstreamReplies.NO_NOTE);
         assertEquals(1, seen.sum(), "the flood watch still sees what the cache failed on");
         assertEquals(1, failures.sum());
     }
@@ -58,7 +58,7 @@ class GuardedRepliesTest {
         LongAdder seen = new LongAdder();
         UpstreamReplies stales = new UpstreamReplies() {
             @Override
-            public void answered(ByteBuf query, QueryView view, ByteBuf reply, long note) {
+            public void answered(ByteBuf query, QueryView view, boolean overUdp, ByteBuf reply, long note) {
                 seen.increment();
             }
 
@@ -70,7 +70,7 @@ class GuardedRepliesTest {
         };
         LongAdder failures = new LongAdder();
         UpstreamReplies guarded = GuardedReplies.of(stales, new InternalErrors(failures));
-        guarded.answered(stale, new QueryView(), stale, UpstreamReplies.NO_NOTE);
+        guarded.answered(stale, new QueryView(), true, stale, UpstreamReplies.NO_NOTE);
         assertEquals(1, seen.sum(), "the answer is passed on");
         assertSame(stale, guarded.unanswered(ByteBufAllocator.DEFAULT, stale, new QueryView(), true, true));
         assertSame(UpstreamReplies.NONE, GuardedReplies.of(UpstreamReplies.NONE, new InternalErrors(failures)),
