@@ -53,7 +53,7 @@ public final class NsdServer implements AutoCloseable {
 
     private static NsdServer start(Path dir, Path cert, Path key) throws IOException, InterruptedException {
         assumeInstalled();
-        try (InputStream zone = NsdServer.class.getResourceAsStream("/nsd/diff.test.zone");
+        try (InputStream zone = NsdServer.class.getResourceAsStream("/zones/diff.test.zone");
              InputStream conf = NsdServer.class.getResourceAsStream("/nsd/nsd.conf.in")) {
             Files.copy(zone, dir.resolve("diff.test.zone"));
             String template = new String(conf.readAllBytes(), StandardCharsets.UTF_8);
