@@ -434,6 +434,7 @@ public final class Forwarder implements Responder {
      */
     private ByteBuf truncated(PendingQuery q, ByteBuf answer) {
         meters.truncatedForUdp.increment();
+        clientCase(q); // the question as the client wrote it, not as this attempt sent it
         scratch.read(q.query);
         ByteBuf truncated = Answers.underUpstreamHeader(Transport.ALLOCATOR, q.query, scratch, answer, true);
         truncated.setShort(truncated.readerIndex() + Wire.ID_OFFSET, q.clientId); // the query holds the upstream's

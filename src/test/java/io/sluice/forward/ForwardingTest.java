@@ -200,6 +200,24 @@ class ForwardingTest {
         }
     }
 
+    /** An upstream that takes no notice of the size: its answer cut by sluice, in the client's case, under its header. */
+    @Test
+    void aUdpReplyLargerThanTheClientTakesIsCutUnderTheUpstreamsHeader() throws Exception {
+        upstream.ignoresPayloadSize(true);
+        byte[] query = Dns.query(9, "HuGe.ExAmPlE.", Type.TXT);
+        byte[] direct = Dns.udp(upstream.address(), query);
+        assertTrue(direct.length > 5000, "the upstream sends it whole over UDP");
+        byte[] cut = Dns.udp(sluice.address(), query);
+        Message m = Dns.parse(cut);
+        assertTrue(m.getHeader().getFlag(Flags.TC), "TC");
+        assertEquals(0, m.getSection(Section.ANSWER).size());
+        assertArrayEquals(Arrays.copyOfRange(query, 12, query.length), Arrays.copyOfRange(cut, 12, cut.length),
+                "the client's question, in the letters it wrote, and nothing else");
+        assertEquals(direct[2] | 0x02, cut[2], "the upstream's flags, TC added");
+        assertEquals(direct[3], cut[3], "the upstream's RA and RCODE");
+        assertEquals(1, sluice.sluice().metrics().count("upstream_answers_truncated"));
+    }
+
     @Test
     void nxdomainPassesThrough() throws Exception {
         byte[] reply = Dns.udp(sluice.address(), Dns.query(6, TestUpstream.NX, Type.A));

@@ -78,6 +78,7 @@ public final class TestUpstream implements AutoCloseable {
     private volatile String forgedAddress;
     private volatile int randomForgeries;
     private volatile boolean lowercaseQuestions;
+    private volatile boolean ignoresPayloadSize;
     private final Queue<String> receivedNames = new ConcurrentLinkedQueue<>();
     private volatile boolean closeTcpAfterAnswer;
     private volatile long delayMillis;
@@ -250,6 +251,11 @@ public final class TestUpstream implements AutoCloseable {
         lowercaseQuestions = lower;
     }
 
+    /** Sends UDP answers whole, whatever payload size the query offers, as a broken server would. */
+    public void ignoresPayloadSize(boolean ignores) {
+        ignoresPayloadSize = ignores;
+    }
+
     /** The question name of every UDP query received, in the case it arrived in. */
     public List<String> receivedNames() {
         return List.copyOf(receivedNames);
@@ -383,7 +389,7 @@ public final class TestUpstream implements AutoCloseable {
     private void sendUdp(byte[] query, SocketAddress to) throws IOException {
         Message q = new Message(query);
         OPTRecord opt = q.getOPT();
-        int max = opt == null ? 512 : Math.max(512, opt.getPayloadSize());
+        int max = ignoresPayloadSize ? 65_535 : opt == null ? 512 : Math.max(512, opt.getPayloadSize());
         if (mode.get() == Mode.FORGE_FIRST) {
             for (byte[] forged : forgeries(q)) {
                 udp.send(new DatagramPacket(forged, forged.length, to));
