@@ -12,6 +12,7 @@ import io.netty.channel.epoll.EpollChannelOption;
 import io.netty.handler.ssl.SslHandshakeCompletionEvent;
 import io.sluice.transport.TcpFraming;
 import io.sluice.transport.UpstreamTls;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One TCP connection from one event loop to one upstream, opened on first use and reused; many
@@ -32,6 +33,13 @@ final class TcpUpstreamLink extends UpstreamLink {
     private boolean handshaken;
     /** The connection has answered before: a close then is the upstream tidying up, worth one retry. */
     private boolean answeredOnce;
+    /** How long after a read a query written may carry its acknowledgement ({@link #acknowledgeIfNoneWent}). */
+    static final long ACK_DELAY_NANOS = TimeUnit.MICROSECONDS.toNanos(500);
+    private final Runnable acknowledge = this::acknowledgeIfNoneWent;
+    /** A query was written since the last read of answers. */
+    private boolean wroteSinceRead;
+    /** {@link #acknowledge} is scheduled. */
+    private boolean ackDue;
 
     /** @param tls what the connection is made TLS with, for a {@code tls://} upstream; else null */
     TcpUpstreamLink(Forwarder forwarder, Upstream upstream, Bootstrap template, int connectTimeoutMillis,
@@ -62,6 +70,7 @@ final class TcpUpstreamLink extends UpstreamLink {
         if (connected) {
             channel.write(q.query.retainedDuplicate(), channel.voidPromise());
             forwarder.needsFlush(channel);
+            wroteSinceRead = true;
         } else if (channel == null) {
             connect();
         }
@@ -101,6 +110,28 @@ final class TcpUpstreamLink extends UpstreamLink {
         }
     }
 
+    /**
+     * Acknowledges at once what was read since {@link #ACK_DELAY_NANOS} ago, unless a query written
+     * since carried the acknowledgement (TCP_NODELAY is set here) or nothing waits for an answer.
+     * An upstream that writes each answer without TCP_NODELAY (nsd does) holds its next small
+     * answer until the last is acknowledged, and the kernel delays that acknowledgement up to 40
+     * ms when it has nothing to send with it: queries pipelined on this one connection then wait in
+     * turns of 40 ms. With nsd, dnsperf over TCP, one loop: 41,094 and 34,312 qps (average 9.5 ms,
+     * at most 89 ms) without an acknowledgement of sluice's own, 212,699 and 209,811 (1.7 ms, at
+     * most 11 ms) with TCP_QUICKACK after every read (docs/benchmarks.md, "TCP to the upstream").
+     * But each such acknowledgement is a system call and a packet that frees nsd to write smaller
+     * segments, which made every TCP query cost more under load (docs/benchmarks.md, "TCP from
+     * clients"); under load a query follows within the delay and carries it for free. The kernel
+     * leaves quick-ack mode by itself, hence once per delay. NIO has no such option: there it is
+     * ignored.
+     */
+    private void acknowledgeIfNoneWent() {
+        ackDue = false;
+        if (!wroteSinceRead && channel != null && anyWaiting()) {
+            channel.config().setOption(EpollChannelOption.TCP_QUICKACK, true);
+        }
+    }
+
     private final class Handler extends SimpleChannelInboundHandler<ByteBuf> {
         @Override
         protected void channelRead0(ChannelHandlerContext ctx, ByteBuf frame) {
@@ -108,18 +139,14 @@ final class TcpUpstreamLink extends UpstreamLink {
             forwarder.onReply(TcpUpstreamLink.this, frame);
         }
 
-        /**
-         * Acknowledges what was read at once, not after the kernel's delayed-ACK timer (up to 40
-         * ms): an upstream that writes each answer without TCP_NODELAY (nsd does) holds its next
-         * small answer until the last is acknowledged, and queries pipelined on this one
-         * connection then wait in turns of 40 ms. The kernel leaves quick-ack mode by itself, hence
-         * once per read. With nsd, dnsperf over TCP, one loop: 41,094 and 34,312 qps (average
-         * 9.5 ms, at most 89 ms) without, 212,699 and 209,811 (1.7 ms, at most 11 ms) with
-         * (docs/benchmarks.md, "TCP to the upstream"). NIO has no such option: there it is ignored.
-         */
+        /** What was read is acknowledged by a query within {@link #ACK_DELAY_NANOS}, or then by itself. */
         @Override
         public void channelReadComplete(ChannelHandlerContext ctx) {
-            ctx.channel().config().setOption(EpollChannelOption.TCP_QUICKACK, true);
+            wroteSinceRead = false;
+            if (!ackDue) {
+                ackDue = true;
+                ctx.executor().schedule(acknowledge, ACK_DELAY_NANOS, TimeUnit.NANOSECONDS);
+            }
             ctx.fireChannelReadComplete();
         }
 

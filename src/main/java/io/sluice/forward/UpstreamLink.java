@@ -51,6 +51,11 @@ abstract class UpstreamLink {
         byId.remove(id);
     }
 
+    /** Whether any query waits on this link for its answer. */
+    final boolean anyWaiting() {
+        return !byId.isEmpty();
+    }
+
     /**
      * Calls {@code action} with each ID waiting now; used when a connection starts or ends, never
      * per query. The IDs are listed first: a query handed back on a close is retried through this
