@@ -130,16 +130,9 @@ public final class Answers {
             rcode = 0; // BADVERS: its upper bits in the OPT, and no text about another RCODE
             text = null;
         }
-        int questionBytes = view.questionEnd() - view.nameStart();
         int optBytes = optAt < 0 ? 0 : Opt.FIXED_BYTES + (text == null ? 0 : EDE_HEADER_BYTES + textLength);
-        ByteBuf out = alloc.buffer(Wire.HEADER_BYTES + questionBytes + optBytes);
-        out.writeShort(view.id());
-        out.writeShort(responseFlags(view.flags(), rcode) | (flags & (Wire.FLAG_RA | Wire.FLAG_TC)));
-        out.writeShort(view.hasQuestion() ? 1 : 0);
-        out.writeShort(0);
-        out.writeShort(0);
-        out.writeShort(optAt < 0 ? 0 : 1);
-        out.writeBytes(query, view.nameStart(), questionBytes);
+        ByteBuf out = headerAndQuestion(alloc, query, view,
+                responseFlags(view.flags(), rcode) | (flags & (Wire.FLAG_RA | Wire.FLAG_TC)), optBytes);
         if (optAt >= 0) {
             writeOpt(out, query, optAt, badVersion, edeCode, text, textLength);
         }
@@ -159,19 +152,32 @@ public final class Answers {
                                               boolean truncate) {
         int base = answer.readerIndex();
         int optAt = answer.readableBytes() > Wire.HEADER_BYTES ? Opt.find(answer, base, answer.writerIndex()) : -1;
-        int questionBytes = view.questionEnd() - view.nameStart();
-        ByteBuf out = alloc.buffer(Wire.HEADER_BYTES + questionBytes + (optAt < 0 ? 0 : Opt.FIXED_BYTES));
-        out.writeShort(view.id());
-        out.writeShort(answer.getUnsignedShort(base + Wire.FLAGS_OFFSET) | (truncate ? Wire.FLAG_TC : 0));
-        out.writeShort(view.hasQuestion() ? 1 : 0);
-        out.writeShort(0);
-        out.writeShort(0);
-        out.writeShort(optAt < 0 ? 0 : 1);
-        out.writeBytes(query, view.nameStart(), questionBytes);
+        ByteBuf out = headerAndQuestion(alloc, query, view,
+                answer.getUnsignedShort(base + Wire.FLAGS_OFFSET) | (truncate ? Wire.FLAG_TC : 0),
+                optAt < 0 ? 0 : Opt.FIXED_BYTES);
         if (optAt >= 0) {
             out.writeBytes(answer, optAt, Opt.FIXED_BYTES - 2);
             out.writeShort(0);
         }
+        return out;
+    }
+
+    /**
+     * A buffer with room for {@code optBytes} more, holding the header (the query's ID,
+     * {@code flags}, the question counted when there is one, an OPT counted when {@code optBytes}
+     * is not 0) and the question of {@code view}'s query.
+     */
+    private static ByteBuf headerAndQuestion(ByteBufAllocator alloc, ByteBuf query, QueryView view, int flags,
+                                             int optBytes) {
+        int questionBytes = view.questionEnd() - view.nameStart();
+        ByteBuf out = alloc.buffer(Wire.HEADER_BYTES + questionBytes + optBytes);
+        out.writeShort(view.id());
+        out.writeShort(flags);
+        out.writeShort(view.hasQuestion() ? 1 : 0);
+        out.writeShort(0);
+        out.writeShort(0);
+        out.writeShort(optBytes == 0 ? 0 : 1);
+        out.writeBytes(query, view.nameStart(), questionBytes);
         return out;
     }
 
