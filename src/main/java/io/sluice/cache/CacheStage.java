@@ -80,8 +80,9 @@ public final class CacheStage implements Stage, UpstreamReplies {
 
     /**
      * Sends the answered query on through the limits to the upstream, its answer for the cache
-     * alone, asked as the client's was (over TCP, or UDP of its size), to replace {@code a}: it spends its domain's budget (and its client's) as any query that reaches an
-     * upstream does, and one over budget is not sent (counted as limited, answered to no one).
+     * alone, asked as the client's was (over TCP, or UDP of its size), to replace {@code a}: it
+     * spends its domain's budget (and its client's) as any query that reaches an upstream does,
+     * and one over budget is not sent (counted as limited, answered to no one).
      */
     private void prefetch(Query q, CachedAnswer a) {
         cache.prefetchSent(loop, a);
