@@ -313,9 +313,9 @@ public final class Sluice implements AutoCloseable {
         }
         upstreamGauges(meters, forwarding);
         if (top != null) {
-            meters.gauges("top_domain_queries", "Queries of the " + TOP_GAUGES + " busiest domains over about the last "
+            meters.gauges("top_domain_queries", "Queries of the " + TOP_GAUGES + " busiest domains (label domain) over about the last "
                     + TopDomains.SECONDS + " seconds.", () -> topGauges(top, false));
-            meters.gauges("top_domain_refused", "Refusals of the " + TOP_GAUGES + " most refused domains over about the"
+            meters.gauges("top_domain_refused", "Refusals of the " + TOP_GAUGES + " most refused domains (label domain) over about the"
                     + " last " + TopDomains.SECONDS + " seconds.", () -> topGauges(top, true));
         }
         if (limits.active() && limits.limiter().store().size() >= 0) {

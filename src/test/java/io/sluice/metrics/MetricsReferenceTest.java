@@ -1,0 +1,68 @@
+package io.sluice.metrics;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.testing.RedisServer;
+import io.sluice.testing.RunningSluice;
+import io.sluice.testing.TestCertificates;
+import io.sluice.testing.TestUpstream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * docs/metrics.md is what running servers declare: one with every feature the in-memory backend
+ * has (cache, TLS, per-client budgets, a tls:// upstream), one per other backend. Run with
+ * {@code -Dsluice.write-docs=true} to write the page again.
+ */
+class MetricsReferenceTest {
+    private static final Path PAGE = Path.of("docs/metrics.md");
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void metricsMdListsEveryFamilyTheServersDeclare() throws Exception {
+        RedisServer.assumeInstalled();
+        Path[] cert = TestCertificates.selfSigned(dir, "metrics");
+        MetricsReference reference = new MetricsReference();
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice all = RunningSluice.start(List.of(), b -> {
+                 b.set("upstreams", List.of(up.hostPort(), "tls://127.0.0.1:1#upstream.test"));
+                 b.set("tls-listen", List.of("127.0.0.1:0"));
+                 b.set("tls-cert-file", List.of(cert[0].toString()));
+                 b.set("tls-key-file", List.of(cert[1].toString()));
+                 b.set("cache.size", List.of("1000"));
+                 b.set("limits.default.queries", List.of("100"));
+                 b.set("limits.per-client.queries", List.of("10"));
+                 b.set("metrics", List.of("127.0.0.1:0"));
+                 b.set("admin.listen", List.of("127.0.0.1:0"));
+             })) {
+            reference.add(all.sluice().metrics().snapshot(), "");
+        }
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice chronicle = RunningSluice.start(List.of(up), "limits.default.queries", "100",
+                     "backend", "chronicle", "state-file", dir.resolve("counters.dat").toString())) {
+            reference.add(chronicle.sluice().metrics().snapshot(), "`backend: chronicle`");
+        }
+        try (RedisServer redis = RedisServer.start(dir);
+             TestUpstream up = new TestUpstream();
+             RunningSluice shared = RunningSluice.start(List.of(up), "limits.default.queries", "100",
+                     "backend", "redis", "redis", redis.uri())) {
+            reference.add(shared.sluice().metrics().snapshot(), "`backend: redis`");
+        }
+        String page = reference.markdown();
+        for (String family : List.of("sluice_queries_total", "sluice_upstream_latency_seconds", "sluice_cache_hits_total",
+                "sluice_tls_handshakes_failed_total", "sluice_top_domain_queries", "sluice_redis_up", "sluice_state_file_domains")) {
+            assertTrue(page.contains("| `" + family + "` |"), family + " missing from\n" + page);
+        }
+        if (Boolean.getBoolean("sluice.write-docs")) {
+            Files.writeString(PAGE, page);
+        }
+        assertEquals(page, Files.exists(PAGE) ? Files.readString(PAGE) : "",
+                "docs/metrics.md is stale: mvn test -Dtest=MetricsReferenceTest -Dsluice.write-docs=true");
+    }
+}
