@@ -6,7 +6,7 @@ import java.util.List;
  * One setting, declared once in {@link SettingTable}: its YAML key, its flag (if it has one), how
  * its value is written and checked, its default, whether a reload applies it, and the line of
  * help that {@code --help} prints. The file reader, the flags and the validation errors all come
- * from these declarations; {@code conf/sluice.yml} and the README's table are checked against
+ * from these declarations; {@code conf/sluice.yml} and {@code docs/configuration.md} are checked against
  * them by a test, and what a reload does with each key against {@link #live} by another
  * ({@code ReloadTest}).
  *

@@ -16,7 +16,7 @@ import org.xbill.DNS.Type;
 /**
  * Every setting sluice has, each declared once, in the order {@code --help} lists them. A new
  * setting is one declaration here, its field where {@link Settings.Builder#build} puts it, and its
- * lines in {@code conf/sluice.yml} and the README (a test checks that those agree with this table).
+ * lines in {@code conf/sluice.yml} and {@code docs/configuration.md} (tests check that those agree with this table).
  */
 public final class SettingTable {
     private SettingTable() {

@@ -255,7 +255,7 @@ public final class CtlCommand implements Callable<Integer> {
                 List<String> names = new ArrayList<>();
                 r.get("counters").fieldNames().forEachRemaining(names::add);
                 names.sort(null);
-                names.add("tracked-domains"); // not a counter: last, as the README says
+                names.add("tracked-domains"); // not a counter: last, as docs/operations.md says
                 for (String name : names) {
                     if (prefixes.isEmpty() || prefixes.stream().anyMatch(name::startsWith)) {
                         JsonNode v = name.equals("tracked-domains") ? r.get(name) : r.get("counters").get(name);

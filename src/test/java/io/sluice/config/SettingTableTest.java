@@ -10,13 +10,12 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.snakeyaml.engine.v2.api.Load;
 import org.snakeyaml.engine.v2.api.LoadSettings;
 
-/** The table of settings, conf/sluice.yml and the README's table of flags say the same. */
+/** The table of settings and conf/sluice.yml say the same (docs/configuration.md: ReferenceDocsTest). */
 class SettingTableTest {
 
     @Test
@@ -47,25 +46,6 @@ class SettingTableTest {
         for (String key : conf.keySet()) {
             assertNotNull(SettingTable.byKey(key), "conf/sluice.yml sets " + key + ", which is no setting");
         }
-    }
-
-    @Test
-    void theReadmesTableListsEveryFlagWithItsDefault() throws Exception {
-        String readme = Files.readString(Path.of("README.md"));
-        int from = readme.indexOf("| flag | meaning | default |");
-        String table = readme.substring(from, readme.indexOf("\n\n", from));
-        Matcher row = Pattern.compile("(?m)^\\| `(--[a-z-]+)[^`]*` \\| .* \\| ([^|]*) \\|$").matcher(table);
-        Map<String, String> defaults = new LinkedHashMap<>();
-        while (row.find() && !row.group(1).equals("--help")) {
-            defaults.put(row.group(1), row.group(2).replace("`", "").strip());
-        }
-        for (Setting<?> s : SettingTable.ALL) {
-            if (s.flag() != null) {
-                assertEquals(s.defaultText(), defaults.remove(s.flag()), "README's default for " + s.flag());
-            }
-        }
-        defaults.remove("--config");
-        assertEquals(Map.of(), defaults, "README lists flags sluice does not have");
     }
 
     @Test

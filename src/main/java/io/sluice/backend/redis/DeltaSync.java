@@ -39,7 +39,7 @@ import java.util.concurrent.TimeoutException;
  * (docs/benchmarks.md, "Backends"). A sliding window's or a token bucket's pass late by more than
  * an interval (Redis slow) pushes into the next window what it held.
  * Each instance then holds back from the fleet at most that share of a domain's budget in a
- * window: the overshoot the README states for async mode grows by (N-1) x budget / 64, and a
+ * window: the overshoot docs/design.md states for async mode grows by (N-1) x budget / 64, and a
  * budget under 4,096 queries is pushed every pass.
  *
  * <p>A compare-and-set that loses (another instance wrote the word) is worked out again from the
