@@ -3,7 +3,6 @@ package io.sluice;
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
-import io.netty.handler.ssl.SslContext;
 import io.sluice.acl.AccessControl;
 import io.sluice.acl.ClientRules;
 import io.sluice.acl.DeniedLog;
@@ -227,9 +226,9 @@ public final class Sluice implements AutoCloseable {
             // copy it, the longest pauses of a run (docs/benchmarks.md, "Soak").
             System.gc();
             Frontend frontend = Frontend.bind(settings, transport, group, pipelines, meters, allowed, clock);
-            if (!settings.tlsListen().isEmpty()) {
+            if (!settings.tlsListen().isEmpty() || !settings.httpsListen().isEmpty()) {
                 meters.gauge("tls_certificate_expiry_timestamp_seconds",
-                        "When the certificate served over TLS expires, in seconds since the epoch; a reload reads it again.",
+                        "When the certificate served over TLS and HTTPS expires, in seconds since the epoch; a reload reads it again.",
                         frontend::tlsExpiresAt);
             }
             limits.start();
@@ -366,6 +365,11 @@ public final class Sluice implements AutoCloseable {
         return frontend.addresses();
     }
 
+    /** The DNS-over-HTTPS addresses bound, ports resolved; empty without https-listen. */
+    public List<InetSocketAddress> httpsAddresses() {
+        return frontend.httpsAddresses();
+    }
+
     /** The DNS-over-TLS addresses bound, ports resolved; empty without tls-listen. */
     public List<InetSocketAddress> tlsAddresses() {
         return frontend.tlsAddresses();
@@ -434,12 +438,11 @@ public final class Sluice implements AutoCloseable {
             throw e;
         }
         Reload r = Reload.between(settings, next);
-        SslContext tls = null;
-        long tlsExpiresAt = 0;
-        if (!settings.tlsListen().isEmpty()) { // certificates are renewed in place: read again at every reload
+        ServerTls.Contexts tls = null;
+        if (!settings.tlsListen().isEmpty() || !settings.httpsListen().isEmpty()) {
+            // certificates are renewed in place: read again at every reload
             try {
-                tls = ServerTls.load(settings.tlsCertFile(), settings.tlsKeyFile());
-                tlsExpiresAt = ServerTls.expiresAt(settings.tlsCertFile());
+                tls = ServerTls.Contexts.load(settings.tlsCertFile(), settings.tlsKeyFile());
             } catch (SSLException e) {
                 reloadFailures.increment();
                 throw new ConfigException("tls-cert-file, tls-key-file: " + ServerTls.whatIsWrong(e));
@@ -468,7 +471,7 @@ public final class Sluice implements AutoCloseable {
         }
         LogLevel.apply(next.logLevel());
         if (tls != null) {
-            frontend.useTls(tls, tlsExpiresAt);
+            frontend.useTls(tls);
         }
         settings = r.applied();
         reloads.increment();
@@ -530,6 +533,8 @@ public final class Sluice implements AutoCloseable {
         return "listening on " + listen + " (udp x" + frontend.udpSocketsPerAddress() + ", tcp)"
                 + (frontend.tlsAddresses().isEmpty() ? "" : ", " + frontend.tlsAddresses().stream().map(Addresses::text)
                         .collect(Collectors.joining(", ")) + " (tls, " + ServerTls.provider() + ")")
+                + (frontend.httpsAddresses().isEmpty() ? "" : ", " + frontend.httpsAddresses().stream()
+                        .map(Addresses::text).collect(Collectors.joining(", ")) + " (https, " + ServerTls.provider() + ")")
                 + "; upstreams " + upstreams + " (timeout " + settings.timeout().toMillis()
                 + " ms, query-timeout " + settings.queryTimeout().toMillis() + " ms)"
                 + "; threads " + settings.threads() + "; transport " + transport

@@ -42,6 +42,7 @@ class ReloadTest {
         other.put("cache.prefetch", "true");
         other.put("proxy-protocol-from", "10.0.53.0/24");
         other.put("tls-listen", "127.0.0.1:8853");
+        other.put("https-listen", "127.0.0.1:8443");
         other.put("tls-cert-file", file.toString());
         other.put("tls-key-file", file.toString());
         other.put("threads", "3");

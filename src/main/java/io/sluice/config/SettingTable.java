@@ -27,6 +27,7 @@ public final class SettingTable {
     public static final int UPSTREAM_DEFAULT_PORT = 53;
     /** DNS over TLS's port (RFC 7858). */
     public static final int DOT_PORT = 853;
+    public static final int DOH_PORT = 443;
     /** Largest limit: counters are 31-bit. */
     public static final long MAX_QUERIES = Integer.MAX_VALUE;
 
@@ -55,6 +56,10 @@ public final class SettingTable {
     public static final Setting<List<InetSocketAddress>> TLS_LISTEN = list("tls-listen", "--tls-listen", "HOST:PORT",
             "none", List.of(), v -> addresses(v, DOT_PORT, true), false,
             "Serve DNS over TLS (RFC 7858) here, port 853 unless given; needs tls-cert-file and tls-key-file; repeatable.");
+    public static final Setting<List<InetSocketAddress>> HTTPS_LISTEN = list("https-listen", "--https-listen",
+            "HOST:PORT", "none", List.of(), v -> addresses(v, DOH_PORT, true), false,
+            "Serve DNS over HTTPS (RFC 8484) at /dns-query here, port 443 unless given; HTTP/2 and HTTP/1.1;"
+                    + " needs tls-cert-file and tls-key-file; repeatable.");
     public static final Setting<Path> TLS_CERT_FILE = one("tls-cert-file", "--tls-cert-file", "FILE", "none", null,
             SettingTable::readable, false, "The TLS certificate chain, PEM (certbot's fullchain.pem); read again at each reload.");
     public static final Setting<Path> TLS_KEY_FILE = one("tls-key-file", "--tls-key-file", "FILE", "none", null,

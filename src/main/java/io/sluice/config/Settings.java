@@ -28,6 +28,7 @@ import org.xbill.DNS.Type;
  *
  * @param listen              addresses served over UDP and TCP
  * @param tlsListen           addresses served over TLS (DNS over TLS); empty for none
+ * @param httpsListen         addresses served over HTTPS (DNS over HTTPS); empty for none
  * @param tlsCertFile         the TLS certificate chain (PEM), or null
  * @param tlsKeyFile          the TLS private key (PEM), or null
  * @param allowClients        client networks answered; the rest get {@code aclAction}
@@ -67,6 +68,7 @@ import org.xbill.DNS.Type;
 public record Settings(
         List<InetSocketAddress> listen,
         List<InetSocketAddress> tlsListen,
+        List<InetSocketAddress> httpsListen,
         Path tlsCertFile,
         Path tlsKeyFile,
         List<Network> allowClients,
@@ -109,7 +111,7 @@ public record Settings(
      * and {@code limits}; everything else stays as running, waiting for a restart.
      */
     public Settings reloaded(Settings next, LimitSettings limits) {
-        return new Settings(listen, tlsListen, tlsCertFile, tlsKeyFile, next.allowClients, next.aclAction,
+        return new Settings(listen, tlsListen, httpsListen, tlsCertFile, tlsKeyFile, next.allowClients, next.aclAction,
                 next.aclIsDefault, next.proxyProtocolFrom, next.upstreams, next.upstreamPolicy, next.upstreamTlsCaFile, threads,
                 next.timeout, next.queryTimeout, next.maxInflight, maxTcpConnections, tcpIdleTimeout, tcpPerClient,
                 tcpConnectionRatePerClient, tcpQueriesPerConnection, tcpMaxDuration, next.upstreamSockets, next.upstreamSocketLifetime,
@@ -120,6 +122,7 @@ public record Settings(
     public Settings {
         listen = List.copyOf(listen);
         tlsListen = List.copyOf(tlsListen);
+        httpsListen = List.copyOf(httpsListen);
         allowClients = List.copyOf(allowClients);
         proxyProtocolFrom = List.copyOf(proxyProtocolFrom);
         upstreams = List.copyOf(upstreams);
@@ -339,8 +342,9 @@ public record Settings(
             int loops = threads == null ? Runtime.getRuntime().availableProcessors() : threads;
             checkCacheFits(cache, loops);
             List<InetSocketAddress> tls = get(SettingTable.TLS_LISTEN);
-            checkTls(tls, l);
-            return new Settings(l, tls, get(SettingTable.TLS_CERT_FILE), get(SettingTable.TLS_KEY_FILE),
+            List<InetSocketAddress> https = get(SettingTable.HTTPS_LISTEN);
+            checkTls(tls, https, l);
+            return new Settings(l, tls, https, get(SettingTable.TLS_CERT_FILE), get(SettingTable.TLS_KEY_FILE),
                     get(SettingTable.ALLOW_CLIENTS), get(SettingTable.ACL_ACTION),
                     get(SettingTable.ALLOW_CLIENTS).equals(SettingTable.PRIVATE_NETWORKS),
                     get(SettingTable.PROXY_PROTOCOL_FROM), u, get(SettingTable.UPSTREAM_POLICY),
@@ -361,21 +365,30 @@ public record Settings(
         }
 
         /** TLS listeners need a certificate and a key that make a TLS context, and addresses of their own. */
-        private void checkTls(List<InetSocketAddress> tls, List<InetSocketAddress> listen) throws ConfigException {
-            if (tls.isEmpty()) {
+        private void checkTls(List<InetSocketAddress> tls, List<InetSocketAddress> https,
+                              List<InetSocketAddress> listen) throws ConfigException {
+            if (tls.isEmpty() && https.isEmpty()) {
                 return;
             }
             checkNoDuplicates(tls, where("tls-listen"));
+            checkNoDuplicates(https, where("https-listen"));
             for (InetSocketAddress a : tls) {
                 if (a.getPort() != 0 && listen.contains(a)) {
                     throw new ConfigException(where("tls-listen") + ": " + Addresses.text(a)
                             + " is a listen address too: TLS needs a port of its own (853)");
                 }
             }
+            for (InetSocketAddress a : https) {
+                if (a.getPort() != 0 && (listen.contains(a) || tls.contains(a))) {
+                    throw new ConfigException(where("https-listen") + ": " + Addresses.text(a)
+                            + " is a listen or tls-listen address too: HTTPS needs a port of its own (443)");
+                }
+            }
+            String needs = tls.isEmpty() ? "https-listen" : "tls-listen";
             Path cert = get(SettingTable.TLS_CERT_FILE);
             Path key = get(SettingTable.TLS_KEY_FILE);
             if (cert == null || key == null) {
-                throw new ConfigException(where("tls-listen") + ": needs tls-cert-file and tls-key-file");
+                throw new ConfigException(where(needs) + ": needs tls-cert-file and tls-key-file");
             }
             try {
                 ServerTls.load(cert, key);

@@ -57,11 +57,10 @@ public final class Frontend {
     private final ListenerMeters meters;
     /** Sets up the client TCP connections; null until {@link #bind} makes it. */
     private TcpListener tcpListener;
-    /** The TLS certificate new TLS connections take, or null without tls-listen. */
-    private volatile SslContext tls;
-    /** When the served certificate expires, seconds since the epoch; 0 without TLS. */
-    private volatile long tlsExpiresAt;
+    /** The certificate new TLS and HTTPS connections take, or null without tls-listen and https-listen. */
+    private volatile ServerTls.Contexts tls;
     private final List<InetSocketAddress> tlsBound = new ArrayList<>();
+    private final List<InetSocketAddress> httpsBound = new ArrayList<>();
 
     private Frontend(Settings.UdpSteering steering, ClientRules rules, ListenerMeters meters) {
         this.steering = steering;
@@ -88,11 +87,13 @@ public final class Frontend {
             for (InetSocketAddress address : settings.listen()) {
                 frontend.bindOne(address, transport, group, pipelines, frontend.tcpListener);
             }
-            if (!settings.tlsListen().isEmpty()) {
-                frontend.tls = ServerTls.load(settings.tlsCertFile(), settings.tlsKeyFile());
-                frontend.tlsExpiresAt = ServerTls.expiresAt(settings.tlsCertFile());
+            if (!settings.tlsListen().isEmpty() || !settings.httpsListen().isEmpty()) {
+                frontend.tls = ServerTls.Contexts.load(settings.tlsCertFile(), settings.tlsKeyFile());
                 for (InetSocketAddress address : settings.tlsListen()) {
-                    frontend.bindTls(address, transport, group);
+                    frontend.bindTls(address, transport, group, false);
+                }
+                for (InetSocketAddress address : settings.httpsListen()) {
+                    frontend.bindTls(address, transport, group, true);
                 }
             }
         } catch (SSLException e) { // checked with the settings: the files changed since
@@ -166,45 +167,55 @@ public final class Frontend {
     }
 
     /**
-     * DNS over TLS on {@code address}: TCP connections as on the listen addresses, each wrapped in
-     * TLS with the certificate in force when it was accepted.
+     * DNS over TLS on {@code address}, or over HTTPS: TCP connections as on the listen addresses,
+     * each wrapped in TLS with the certificate in force when it was accepted.
      */
-    private void bindTls(InetSocketAddress address, Transport transport, EventLoopGroup group)
+    private void bindTls(InetSocketAddress address, Transport transport, EventLoopGroup group, boolean https)
             throws BindException, InterruptedException {
         ServerBootstrap sb = new ServerBootstrap().group(group)
                 .channelFactory(transport.server())
                 .option(ChannelOption.SO_BACKLOG, TCP_BACKLOG)
                 .childOption(ChannelOption.TCP_NODELAY, true)
-                .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true)
+                .childOption(ChannelOption.ALLOW_HALF_CLOSURE, !https)
                 .childOption(ChannelOption.ALLOCATOR, Transport.ALLOCATOR)
                 .childHandler(new ChannelInitializer<>() {
                     @Override
                     protected void initChannel(Channel ch) {
-                        tcpListener.setUp(ch, tls);
+                        ServerTls.Contexts now = tls;
+                        if (https) {
+                            tcpListener.setUpHttps(ch, now.https());
+                        } else {
+                            tcpListener.setUp(ch, now.dot());
+                        }
                     }
                 });
-        Channel server = bindOrExplain(sb.bind(address).await(), address, "tls");
+        Channel server = bindOrExplain(sb.bind(address).await(), address, https ? "https" : "tls");
         tcpServers.add(server);
-        tlsBound.add((InetSocketAddress) server.localAddress());
+        (https ? httpsBound : tlsBound).add((InetSocketAddress) server.localAddress());
     }
 
     /**
-     * Puts a certificate read again (a reload), which expires at {@code expiresAt} (seconds since
-     * the epoch), in force for the TLS connections accepted from now on.
+     * Puts a certificate read again (a reload) in force for the TLS and HTTPS connections
+     * accepted from now on.
      */
-    public void useTls(SslContext next, long expiresAt) {
+    public void useTls(ServerTls.Contexts next) {
         tls = next;
-        tlsExpiresAt = expiresAt;
     }
 
     /** When the served certificate expires, seconds since the epoch; 0 without TLS. */
     public long tlsExpiresAt() {
-        return tlsExpiresAt;
+        ServerTls.Contexts now = tls;
+        return now == null ? 0 : now.expiresAt();
     }
 
     /** The TLS addresses bound, ports resolved; empty without tls-listen. */
     public List<InetSocketAddress> tlsAddresses() {
         return List.copyOf(tlsBound);
+    }
+
+    /** The HTTPS addresses bound, ports resolved; empty without https-listen. */
+    public List<InetSocketAddress> httpsAddresses() {
+        return List.copyOf(httpsBound);
     }
 
     /**

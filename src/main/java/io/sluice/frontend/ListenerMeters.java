@@ -8,6 +8,7 @@ final class ListenerMeters {
     final LongAdder queriesUdp;
     final LongAdder queriesTcp;
     final LongAdder queriesTls;
+    final LongAdder queriesHttps;
     final LongAdder tcpConnectionsRejected;
     final LongAdder tcpIdleClosed;
     final LongAdder tcpClientLimitRejected;
@@ -18,12 +19,14 @@ final class ListenerMeters {
     final LongAdder tlsHandshakeFailed;
 
     ListenerMeters(Registry r) {
-        queriesUdp = r.counter("queries", "Messages read from clients: datagrams, and messages on TCP connections.",
+        queriesUdp = r.counter("queries", "Messages read from clients: datagrams, messages on TCP and TLS connections, DNS over HTTPS requests.",
                 "protocol", "udp");
-        queriesTcp = r.counter("queries", "Messages read from clients: datagrams, and messages on TCP connections.",
+        queriesTcp = r.counter("queries", "Messages read from clients: datagrams, messages on TCP and TLS connections, DNS over HTTPS requests.",
                 "protocol", "tcp");
-        queriesTls = r.counter("queries", "Messages read from clients: datagrams, and messages on TCP connections.",
+        queriesTls = r.counter("queries", "Messages read from clients: datagrams, messages on TCP and TLS connections, DNS over HTTPS requests.",
                 "protocol", "tls");
+        queriesHttps = r.counter("queries", "Messages read from clients: datagrams, messages on TCP and TLS connections, DNS over HTTPS requests.",
+                "protocol", "https");
         tcpConnectionsRejected = r.counter("tcp_connections_rejected", "Client connections closed past max-tcp-connections.");
         tcpIdleClosed = r.counter("tcp_idle_closed", "Client connections closed after tcp-idle-timeout.");
         tcpClientLimitRejected = r.counter("tcp_client_limit_rejected",

@@ -6,6 +6,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelPromise;
 import io.netty.channel.EventLoop;
@@ -18,6 +19,7 @@ import io.netty.util.AttributeKey;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.sluice.acl.ClientRules;
 import io.sluice.config.Settings;
+import io.sluice.doh.DohConnection;
 import io.sluice.forward.TransferPart;
 import io.sluice.limit.Clock;
 import io.sluice.pipeline.Outcome;
@@ -66,6 +68,7 @@ final class TcpListener extends ChannelInitializer<Channel> {
     private final int maxPerClient;
     private final Connection.Bounds bounds;
     private final ConnectionRate rate;
+    private final DohConnection.Meters dohMeters;
     /** {@link #stop} has begun: a connection set up from now on is told at once. */
     private volatile boolean stopping;
 
@@ -80,6 +83,8 @@ final class TcpListener extends ChannelInitializer<Channel> {
         this.maxPerClient = settings.tcpPerClient();
         this.bounds = new Connection.Bounds(settings.tcpIdleTimeout().toNanos(), settings.tcpQueriesPerConnection(),
                 settings.tcpMaxDuration().toNanos());
+        this.dohMeters = new DohConnection.Meters(meters.queriesHttps, meters.tlsHandshakeFailed, meters.tcpIdleClosed,
+                meters.ioErrors);
     }
 
     @Override
@@ -89,6 +94,44 @@ final class TcpListener extends ChannelInitializer<Channel> {
 
     /** Sets up a client connection, in TLS with {@code tls} (DNS over TLS) unless it is null. */
     void setUp(Channel ch, SslContext tls) {
+        if (!admit(ch)) {
+            return;
+        }
+        if (tls != null) {
+            ch.pipeline().addLast(tls.newHandler(ch.alloc()));
+        }
+        TcpFraming.addTo(ch.pipeline());
+        ch.pipeline().addLast(new Connection(pipelines.get(ch.eventLoop()), meters,
+                tls == null ? meters.queriesTcp : meters.queriesTls, bounds));
+        tellIfStopping(ch);
+    }
+
+    /** Sets up a DNS over HTTPS connection, in TLS with {@code tls}: the same bounds, then HTTP/2 or HTTP/1.1. */
+    void setUpHttps(Channel ch, SslContext tls) {
+        if (!admit(ch)) {
+            return;
+        }
+        ch.pipeline().addLast(tls.newHandler(ch.alloc()));
+        DohConnection doh = DohConnection.addTo(ch, pipelines.get(ch.eventLoop()), dohMeters, bounds.idleNanos(), PROXIED);
+        ch.pipeline().addFirst(new ChannelInboundHandlerAdapter() {
+            @Override
+            public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+                if (evt == STOP_READING) {
+                    doh.stop();
+                } else {
+                    ctx.fireUserEventTriggered(evt);
+                }
+            }
+        });
+        tellIfStopping(ch);
+    }
+
+    /**
+     * Holds a new connection to the rules and bounds every TCP listener shares (allow-clients, the
+     * connection rate and the connections in all and per client), and reads a proxy's PROXY
+     * header; false when it was closed for one of them.
+     */
+    private boolean admit(Channel ch) {
         InetAddress client = ((InetSocketAddress) ch.remoteAddress()).getAddress();
         ClientRules.Rules rules = allowed.now(); // one read: the rules of before or after a reload, not a mix
         boolean proxy = rules.speaksForClients(client);
@@ -97,19 +140,19 @@ final class TcpListener extends ChannelInitializer<Channel> {
         if (!proxy && !rules.allows(client)) {
             meters.aclDenied.increment();
             ch.close();
-            return;
+            return false;
         }
         InetAddress counted = proxy ? null : clientOf(client);
         if (counted != null && !rate.admit(counted)) {
             meters.tcpRateRejected.increment();
             ch.close();
-            return;
+            return false;
         }
         if (connections.incrementAndGet() > maxConnections) {
             connections.decrementAndGet();
             meters.tcpConnectionsRejected.increment();
             ch.close();
-            return;
+            return false;
         }
         if (counted != null) {
             int[] fromClient = new int[1];
@@ -119,7 +162,7 @@ final class TcpListener extends ChannelInitializer<Channel> {
                 connections.decrementAndGet();
                 meters.tcpClientLimitRejected.increment();
                 ch.close();
-                return;
+                return false;
             }
         }
         ch.closeFuture().addListener(f -> {
@@ -132,14 +175,14 @@ final class TcpListener extends ChannelInitializer<Channel> {
         if (proxy) {
             ch.pipeline().addLast(new ProxyHeaderReader(meters)); // a proxy's header comes before TLS
         }
-        if (tls != null) {
-            ch.pipeline().addLast(tls.newHandler(ch.alloc()));
-        }
-        TcpFraming.addTo(ch.pipeline());
-        ch.pipeline().addLast(new Connection(pipelines.get(ch.eventLoop()), meters,
-                tls == null ? meters.queriesTcp : meters.queriesTls, bounds));
-        // After the add to the group: a stop either finds this connection there or has set the
-        // flag before this reads it. A connection accepted just before the stop is set up after it.
+        return true;
+    }
+
+    /**
+     * After the add to the group: a stop either finds this connection there or has set the flag
+     * before this reads it. A connection accepted just before the stop is set up after it.
+     */
+    private void tellIfStopping(Channel ch) {
         if (stopping) {
             ch.pipeline().fireUserEventTriggered(STOP_READING);
         }

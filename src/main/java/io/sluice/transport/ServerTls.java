@@ -1,6 +1,7 @@
 package io.sluice.transport;
 
 import io.netty.handler.ssl.ApplicationProtocolConfig;
+import io.netty.handler.ssl.ApplicationProtocolNames;
 import io.netty.handler.ssl.OpenSsl;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
@@ -15,7 +16,7 @@ import java.security.cert.X509Certificate;
 import javax.net.ssl.SSLException;
 
 /**
- * DNS over TLS (RFC 7858) on the client side of sluice: the server's certificate chain and private
+ * DNS over TLS (RFC 7858) and over HTTPS (RFC 8484) on the client side of sluice: the server's certificate chain and private
  * key, read from PEM files (a chain as certbot writes {@code fullchain.pem}, a PKCS#8 key as
  * {@code privkey.pem}), as the context every new TLS connection takes its handler from. TLS 1.2
  * and 1.3 only (RFC 8996 deprecates the older ones).
@@ -62,13 +63,40 @@ public final class ServerTls {
         return "not a certificate chain and private key in PEM: " + e.getMessage();
     }
 
-    /** The context for {@code certificateChain} and {@code privateKey}; what is wrong with them, else. */
+    /**
+     * ALPN for DNS over HTTPS: "h2" for a client that offers it, else "http/1.1" (RFC 8484 section
+     * 5.2 recommends HTTP/2; curl and older stacks offer both, some only HTTP/1.1).
+     */
+    private static final ApplicationProtocolConfig DOH_ALPN = new ApplicationProtocolConfig(
+            ApplicationProtocolConfig.Protocol.ALPN,
+            ApplicationProtocolConfig.SelectorFailureBehavior.NO_ADVERTISE,
+            ApplicationProtocolConfig.SelectedListenerFailureBehavior.ACCEPT,
+            ApplicationProtocolNames.HTTP_2, ApplicationProtocolNames.HTTP_1_1);
+
+    /**
+     * What the TLS listeners serve, read from one pair of files: the context of DNS over TLS, that
+     * of DNS over HTTPS (the same certificate, another ALPN), and when the certificate expires
+     * (seconds since the epoch). A reload reads the files again into a new one, put in force whole.
+     */
+    public record Contexts(SslContext dot, SslContext https, long expiresAt) {
+        public static Contexts load(Path certificateChain, Path privateKey) throws SSLException {
+            return new Contexts(ServerTls.load(certificateChain, privateKey, DOT_ALPN),
+                    ServerTls.load(certificateChain, privateKey, DOH_ALPN), ServerTls.expiresAt(certificateChain));
+        }
+    }
+
+    /** The DNS over TLS context for {@code certificateChain} and {@code privateKey}; what is wrong with them, else. */
     public static SslContext load(Path certificateChain, Path privateKey) throws SSLException {
+        return load(certificateChain, privateKey, DOT_ALPN);
+    }
+
+    private static SslContext load(Path certificateChain, Path privateKey, ApplicationProtocolConfig alpn)
+            throws SSLException {
         try {
             return SslContextBuilder.forServer(certificateChain.toFile(), privateKey.toFile())
                     .sslProvider(OpenSsl.isAvailable() ? SslProvider.OPENSSL : SslProvider.JDK)
                     .protocols("TLSv1.3", "TLSv1.2")
-                    .applicationProtocolConfig(DOT_ALPN)
+                    .applicationProtocolConfig(alpn)
                     .build();
         } catch (IllegalArgumentException e) { // Netty's word for a file it cannot read as PEM
             throw new SSLException(e.getMessage(), e);

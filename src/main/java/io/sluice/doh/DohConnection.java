@@ -1,0 +1,133 @@
+package io.sluice.doh;
+
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http2.Http2FrameCodecBuilder;
+import io.netty.handler.codec.http2.Http2MultiplexHandler;
+import io.netty.handler.codec.http2.Http2Settings;
+import io.netty.handler.codec.http2.Http2StreamChannel;
+import io.netty.handler.ssl.ApplicationProtocolNames;
+import io.netty.handler.ssl.ApplicationProtocolNegotiationHandler;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.util.AttributeKey;
+import io.sluice.pipeline.Pipeline;
+import java.net.InetAddress;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * One DNS over HTTPS connection (RFC 8484), set up behind its TLS handler: HTTP/2 when the client
+ * chose "h2" by ALPN, HTTP/1.1 otherwise. The listener has already held it to the TCP bounds
+ * (connections in all and per client, their rate) and read its PROXY header; here it is closed
+ * after {@code tcp-idle-timeout} with nothing read or written, and, once the server stops, when
+ * its last exchange is answered. All of it runs on the connection's event loop, HTTP/2's streams
+ * included (their channels share their parent's loop): the counts below are plain fields.
+ */
+public final class DohConnection {
+    /** The counters a connection adds to, the listener's. */
+    public record Meters(LongAdder queries, LongAdder handshakeFailed, LongAdder idleClosed, LongAdder ioErrors) {
+    }
+
+    /** Streams a client may have open at once: as many as a connection's queries a TCP client may have owed. */
+    private static final int MAX_STREAMS = 1000;
+    /** The most an HTTP/1.1 request's body is read to before it is refused: a DNS message and room for framing. */
+    private static final int MAX_BODY = DohRequest.MAX_MESSAGE + 1;
+
+    final Pipeline pipeline;
+    final Meters meters;
+    final AttributeKey<InetAddress> proxiedKey;
+    private final Channel channel;
+    /** Exchanges handed to the pipeline and not answered yet. */
+    int outstanding;
+    private boolean stopping;
+
+    private DohConnection(Channel channel, Pipeline pipeline, Meters meters, AttributeKey<InetAddress> proxiedKey) {
+        this.channel = channel;
+        this.pipeline = pipeline;
+        this.meters = meters;
+        this.proxiedKey = proxiedKey;
+    }
+
+    /**
+     * Adds the HTTP handlers to {@code ch}'s pipeline, after its TLS handler.
+     *
+     * @param proxiedKey where the listener noted the client a PROXY header named, if any
+     */
+    public static DohConnection addTo(Channel ch, Pipeline pipeline, Meters meters, long idleNanos,
+                                      AttributeKey<InetAddress> proxiedKey) {
+        DohConnection c = new DohConnection(ch, pipeline, meters, proxiedKey);
+        ch.pipeline().addLast(new IdleStateHandler(0, 0, idleNanos, TimeUnit.NANOSECONDS));
+        ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+            @Override
+            public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+                if (evt instanceof IdleStateEvent) {
+                    meters.idleClosed().increment();
+                    ctx.close();
+                } else {
+                    ctx.fireUserEventTriggered(evt);
+                }
+            }
+        });
+        ch.pipeline().addLast(new ApplicationProtocolNegotiationHandler(ApplicationProtocolNames.HTTP_1_1) {
+            @Override
+            protected void configurePipeline(ChannelHandlerContext ctx, String protocol) {
+                if (ApplicationProtocolNames.HTTP_2.equals(protocol)) {
+                    ctx.pipeline().addLast(Http2FrameCodecBuilder.forServer()
+                            .initialSettings(Http2Settings.defaultSettings().maxConcurrentStreams(MAX_STREAMS))
+                            .build());
+                    ctx.pipeline().addLast(new Http2MultiplexHandler(new ChannelInitializer<Http2StreamChannel>() {
+                        @Override
+                        protected void initChannel(Http2StreamChannel stream) {
+                            stream.pipeline().addLast(new Http2Exchange(c));
+                        }
+                    }));
+                } else {
+                    ctx.pipeline().addLast(new HttpServerCodec());
+                    ctx.pipeline().addLast(new Http1Exchange.Aggregator(MAX_BODY));
+                    ctx.pipeline().addLast(new Http1Exchange(c));
+                }
+            }
+
+            @Override
+            protected void handshakeFailure(ChannelHandlerContext ctx, Throwable cause) {
+                meters.handshakeFailed().increment(); // not logged: a scanner's junk is not news
+                ctx.close();
+            }
+
+            @Override
+            public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+                meters.ioErrors().increment();
+                ctx.close();
+            }
+        });
+        return c;
+    }
+
+    /** The server is stopping: no request more is read, and the connection closes once its exchanges are answered. */
+    public void stop() {
+        stopping = true;
+        channel.config().setAutoRead(false);
+        closeIfDone();
+    }
+
+    /** One exchange answered (or dropped); on {@code ctx}'s loop. */
+    void answered(ChannelHandlerContext ctx) {
+        outstanding--;
+        closeIfDone();
+    }
+
+    private void closeIfDone() {
+        if (stopping && outstanding <= 0) {
+            // after the answers written in this wake-up are flushed (the loop's tasks run after it)
+            channel.eventLoop().execute(() -> {
+                channel.flush();
+                channel.close();
+            });
+        }
+    }
+}

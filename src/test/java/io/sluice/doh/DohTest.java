@@ -1,0 +1,141 @@
+package io.sluice.doh;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.testing.DohClients;
+import io.sluice.testing.Dns;
+import io.sluice.testing.RunningSluice;
+import io.sluice.testing.TestCertificates;
+import io.sluice.testing.TestUpstream;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Base64;
+import java.util.HexFormat;
+import java.util.List;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.xbill.DNS.Rcode;
+import org.xbill.DNS.Type;
+
+/**
+ * DNS over HTTPS (RFC 8484) with the clients operators use: kdig and dig over HTTP/2, curl over
+ * HTTP/2 and HTTP/1.1, against an in-process sluice with a certificate made by openssl.
+ */
+class DohTest {
+    @TempDir
+    Path dir;
+    private Path[] cert;
+
+    @BeforeEach
+    void clients() throws Exception {
+        DohClients.assumeInstalled();
+        cert = TestCertificates.selfSigned(dir, "doh");
+    }
+
+    private RunningSluice serving(TestUpstream up, String... more) throws Exception {
+        String[] kv = new String[6 + more.length];
+        System.arraycopy(new String[] {"https-listen", "127.0.0.1:0", "tls-cert-file", cert[0].toString(),
+                "tls-key-file", cert[1].toString()}, 0, kv, 0, 6);
+        System.arraycopy(more, 0, kv, 6, more.length);
+        return RunningSluice.start(List.of(up), kv);
+    }
+
+    private static String url(RunningSluice s) {
+        InetSocketAddress at = s.sluice().httpsAddresses().get(0);
+        return "https://127.0.0.1:" + at.getPort() + "/dns-query";
+    }
+
+    @Test
+    void kdigAndDigAskOverHttpsAndTheQueriesCountAsHttps() throws Exception {
+        try (TestUpstream up = new TestUpstream(); RunningSluice s = serving(up)) {
+            int port = s.sluice().httpsAddresses().get(0).getPort();
+            DohClients.Run post = DohClients.run("kdig", "@127.0.0.1", "-p", String.valueOf(port), "+https",
+                    "www.example.com", "A");
+            assertTrue(post.output().contains("status: NOERROR") && post.output().contains("id: 0"), post.output());
+            assertTrue(post.output().contains("ANSWER: 1"), post.output());
+            DohClients.Run get = DohClients.run("kdig", "@127.0.0.1", "-p", String.valueOf(port), "+https-get",
+                    "get.example.com", "AAAA");
+            assertTrue(get.output().contains("status: NOERROR"), get.output());
+            DohClients.Run dig = DohClients.run("dig", "@127.0.0.1", "-p", String.valueOf(port), "+https",
+                    "+tries=1", "dig.example.com", "A");
+            assertTrue(dig.output().contains("status: NOERROR"), dig.output());
+            assertEquals(3, s.sluice().metrics().count("queries", "protocol", "https"));
+            assertEquals(0, s.sluice().metrics().count("queries", "protocol", "tcp"));
+        }
+    }
+
+    @Test
+    void curlGetsTheAnswerWithItsSmallestTtlAsMaxAgeOverHttp2AndHttp11() throws Exception {
+        try (TestUpstream up = new TestUpstream(); RunningSluice s = serving(up)) {
+            up.ttl("ttl.example.", 123);
+            String dns = Base64.getUrlEncoder().withoutPadding().encodeToString(Dns.query(0, "ttl.example.", Type.A));
+            DohClients.Run h2 = DohClients.curl(dir, url(s) + "?dns=" + dns, "--http2");
+            assertTrue(h2.output().startsWith("HTTP/2 200"), h2.output());
+            assertTrue(h2.output().contains("content-type: application/dns-message"), h2.output());
+            assertTrue(h2.output().contains("cache-control: max-age=123"), h2.output());
+            byte[] answer = body(h2);
+            assertEquals(0, Dns.id(answer), "ID 0, as DoH clients send it");
+            assertEquals(Rcode.NOERROR, Dns.rcode(answer));
+
+            Path q = Files.write(dir.resolve("q.bin"), Dns.query(0, "post.example.", Type.A));
+            DohClients.Run h1 = DohClients.curl(dir, url(s), "--http1.1", "-H", "content-type: application/dns-message",
+                    "--data-binary", "@" + q);
+            assertTrue(h1.output().startsWith("HTTP/1.1 200"), h1.output());
+            assertTrue(h1.output().contains("cache-control: max-age=300"), h1.output());
+            assertEquals(Rcode.NOERROR, Dns.rcode(body(h1)));
+        }
+    }
+
+    @Test
+    void aClientsMistakesGet4xxAndTheServerGoesOn() throws Exception {
+        try (TestUpstream up = new TestUpstream(); RunningSluice s = serving(up)) {
+            Path q = Files.write(dir.resolve("q.bin"), Dns.query(0, "fine.example.", Type.A));
+            Path big = Files.write(dir.resolve("big.bin"), new byte[70_000]);
+            Path shortOne = Files.write(dir.resolve("short.bin"), new byte[5]);
+            for (String version : List.of("--http2", "--http1.1")) {
+                assertStatus(400, DohClients.curl(dir, url(s) + "?dns=***", version), "a dns= that is not base64url");
+                assertStatus(400, DohClients.curl(dir, url(s), version), "a GET without dns=");
+                assertStatus(415, DohClients.curl(dir, url(s), version, "-H", "content-type: text/plain",
+                        "--data-binary", "@" + q), "another content type");
+                assertStatus(400, DohClients.curl(dir, url(s), version, "-H", "content-type: application/dns-message",
+                        "--data-binary", "@" + shortOne), "shorter than a DNS header");
+                assertStatus(400, DohClients.curl(dir, url(s), version, "-H", "content-type: application/dns-message",
+                        "--data-binary", "@" + big), "larger than a DNS message");
+                assertStatus(404, DohClients.curl(dir, url(s).replace("/dns-query", "/other"), version), "another path");
+                assertStatus(405, DohClients.curl(dir, url(s), version, "-X", "PUT"), "another method");
+                assertStatus(200, DohClients.curl(dir, url(s), version, "-H", "content-type: application/dns-message",
+                        "--data-binary", "@" + q), "served after all of that");
+            }
+            assertEquals(0, s.sluice().metrics().count("internal_errors"));
+        }
+    }
+
+    @Test
+    void theLimitsApplyOverHttps() throws Exception {
+        try (TestUpstream up = new TestUpstream(); RunningSluice s = serving(up, "limits.default.queries", "1",
+                "limits.default.window", "1h")) {
+            String first = Base64.getUrlEncoder().withoutPadding().encodeToString(Dns.query(0, "a.limited.example.", Type.A));
+            String second = Base64.getUrlEncoder().withoutPadding().encodeToString(Dns.query(0, "b.limited.example.", Type.A));
+            assertEquals(Rcode.NOERROR, Dns.rcode(body(DohClients.curl(dir, url(s) + "?dns=" + first, "--http2"))));
+            DohClients.Run over = DohClients.curl(dir, url(s) + "?dns=" + second, "--http2");
+            assertTrue(over.output().startsWith("HTTP/2 200"), "a refusal is a DNS answer: " + over.output());
+            assertEquals(Rcode.REFUSED, Dns.rcode(body(over)));
+            assertEquals(1, s.sluice().metrics().count("limited", "action", "refused"));
+        }
+    }
+
+    private static void assertStatus(int status, DohClients.Run r, String what) {
+        String first = r.output().lines().findFirst().orElse("");
+        assertTrue(first.matches("HTTP/[0-9.]+ " + status + ".*"), what + ": " + r.output());
+        assertFalse(first.matches("HTTP/[0-9.]+ 5.*"), what);
+    }
+
+    private static byte[] body(DohClients.Run r) {
+        String hex = r.output().substring(r.output().indexOf("--body--\n") + 9).strip();
+        return HexFormat.of().parseHex(hex);
+    }
+}
