@@ -16,6 +16,8 @@ import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.AttributeKey;
 import io.sluice.pipeline.Pipeline;
+import io.sluice.wire.QueryView;
+import io.sluice.wire.ReplyRecords;
 import java.net.InetAddress;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
@@ -41,6 +43,9 @@ public final class DohConnection {
     final Pipeline pipeline;
     final Meters meters;
     final AttributeKey<InetAddress> proxiedKey;
+    /** What the exchanges read requests and answers with, one at a time: shared, not made per HTTP/2 stream. */
+    final QueryView view = new QueryView();
+    final ReplyRecords records = new ReplyRecords();
     private final Channel channel;
     /** Exchanges handed to the pipeline and not answered yet. */
     int outstanding;

@@ -28,8 +28,8 @@ abstract class DohExchange extends ChannelDuplexHandler {
     private final Pipeline pipeline;
     private final DohConnection.Meters meters;
     private final AttributeKey<InetAddress> proxiedKey;
-    private final QueryView view = new QueryView();
-    private final ReplyRecords records = new ReplyRecords();
+    private final QueryView view;
+    private final ReplyRecords records;
     /** The connection's count of exchanges waiting for an answer. */
     final DohConnection connection;
 
@@ -38,6 +38,8 @@ abstract class DohExchange extends ChannelDuplexHandler {
         this.pipeline = connection.pipeline;
         this.meters = connection.meters;
         this.proxiedKey = connection.proxiedKey;
+        this.view = connection.view;
+        this.records = connection.records;
     }
 
     /** Runs {@code request}'s message through the query path, or answers its error. Releases the message. */
