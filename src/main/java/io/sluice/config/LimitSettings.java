@@ -78,9 +78,27 @@ public record LimitSettings(
      * {@code minAnswers} (or its whole budget, or 2,047, if smaller: a window is judged on its
      * first 2,047 answers) and at least {@code nxdomainRatio} of
      * them NXDOMAIN has its budget cut to {@code fraction} of its limit until a window's ratio falls
-     * below that again.
+     * below that again. A domain {@link #exempts exempted} is never cut.
      */
-    public record Flood(boolean detect, double nxdomainRatio, int minAnswers, double fraction) {
+    public record Flood(boolean detect, double nxdomainRatio, int minAnswers, double fraction, List<String> exemptDomains) {
+        public Flood {
+            exemptDomains = List.copyOf(exemptDomains);
+        }
+
+        /**
+         * Whether {@code registrable} (a registrable domain, as the flood watch names one) is
+         * exempt: listed, or the domain of a listed name (the cut is per registrable domain, so
+         * listing zen.spamhaus.org exempts spamhaus.org).
+         */
+        public boolean exempts(String registrable) {
+            for (String d : exemptDomains) {
+                if (d.equals(registrable) || d.endsWith("." + registrable)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
         @Override
         public String toString() {
             return !detect ? "off" : "budget x" + fraction + " at " + Math.round(nxdomainRatio * 100)

@@ -165,6 +165,10 @@ public final class SettingTable {
             "Upstream answers a window must have (or the whole budget, or 2,047, if smaller) for a domain to be judged.");
     public static final Setting<Double> FLOOD_BUDGET = one("limits.flood.budget", null, null, "0.1", 0.1,
             v -> Values.fraction(v, 0.001, 1), true, "The share of its budget a flooded domain keeps for cache misses.");
+    public static final Setting<List<String>> FLOOD_EXEMPT_DOMAINS = list("limits.flood.exempt-domains", null, null,
+            "none", List.of(), SettingTable::domainNames, true,
+            "Domains never judged a flood, whatever their NXDOMAIN share (DNSBLs, search-list suffixes); still held to"
+                    + " their budget. A name counts for its registrable domain: zen.spamhaus.org exempts spamhaus.org.");
     public static final Setting<Integer> REVERSE_IPV4_PREFIX = one("limits.reverse-ipv4-prefix", null, null,
             String.valueOf(RegistrableDomains.DEFAULT_IPV4_PREFIX), RegistrableDomains.DEFAULT_IPV4_PREFIX,
             v -> multiple(Values.integer(v, 8, 32), 8), false,
@@ -292,6 +296,18 @@ public final class SettingTable {
                     + (step == 8 ? "octet" : "nibble") + ")");
         }
         return n;
+    }
+
+    /** Domain names as queries carry them ({@link Values#asciiDomain}), each once. */
+    static List<String> domainNames(List<String> values) throws ConfigException {
+        List<String> out = new ArrayList<>();
+        for (String v : values) {
+            String d = Values.asciiDomain(v);
+            if (!out.contains(d)) {
+                out.add(d);
+            }
+        }
+        return List.copyOf(out);
     }
 
     /** {@code HOST:PORT}, or a bare {@code PORT} (or {@code :PORT}) on loopback. */

@@ -120,6 +120,9 @@ public final class Floods {
         if (!was && mostlyNx && answers >= Math.min(Math.min(settings.minAnswers(), p.queries()), COUNT_MAX)) {
             // The line is made before the flag moves, so that nothing can throw between a cut and its line.
             String name = domain.get();
+            if (settings.exempts(name)) {
+                return Change.NONE; // named by the operator: its NXDOMAINs are its normal answers
+            }
             String line = name + ": random-subdomain flood: " + nx + " of " + answers + " upstream answers in a"
                     + " window were NXDOMAIN; its budget for cache misses is " + cut(p, settings) + " (was " + p
                     + ") until they fall below " + Math.round(settings.nxdomainRatio() * 100) + "%";
@@ -130,8 +133,10 @@ public final class Floods {
             note(line);
             return Change.ENTERED;
         }
-        if (was && !mostlyNx) {
-            String line = domain.get() + ": flood over: " + (answers == 0 ? "quiet for more than " + MAX_GAP_WINDOWS
+        String exempted = was && mostlyNx ? domain.get() : null; // a flooded domain named since, by a reload
+        if (was && (!mostlyNx || settings.exempts(exempted))) {
+            String line = (exempted != null ? exempted : domain.get()) + ": flood over: " + (exempted != null
+                    ? "named in limits.flood.exempt-domains" : answers == 0 ? "quiet for more than " + MAX_GAP_WINDOWS
                     + " windows" : nx + " of " + answers + " upstream answers in a window were NXDOMAIN")
                     + "; its budget is " + p + " again";
             if (!limiter.table().swapFlag(slot, fp, CounterTable.FLOODED, false)) {

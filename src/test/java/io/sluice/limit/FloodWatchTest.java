@@ -82,6 +82,41 @@ class FloodWatchTest {
         assertTrue(limits.limiter().flooded(victim));
     }
 
+    @Test
+    void anExemptDomainIsNeverCutAndOneExemptedByAReloadIsReleased() throws Exception {
+        limits.close();
+        limits = Limits.from(settings("  flood: { detect: true, nxdomain-ratio: 0.5, min-answers: 20, budget: 0.1,"
+                + " exempt-domains: [zen.spamhaus.org] }\n").limits(), clock);
+        watch = new FloodWatch(limits, new LimitMeters(new Registry()));
+        int dnsbl = counter("spamhaus.org");
+        int victim = counter("victim.example");
+        for (int window = 0; window < 3; window++) {
+            nxdomains("zen.spamhaus.org", UpstreamReplies.NO_NOTE, 30);
+            nxdomains("victim.example", UpstreamReplies.NO_NOTE, 30);
+            clock.advanceMillis(1000);
+        }
+        nxdomains("zen.spamhaus.org", UpstreamReplies.NO_NOTE, 1);
+        nxdomains("victim.example", UpstreamReplies.NO_NOTE, 1);
+        assertFalse(limits.limiter().flooded(dnsbl), "zen.spamhaus.org is listed: spamhaus.org is never cut");
+        assertTrue(limits.limiter().flooded(victim), "an unlisted domain, the same answers: cut");
+
+        limits.reload(settings("  flood: { detect: true, nxdomain-ratio: 0.5, min-answers: 20, budget: 0.1,"
+                + " exempt-domains: [zen.spamhaus.org, victim.example] }\n").limits());
+        nxdomains("victim.example", UpstreamReplies.NO_NOTE, 30);
+        clock.advanceMillis(1000);
+        nxdomains("victim.example", UpstreamReplies.NO_NOTE, 1);
+        assertFalse(limits.limiter().flooded(victim), "named by the reload: released at its next window's end");
+    }
+
+    private Settings settings(String flood) throws Exception {
+        Path f = dir.resolve("exempt.yml");
+        Files.writeString(f, "limits:\n  default: { queries: 100, window: 1s }\n" + flood);
+        Settings.Builder b = new Settings.Builder();
+        ConfigFile.apply(f, b);
+        b.set("upstreams", List.of("127.0.0.1:53"));
+        return b.build();
+    }
+
     private int counter(String domain) {
         int c = limits.limiter().counterFor(DomainProbe.of(domain));
         assertNotEquals(DomainLimiter.NONE, c);
