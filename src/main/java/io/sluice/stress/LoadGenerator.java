@@ -11,6 +11,9 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.FixedRecvByteBufAllocator;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.socket.DatagramPacket;
+import io.netty.handler.codec.http2.Http2FrameCodecBuilder;
+import io.netty.handler.ssl.ApplicationProtocolConfig;
+import io.netty.handler.ssl.ApplicationProtocolNames;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.util.InsecureTrustManagerFactory;
@@ -42,9 +45,12 @@ final class LoadGenerator {
     private static final long RATE_TICK_MICROS = 500;
     private static final int MAX_MESSAGE_BYTES = 65535;
 
-    /** @param tls over TLS (DNS over TLS): TCP in TLS, the server's certificate taken as it is */
+    /**
+     * @param tls   over TLS (DNS over TLS): TCP in TLS, the server's certificate taken as it is
+     * @param https over HTTPS (DNS over HTTPS): HTTP/2 in TLS, a stream per query
+     */
     record Options(InetSocketAddress target, int concurrency, boolean flood, long rate, boolean randomIds,
-                   boolean tcp, boolean tls, long timeoutNanos, int sockets, boolean verbose) {
+                   boolean tcp, boolean tls, boolean https, long timeoutNanos, int sockets, boolean verbose) {
     }
 
     private final Options options;
@@ -103,9 +109,15 @@ final class LoadGenerator {
      * A TLS client that takes any certificate: a load tool measures the server, and its operator
      * points it at the server meant (dnsperf's {@code -m dot} does not verify either).
      */
-    private static SslContext clientTls() {
+    private static SslContext clientTls(String... alpn) {
         try {
-            return SslContextBuilder.forClient().trustManager(InsecureTrustManagerFactory.INSTANCE).build();
+            SslContextBuilder b = SslContextBuilder.forClient().trustManager(InsecureTrustManagerFactory.INSTANCE);
+            if (alpn.length > 0) {
+                b.applicationProtocolConfig(new ApplicationProtocolConfig(ApplicationProtocolConfig.Protocol.ALPN,
+                        ApplicationProtocolConfig.SelectorFailureBehavior.NO_ADVERTISE,
+                        ApplicationProtocolConfig.SelectedListenerFailureBehavior.ACCEPT, alpn));
+            }
+            return b.build();
         } catch (SSLException e) {
             throw new IllegalStateException("no TLS client: " + e.getMessage(), e);
         }
@@ -119,7 +131,20 @@ final class LoadGenerator {
         for (int i = 0; i < options.sockets(); i++) {
             Link link = new Link(i);
             Bootstrap b = new Bootstrap().group(loop);
-            if (options.tcp() || options.tls()) {
+            if (options.https()) {
+                SslContext tls = clientTls(ApplicationProtocolNames.HTTP_2);
+                String authority = options.target().getHostString() + ":" + options.target().getPort();
+                b.channelFactory(transport.socket())
+                        .option(ChannelOption.TCP_NODELAY, true)
+                        .handler(new ChannelInitializer<>() {
+                            @Override
+                            protected void initChannel(Channel ch) {
+                                ch.pipeline().addLast(tls.newHandler(ch.alloc()),
+                                        Http2FrameCodecBuilder.forClient().build(),
+                                        new DohStreams(authority), new Replies(link));
+                            }
+                        });
+            } else if (options.tcp() || options.tls()) {
                 SslContext tls = options.tls() ? clientTls() : null;
                 b.channelFactory(transport.socket())
                         .option(ChannelOption.TCP_NODELAY, true)

@@ -76,6 +76,10 @@ public final class StressCommand implements Callable<Integer> {
             + " in TLS; the server's certificate is not checked.")
     boolean tls;
 
+    @Option(names = "--https", description = "Over HTTPS (DNS over HTTPS, port 443 unless -r says): a POST to"
+            + " /dns-query per query, each on a stream of its own, many in flight on each HTTP/2 connection.")
+    boolean https;
+
     @Option(names = "--json", description = "Print the summary as one JSON object on stdout (interval lines go to stderr).")
     boolean json;
 
@@ -128,14 +132,17 @@ public final class StressCommand implements Callable<Integer> {
             if (targets.isEmpty() && queryFile == null) {
                 throw new IllegalArgumentException("give at least one domain to query, or --queries FILE");
             }
-            InetSocketAddress to = target(resolver, tls ? 853 : 53);
+            if ((tcp ? 1 : 0) + (tls ? 1 : 0) + (https ? 1 : 0) > 1) {
+                throw new IllegalArgumentException("--tcp, --tls and --https: one at most");
+            }
+            InetSocketAddress to = target(resolver, https ? 443 : tls ? 853 : 53);
             for (int t = 0; t < threads; t++) {
                 int share = concurrency / threads + (t < concurrency % threads ? 1 : 0);
                 long rateShare = rate / threads + (t < rate % threads ? 1 : 0);
                 int links = sockets != null ? sockets : Math.min(8, share);
                 QueryMaker queries = queryFile != null ? QueryMaker.ofFile(queryFile, randomSubdomains, !iterative)
                         : QueryMaker.ofTargets(targets, randomSubdomains, !iterative);
-                var options = new LoadGenerator.Options(to, share, flood, rateShare, randomIds, tcp, tls, timeoutNanos,
+                var options = new LoadGenerator.Options(to, share, flood, rateShare, randomIds, tcp, tls, https, timeoutNanos,
                         links, verbose);
                 generators.add(new LoadGenerator(options, queries, lines));
             }

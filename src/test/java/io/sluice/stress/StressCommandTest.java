@@ -102,6 +102,25 @@ class StressCommandTest {
         }
     }
 
+    /** The load over DNS over HTTPS: HTTP/2 streams against sluice's own HTTPS listener. */
+    @Test
+    void overHttps(@TempDir Path dir) throws Exception {
+        Path[] files = TestCertificates.selfSigned(dir, "stress");
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), "https-listen", "127.0.0.1:0",
+                     "tls-cert-file", files[0].toString(), "tls-key-file", files[1].toString())) {
+            InetSocketAddress at = s.sluice().httpsAddresses().get(0);
+            Result https = run("-r", "127.0.0.1:" + at.getPort(), "--https", "-concurrency", "16", "--sockets", "2",
+                    "--warmup", "200ms", "--duration", "500ms", "--json", "example.");
+            assertEquals(0, https.code, https.err);
+            long received = Long.parseLong(https.out.replaceAll("(?s).*\"received\":(\\d+).*", "$1"));
+            long lost = Long.parseLong(https.out.replaceAll("(?s).*\"lost\":(\\d+).*", "$1"));
+            assertTrue(received > 0, https.out);
+            assertEquals(0, lost, https.out);
+            assertTrue(s.sluice().metrics().count("queries", "protocol", "https") >= received, "asked over HTTPS");
+        }
+    }
+
     @Test
     void queriesFromAFileInDnsperfFormat(@TempDir Path dir) throws Exception {
         Path f = dir.resolve("q.txt");
