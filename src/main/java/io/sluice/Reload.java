@@ -80,6 +80,7 @@ record Reload(Settings applied, List<String> limitChanges, List<String> aclChang
             note(changes, "limits.flood.nxdomain-ratio", a.flood().nxdomainRatio(), b.flood().nxdomainRatio());
             note(changes, "limits.flood.min-answers", a.flood().minAnswers(), b.flood().minAnswers());
             note(changes, "limits.flood.budget", a.flood().fraction(), b.flood().fraction());
+            note(changes, "limits.flood.pressure", a.flood().pressure(), b.flood().pressure());
             note(changes, "limits.flood.exempt-domains", a.flood().exemptDomains(), b.flood().exemptDomains());
         }
         restartIf(restart, "limits.reverse-ipv4-prefix", a.reverseIpv4Prefix(), b.reverseIpv4Prefix());

@@ -83,6 +83,7 @@ class ReloadTest {
         other.put("limits.flood.min-answers", "50");
         other.put("limits.flood.budget", "0.2");
         other.put("limits.flood.exempt-domains", "zen.spamhaus.org");
+        other.put("limits.flood.pressure", "0.5");
         other.put("limits.reverse-ipv4-prefix", "16");
         other.put("limits.reverse-ipv6-prefix", "32");
         other.put("limits.exempt-clients", "10.0.0.0/8");

@@ -75,12 +75,13 @@ public record LimitSettings(
 
     /**
      * Random-subdomain flood detection: a domain whose upstream answers in a window were at least
-     * {@code minAnswers} (or its whole budget, or 2,047, if smaller: a window is judged on its
+     * {@code minAnswers} and {@code pressure} of its budget (at most 2,047: a window is judged on its
      * first 2,047 answers) and at least {@code nxdomainRatio} of
      * them NXDOMAIN has its budget cut to {@code fraction} of its limit until a window's ratio falls
      * below that again. A domain {@link #exempts exempted} is never cut.
      */
-    public record Flood(boolean detect, double nxdomainRatio, int minAnswers, double fraction, List<String> exemptDomains) {
+    public record Flood(boolean detect, double nxdomainRatio, int minAnswers, double fraction, double pressure,
+                        List<String> exemptDomains) {
         public Flood {
             exemptDomains = List.copyOf(exemptDomains);
         }

@@ -165,6 +165,10 @@ public final class SettingTable {
             "Upstream answers a window must have (or the whole budget, or 2,047, if smaller) for a domain to be judged.");
     public static final Setting<Double> FLOOD_BUDGET = one("limits.flood.budget", null, null, "0.1", 0.1,
             v -> Values.fraction(v, 0.001, 1), true, "The share of its budget a flooded domain keeps for cache misses.");
+    public static final Setting<Double> FLOOD_PRESSURE = one("limits.flood.pressure", null, null, "0.8", 0.8,
+            v -> Values.fraction(v, 0.01, 1), true,
+            "A domain is judged only in a window whose upstream answers reach this share of its budget: under it,"
+                    + " a cut would refuse queries the budget lets through anyway (DNSBLs, search lists).");
     public static final Setting<List<String>> FLOOD_EXEMPT_DOMAINS = list("limits.flood.exempt-domains", null, null,
             "none", List.of(), SettingTable::domainNames, true,
             "Domains never judged a flood, whatever their NXDOMAIN share (DNSBLs, search-list suffixes); still held to"

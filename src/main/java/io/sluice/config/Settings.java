@@ -324,7 +324,7 @@ public record Settings(
                             get(SettingTable.PER_CLIENT_IPV6_PREFIX)),
                     new LimitSettings.Flood(get(SettingTable.FLOOD_DETECT), get(SettingTable.FLOOD_NXDOMAIN_RATIO),
                             get(SettingTable.FLOOD_MIN_ANSWERS), get(SettingTable.FLOOD_BUDGET),
-                            get(SettingTable.FLOOD_EXEMPT_DOMAINS)));
+                            get(SettingTable.FLOOD_PRESSURE), get(SettingTable.FLOOD_EXEMPT_DOMAINS)));
             BackendSettings.Kind backend = get(SettingTable.BACKEND);
             if (burst != 0 && algorithm != LimitSettings.Algorithm.TOKEN_BUCKET) {
                 throw new ConfigException(where("limits.burst") + ": only token-bucket has a burst (the algorithm is "

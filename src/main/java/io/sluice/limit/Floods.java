@@ -14,8 +14,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Random-subdomain flood detection for the domains of one limiter: each counter counts the
  * upstream's answers for its domain in the domain's windows, and each window, once over, is
- * judged: enough answers (min-answers, or the whole budget or 2,047 if smaller) of which at least
- * nxdomain-ratio were NXDOMAIN, and the domain's budget becomes its cut ({@link DomainLimiter#budget});
+ * judged: enough answers ({@link #answersToJudge}: the budget pressed on, not a domain far under it)
+ * of which at least nxdomain-ratio were NXDOMAIN, and not a domain named in exempt-domains, and the domain's budget becomes its cut ({@link DomainLimiter#budget});
  * a window below the ratio, or more than {@link #MAX_GAP_WINDOWS} quiet ones, and it is whole
  * again. NXDOMAIN is the signal because random labels
  * do not exist: a victim's real names, answered by the cache or the upstream, are not.
@@ -117,7 +117,7 @@ public final class Floods {
         LimitSettings.Flood settings = this.settings; // one reading for the whole judgement
         boolean mostlyNx = answers > 0 && nx >= settings.nxdomainRatio() * answers;
         boolean was = limiter.flooded(slot);
-        if (!was && mostlyNx && answers >= Math.min(Math.min(settings.minAnswers(), p.queries()), COUNT_MAX)) {
+        if (!was && mostlyNx && answers >= answersToJudge(settings, p)) {
             // The line is made before the flag moves, so that nothing can throw between a cut and its line.
             String name = domain.get();
             if (settings.exempts(name)) {
@@ -147,6 +147,20 @@ public final class Floods {
             return Change.LEFT;
         }
         return Change.NONE;
+    }
+
+    /**
+     * The answers a window needs before its domain is judged: min-answers (or the budget, if
+     * smaller), and the pressure's share of the budget. Under that share the domain's misses fit its
+     * budget with room to spare, and a cut would buy the upstream nothing: it would only refuse a
+     * DNSBL's or a search list's lookups, whose normal answer is NXDOMAIN. A flood is held to the
+     * budget by the limit itself, so its answers reach the budget, and the share, in its first window.
+     * At most 2,047, the answers a window counts.
+     */
+    static long answersToJudge(LimitSettings.Flood settings, Policy p) {
+        long floor = Math.min(settings.minAnswers(), p.queries());
+        long pressing = (long) Math.ceil(settings.pressure() * p.queries());
+        return Math.min(Math.max(floor, pressing), COUNT_MAX);
     }
 
     /** Puts {@code next} in force (a reload): windows are judged by it from now on, and the cuts follow. Off the loops. */

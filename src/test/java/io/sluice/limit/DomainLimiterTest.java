@@ -242,7 +242,7 @@ class DomainLimiterTest {
     @Test
     void aFloodThatPausesEveryOtherWindowIsStillCut() {
         DomainLimiter l = limiter(Algorithm.FIXED_WINDOW, 100, Map.of(), 1000);
-        l.watchFloods(new io.sluice.config.LimitSettings.Flood(true, 0.5, 20, 0.1, java.util.List.of()));
+        l.watchFloods(new io.sluice.config.LimitSettings.Flood(true, 0.5, 20, 0.1, 0.5, java.util.List.of()));
         DomainProbe p = new DomainProbe();
         PSL.reduce("x1.victim.example", p);
         int c = l.counterFor(p);

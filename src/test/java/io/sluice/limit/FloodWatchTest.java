@@ -52,7 +52,7 @@ class FloodWatchTest {
     void aNotedAnswerCountsForTheNotedCounter() {
         int victim = counter("victim.example");
         long note = FloodWatch.note(victim, limits.limiter().fingerprint(victim));
-        nxdomains("victim.example", note, 30);
+        nxdomains("victim.example", note, 90);
         clock.advanceMillis(1000);
         nxdomains("victim.example", note, 1); // the next window's first answer judges the last
         assertTrue(limits.limiter().flooded(victim));
@@ -66,7 +66,7 @@ class FloodWatchTest {
         // The slot of other.example, with victim.example's fingerprint: what a note looks like once
         // the janitor has emptied victim.example's slot and another domain has taken it.
         long stale = FloodWatch.note(other, limits.limiter().fingerprint(victim));
-        nxdomains("victim.example", stale, 30);
+        nxdomains("victim.example", stale, 90);
         clock.advanceMillis(1000);
         nxdomains("victim.example", stale, 1);
         assertTrue(limits.limiter().flooded(victim), "counted for the answer's own domain");
@@ -76,7 +76,7 @@ class FloodWatchTest {
     @Test
     void anAnswerWithoutANoteIsCountedByItsName() {
         int victim = counter("victim.example");
-        nxdomains("victim.example", UpstreamReplies.NO_NOTE, 30);
+        nxdomains("victim.example", UpstreamReplies.NO_NOTE, 90);
         clock.advanceMillis(1000);
         nxdomains("victim.example", UpstreamReplies.NO_NOTE, 1);
         assertTrue(limits.limiter().flooded(victim));
@@ -91,8 +91,8 @@ class FloodWatchTest {
         int dnsbl = counter("spamhaus.org");
         int victim = counter("victim.example");
         for (int window = 0; window < 3; window++) {
-            nxdomains("zen.spamhaus.org", UpstreamReplies.NO_NOTE, 30);
-            nxdomains("victim.example", UpstreamReplies.NO_NOTE, 30);
+            nxdomains("zen.spamhaus.org", UpstreamReplies.NO_NOTE, 90);
+            nxdomains("victim.example", UpstreamReplies.NO_NOTE, 90);
             clock.advanceMillis(1000);
         }
         nxdomains("zen.spamhaus.org", UpstreamReplies.NO_NOTE, 1);
@@ -102,10 +102,27 @@ class FloodWatchTest {
 
         limits.reload(settings("  flood: { detect: true, nxdomain-ratio: 0.5, min-answers: 20, budget: 0.1,"
                 + " exempt-domains: [zen.spamhaus.org, victim.example] }\n").limits());
-        nxdomains("victim.example", UpstreamReplies.NO_NOTE, 30);
+        nxdomains("victim.example", UpstreamReplies.NO_NOTE, 90);
         clock.advanceMillis(1000);
         nxdomains("victim.example", UpstreamReplies.NO_NOTE, 1);
         assertFalse(limits.limiter().flooded(victim), "named by the reload: released at its next window's end");
+    }
+
+    @Test
+    void aDomainFarUnderItsBudgetIsNotJudgedHoweverManyNxdomains() {
+        // A DNSBL at 30 lookups a second under a budget of 100, every answer NXDOMAIN: a cut would
+        // buy the upstream nothing, and refuse a mail server's lookups.
+        int dnsbl = counter("dnsbl.example");
+        for (int window = 0; window < 5; window++) {
+            nxdomains("dnsbl.example", UpstreamReplies.NO_NOTE, 30);
+            clock.advanceMillis(1000);
+        }
+        nxdomains("dnsbl.example", UpstreamReplies.NO_NOTE, 1);
+        assertFalse(limits.limiter().flooded(dnsbl), "30 answers a window, a fifth of what presses on 100");
+        nxdomains("dnsbl.example", UpstreamReplies.NO_NOTE, 90); // the budget pressed on: a flood after all
+        clock.advanceMillis(1000);
+        nxdomains("dnsbl.example", UpstreamReplies.NO_NOTE, 1);
+        assertTrue(limits.limiter().flooded(dnsbl));
     }
 
     private Settings settings(String flood) throws Exception {
