@@ -6,6 +6,8 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http2.DefaultHttp2GoAwayFrame;
+import io.netty.handler.codec.http2.Http2Error;
 import io.netty.handler.codec.http2.Http2FrameCodecBuilder;
 import io.netty.handler.codec.http2.Http2MultiplexHandler;
 import io.netty.handler.codec.http2.Http2Settings;
@@ -15,6 +17,7 @@ import io.netty.handler.ssl.ApplicationProtocolNegotiationHandler;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.AttributeKey;
+import io.netty.util.concurrent.ScheduledFuture;
 import io.sluice.pipeline.Pipeline;
 import io.sluice.wire.QueryView;
 import io.sluice.wire.ReplyRecords;
@@ -35,6 +38,14 @@ public final class DohConnection {
     public record Meters(LongAdder queries, LongAdder handshakeFailed, LongAdder idleClosed, LongAdder ioErrors) {
     }
 
+    /**
+     * The bounds every TCP connection has: closed after {@code idleNanos} with nothing read or
+     * written, and wound down (its exchanges answered, then closed) after {@code maxQueries}
+     * queries (0: none) or {@code maxDurationNanos} open.
+     */
+    public record Bounds(long idleNanos, int maxQueries, long maxDurationNanos) {
+    }
+
     /** Streams a client may have open at once: as many as a connection's queries a TCP client may have owed. */
     private static final int MAX_STREAMS = 1000;
     /** The most an HTTP/1.1 request's body is read to before it is refused: a DNS message and room for framing. */
@@ -47,12 +58,18 @@ public final class DohConnection {
     final QueryView view = new QueryView();
     final ReplyRecords records = new ReplyRecords();
     private final Channel channel;
+    private final int maxQueries;
     /** Exchanges handed to the pipeline and not answered yet. */
     int outstanding;
+    private int queries;
     private boolean stopping;
+    /** The client chose HTTP/2: it is told of a wind-down by GOAWAY, and retries elsewhere what was not taken. */
+    private boolean http2;
 
-    private DohConnection(Channel channel, Pipeline pipeline, Meters meters, AttributeKey<InetAddress> proxiedKey) {
+    private DohConnection(Channel channel, Pipeline pipeline, Meters meters, int maxQueries,
+                          AttributeKey<InetAddress> proxiedKey) {
         this.channel = channel;
+        this.maxQueries = maxQueries;
         this.pipeline = pipeline;
         this.meters = meters;
         this.proxiedKey = proxiedKey;
@@ -63,10 +80,12 @@ public final class DohConnection {
      *
      * @param proxiedKey where the listener noted the client a PROXY header named, if any
      */
-    public static DohConnection addTo(Channel ch, Pipeline pipeline, Meters meters, long idleNanos,
+    public static DohConnection addTo(Channel ch, Pipeline pipeline, Meters meters, Bounds bounds,
                                       AttributeKey<InetAddress> proxiedKey) {
-        DohConnection c = new DohConnection(ch, pipeline, meters, proxiedKey);
-        ch.pipeline().addLast(new IdleStateHandler(0, 0, idleNanos, TimeUnit.NANOSECONDS));
+        DohConnection c = new DohConnection(ch, pipeline, meters, bounds.maxQueries(), proxiedKey);
+        ScheduledFuture<?> lifetime = ch.eventLoop().schedule(c::stop, bounds.maxDurationNanos(), TimeUnit.NANOSECONDS);
+        ch.closeFuture().addListener(f -> lifetime.cancel(false));
+        ch.pipeline().addLast(new IdleStateHandler(0, 0, bounds.idleNanos(), TimeUnit.NANOSECONDS));
         ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
             @Override
             public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
@@ -82,6 +101,7 @@ public final class DohConnection {
             @Override
             protected void configurePipeline(ChannelHandlerContext ctx, String protocol) {
                 if (ApplicationProtocolNames.HTTP_2.equals(protocol)) {
+                    c.http2 = true;
                     ctx.pipeline().addLast(Http2FrameCodecBuilder.forServer()
                             .initialSettings(Http2Settings.defaultSettings().maxConcurrentStreams(MAX_STREAMS))
                             .build());
@@ -113,10 +133,30 @@ public final class DohConnection {
         return c;
     }
 
-    /** The server is stopping: no request more is read, and the connection closes once its exchanges are answered. */
+    /** One query read: past max-tcp-queries-per-connection, the connection winds down. */
+    void counted() {
+        if (maxQueries > 0 && ++queries >= maxQueries) {
+            stop();
+        }
+    }
+
+    /**
+     * No request more is read, and the connection closes once its exchanges are answered: the
+     * server is stopping, or a bound was reached.
+     */
     public void stop() {
+        if (stopping) {
+            return;
+        }
         stopping = true;
-        channel.config().setAutoRead(false);
+        if (http2) {
+            // GOAWAY at once, before the answers still owed: a client that has it opens no stream
+            // more here, and asks its next query on a new connection. It reads on, to refuse a
+            // stream opened meanwhile (DohExchange) rather than leave it unanswered.
+            channel.writeAndFlush(new DefaultHttp2GoAwayFrame(Http2Error.NO_ERROR));
+        } else {
+            channel.config().setAutoRead(false);
+        }
         closeIfDone();
     }
 
@@ -126,6 +166,15 @@ public final class DohConnection {
         closeIfDone();
     }
 
+    /** Winding down on HTTP/2: a new stream is refused (RST_STREAM REFUSED_STREAM), which the client asks again elsewhere. */
+    boolean refusesStreams() {
+        return stopping && http2;
+    }
+
+    /**
+     * Closes once the last exchange is answered: after the answers written in this wake-up are
+     * flushed. Over HTTP/2 the frame codec's close is the graceful one (GOAWAY, then the close).
+     */
     private void closeIfDone() {
         if (stopping && outstanding <= 0) {
             // after the answers written in this wake-up are flushed (the loop's tasks run after it)

@@ -7,6 +7,8 @@ import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPromise;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http2.DefaultHttp2ResetFrame;
+import io.netty.handler.codec.http2.Http2Error;
 import io.netty.util.AttributeKey;
 import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.Pipeline;
@@ -50,6 +52,10 @@ abstract class DohExchange extends ChannelDuplexHandler {
         }
         ByteBuf message = request.message();
         try {
+            if (connection.refusesStreams()) {
+                ctx.writeAndFlush(new DefaultHttp2ResetFrame(Http2Error.REFUSED_STREAM));
+                return;
+            }
             if (view.read(message) == QueryView.Check.QUERY && view.hasQuestion()
                     && (view.qtype() == Wire.TYPE_AXFR || view.qtype() == Wire.TYPE_IXFR)) {
                 refuse(ctx, HttpResponseStatus.BAD_REQUEST, "zone transfers are not served over HTTPS");
@@ -57,7 +63,9 @@ abstract class DohExchange extends ChannelDuplexHandler {
             }
             meters.queries().increment();
             connection.outstanding++;
-            switch (pipeline.handleTcp(message, ctx.channel(), proxied(ctx.channel()))) {
+            Outcome outcome = pipeline.handleTcp(message, ctx.channel(), proxied(ctx.channel()));
+            connection.counted();
+            switch (outcome) {
                 case ANSWERED, PARKED -> { }
                 case NOT_A_QUERY -> {
                     connection.outstanding--;

@@ -118,7 +118,11 @@ final class Http1Exchange extends DohExchange {
         ctx.fireChannelInactive();
     }
 
-    /** The body aggregator, answering a body too large for a DNS message with 400 (not the aggregator's 413) and a close. */
+    /**
+     * The body aggregator, answering a body too large for a DNS message with 400 (not the
+     * aggregator's 413). The connection stays open: the aggregator drops the rest of that body, and
+     * a close while the client is still sending it would reset the connection, the 400 unread.
+     */
     static final class Aggregator extends HttpObjectAggregator {
         Aggregator(int maxContentLength) {
             super(maxContentLength);
@@ -130,9 +134,8 @@ final class Http1Exchange extends DohExchange {
             FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.BAD_REQUEST,
                     ByteBufUtil.writeUtf8(ctx.alloc(), "a DNS message is at most 65535 bytes\n"));
             response.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/plain; charset=utf-8")
-                    .setInt(HttpHeaderNames.CONTENT_LENGTH, response.content().readableBytes())
-                    .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-            ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
+                    .setInt(HttpHeaderNames.CONTENT_LENGTH, response.content().readableBytes());
+            ctx.writeAndFlush(response);
         }
     }
 }

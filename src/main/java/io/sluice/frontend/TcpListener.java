@@ -69,6 +69,7 @@ final class TcpListener extends ChannelInitializer<Channel> {
     private final Connection.Bounds bounds;
     private final ConnectionRate rate;
     private final DohConnection.Meters dohMeters;
+    private final DohConnection.Bounds dohBounds;
     /** {@link #stop} has begun: a connection set up from now on is told at once. */
     private volatile boolean stopping;
 
@@ -83,6 +84,7 @@ final class TcpListener extends ChannelInitializer<Channel> {
         this.maxPerClient = settings.tcpPerClient();
         this.bounds = new Connection.Bounds(settings.tcpIdleTimeout().toNanos(), settings.tcpQueriesPerConnection(),
                 settings.tcpMaxDuration().toNanos());
+        this.dohBounds = new DohConnection.Bounds(bounds.idleNanos(), bounds.maxQueries(), bounds.maxDurationNanos());
         this.dohMeters = new DohConnection.Meters(meters.queriesHttps, meters.tlsHandshakeFailed, meters.tcpIdleClosed,
                 meters.ioErrors);
     }
@@ -112,7 +114,7 @@ final class TcpListener extends ChannelInitializer<Channel> {
             return;
         }
         ch.pipeline().addLast(tls.newHandler(ch.alloc()));
-        DohConnection doh = DohConnection.addTo(ch, pipelines.get(ch.eventLoop()), dohMeters, bounds.idleNanos(), PROXIED);
+        DohConnection doh = DohConnection.addTo(ch, pipelines.get(ch.eventLoop()), dohMeters, dohBounds, PROXIED);
         ch.pipeline().addFirst(new ChannelInboundHandlerAdapter() {
             @Override
             public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {

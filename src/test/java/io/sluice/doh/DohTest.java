@@ -128,6 +128,18 @@ class DohTest {
         }
     }
 
+    @Test
+    void aConnectionWindsDownAtMaxTcpQueriesPerConnection() throws Exception {
+        try (TestUpstream up = new TestUpstream(); RunningSluice s = serving(up, "max-tcp-queries-per-connection", "2")) {
+            String dns = Base64.getUrlEncoder().withoutPadding().encodeToString(Dns.query(0, "bound.example.", Type.A));
+            String u = url(s) + "?dns=" + dns;
+            // three transfers with one curl: the second reuses the first's connection, the third needs a new one
+            DohClients.Run r = DohClients.run("curl", "-sk", "--http2", "-o", "/dev/null", "-o", "/dev/null", "-o",
+                    "/dev/null", "-w", "%{http_code} %{num_connects}\n", u, u, u);
+            assertEquals(List.of("200 1", "200 0", "200 1"), r.output().lines().toList(), r.output());
+        }
+    }
+
     private static void assertStatus(int status, DohClients.Run r, String what) {
         String first = r.output().lines().findFirst().orElse("");
         assertTrue(first.matches("HTTP/[0-9.]+ " + status + ".*"), what + ": " + r.output());
