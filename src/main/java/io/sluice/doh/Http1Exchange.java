@@ -1,7 +1,6 @@
 package io.sluice.doh;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
@@ -25,7 +24,10 @@ import java.util.ArrayDeque;
  * any does. A request that asks to close ({@code Connection: close}) is answered, then closed.
  */
 final class Http1Exchange extends DohExchange {
-    private final ArrayDeque<FullHttpRequest> waiting = new ArrayDeque<>();
+    /** What the aggregator reads in place of a body too large for a DNS message: answered 400, in its turn. */
+    static final Object OVERSIZED = new Object();
+    /** Requests read while one is in the query path, and {@link #OVERSIZED}s: answered in order. */
+    private final ArrayDeque<Object> waiting = new ArrayDeque<>();
     /** A request is in the query path: its answer comes before any other's. */
     private boolean busy;
     private boolean keepAlive = true;
@@ -36,20 +38,25 @@ final class Http1Exchange extends DohExchange {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        if (!(msg instanceof FullHttpRequest request)) {
+        if (!(msg instanceof FullHttpRequest) && msg != OVERSIZED) {
             ReferenceCountUtil.release(msg);
             return;
         }
         if (busy) {
-            waiting.add(request);
+            waiting.add(msg);
             ctx.channel().config().setAutoRead(false);
             return;
         }
-        handle(ctx, request);
+        handle(ctx, msg);
     }
 
-    private void handle(ChannelHandlerContext ctx, FullHttpRequest request) {
+    private void handle(ChannelHandlerContext ctx, Object msg) {
         busy = true;
+        if (msg == OVERSIZED) { // the connection stays open: the aggregator drops the rest of that body
+            refuse(ctx, HttpResponseStatus.BAD_REQUEST, "a DNS message is at most 65535 bytes");
+            return;
+        }
+        FullHttpRequest request = (FullHttpRequest) msg;
         keepAlive = HttpUtil.isKeepAlive(request);
         try {
             if (request.decoderResult().isFailure()) {
@@ -90,12 +97,12 @@ final class Http1Exchange extends DohExchange {
     }
 
     private void next(ChannelHandlerContext ctx) {
-        FullHttpRequest request = waiting.poll();
+        Object request = waiting.poll();
         if (request == null) {
             return;
         }
         if (!keepAlive || !ctx.channel().isActive()) {
-            request.release();
+            ReferenceCountUtil.release(request);
             releaseWaiting();
             return;
         }
@@ -107,8 +114,8 @@ final class Http1Exchange extends DohExchange {
     }
 
     private void releaseWaiting() {
-        for (FullHttpRequest r; (r = waiting.poll()) != null; ) {
-            r.release();
+        for (Object r; (r = waiting.poll()) != null; ) {
+            ReferenceCountUtil.release(r);
         }
     }
 
@@ -119,9 +126,9 @@ final class Http1Exchange extends DohExchange {
     }
 
     /**
-     * The body aggregator, answering a body too large for a DNS message with 400 (not the
-     * aggregator's 413). The connection stays open: the aggregator drops the rest of that body, and
-     * a close while the client is still sending it would reset the connection, the 400 unread.
+     * The body aggregator, which reads a body too large for a DNS message as {@link #OVERSIZED}:
+     * 400 (not the aggregator's 413), in the order of the requests. The connection stays open: a
+     * close while the client is still sending the body would reset it, the 400 unread.
      */
     static final class Aggregator extends HttpObjectAggregator {
         Aggregator(int maxContentLength) {
@@ -131,11 +138,7 @@ final class Http1Exchange extends DohExchange {
         @Override
         protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
             ReferenceCountUtil.release(oversized);
-            FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.BAD_REQUEST,
-                    ByteBufUtil.writeUtf8(ctx.alloc(), "a DNS message is at most 65535 bytes\n"));
-            response.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/plain; charset=utf-8")
-                    .setInt(HttpHeaderNames.CONTENT_LENGTH, response.content().readableBytes());
-            ctx.writeAndFlush(response);
+            ctx.fireChannelRead(OVERSIZED);
         }
     }
 }
