@@ -93,3 +93,33 @@ stop_upstream() {
   "$(harness_dir)/upstream.sh" stop >/dev/null 2>&1 || true
   started_upstream=0
 }
+
+# Background processes a script started, stopped by stop_background (from its EXIT trap).
+background=()
+
+# stop_background: TERM to each process in background, then wait for them
+stop_background() {
+  local p
+  for p in "${background[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+}
+
+# wait_for_line PID LOG TEXT WHO [SECONDS]: until LOG holds TEXT (10 s at most); exit 1, showing the
+# log, when PID dies first or the time runs out. WHO names the script in the message.
+wait_for_line() {
+  local pid=$1 log=$2 text=$3 who=$4 tenths=$(( ${5:-10} * 10 )) i
+  for ((i = 0; i < tenths; i++)); do
+    grep -q "$text" "$log" 2>/dev/null && return 0
+    kill -0 "$pid" 2>/dev/null || { echo "$who: it did not start:" >&2; cat "$log" >&2; exit 1; }
+    sleep 0.1
+  done
+  echo "$who: '$text' not in $log after ${5:-10} s:" >&2
+  cat "$log" >&2
+  exit 1
+}
+
+# process_ticks PID: CPU the process has used, user and system, in clock ticks (100 a second)
+process_ticks() { awk '{ sub(/^.*\) /, ""); split($0, f, " "); print f[12] + f[13] }' "/proc/$1/stat"; }
+
+# wait_redis PORT: until a Redis on 127.0.0.1:PORT answers PING
+wait_redis() { until redis-cli -p "$1" ping >/dev/null 2>&1; do sleep 0.1; done; }
