@@ -138,8 +138,8 @@ public final class CounterTable {
         // One test, not three. The loops meet an emptying or retired slot only once the janitor
         // has retired one, and C2 compiles a test never seen to fail as a trap: that first
         // retirement made every compiled method that inlines this one (the limiter's, the
-        // forwarder's reply path) fall back and be compiled again, at once (docs/benchmark-log.md,
-        // "Session 21").
+        // forwarder's reply path) fall back and be compiled again, at once (docs/benchmarks.md,
+        // "p99 at 20k qps").
         return (((k & ~FLAGS) ^ fp) | (k & EMPTYING) | dead) == 0;
     }
 
