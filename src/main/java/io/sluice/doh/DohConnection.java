@@ -65,6 +65,8 @@ public final class DohConnection {
     private boolean stopping;
     /** The client chose HTTP/2: it is told of a wind-down by GOAWAY, and retries elsewhere what was not taken. */
     private boolean http2;
+    /** The client chose HTTP/1.1: its one exchange winds the connection down (Connection: close). */
+    private Http1Exchange http1;
 
     private DohConnection(Channel channel, Pipeline pipeline, Meters meters, int maxQueries,
                           AttributeKey<InetAddress> proxiedKey) {
@@ -114,7 +116,8 @@ public final class DohConnection {
                 } else {
                     ctx.pipeline().addLast(new HttpServerCodec());
                     ctx.pipeline().addLast(new Http1Exchange.Aggregator(MAX_BODY));
-                    ctx.pipeline().addLast(new Http1Exchange(c));
+                    c.http1 = new Http1Exchange(c);
+                    ctx.pipeline().addLast(c.http1);
                 }
             }
 
@@ -149,19 +152,23 @@ public final class DohConnection {
             return;
         }
         stopping = true;
-        if (http2) {
-            // GOAWAY at once, before the answers still owed: a client that has it opens no stream
-            // more here, and asks its next query on a new connection. It reads on, to refuse a
-            // stream opened meanwhile (DohExchange) rather than leave it unanswered.
-            channel.writeAndFlush(new DefaultHttp2GoAwayFrame(Http2Error.NO_ERROR));
-        } else {
-            channel.config().setAutoRead(false);
+        if (http1 != null) {
+            http1.windDown();
+            return;
         }
+        if (!http2) { // before ALPN chose: nothing asked yet
+            channel.close();
+            return;
+        }
+        // GOAWAY at once, before the answers still owed: a client that has it opens no stream more
+        // here, and asks its next query on a new connection. It reads on, to refuse a stream opened
+        // meanwhile (DohExchange) rather than leave it unanswered.
+        channel.writeAndFlush(new DefaultHttp2GoAwayFrame(Http2Error.NO_ERROR));
         closeIfDone();
     }
 
-    /** One exchange answered (or dropped); on {@code ctx}'s loop. */
-    void answered(ChannelHandlerContext ctx) {
+    /** One exchange answered, dropped or gone; on the connection's loop. */
+    void answered() {
         outstanding--;
         closeIfDone();
     }
@@ -176,7 +183,7 @@ public final class DohConnection {
      * flushed. Over HTTP/2 the frame codec's close is the graceful one (GOAWAY, then the close).
      */
     private void closeIfDone() {
-        if (stopping && outstanding <= 0) {
+        if (stopping && http2 && outstanding <= 0) {
             // after the answers written in this wake-up are flushed (the loop's tasks run after it)
             channel.eventLoop().execute(() -> {
                 channel.flush();

@@ -34,6 +34,8 @@ abstract class DohExchange extends ChannelDuplexHandler {
     private final ReplyRecords records;
     /** The connection's count of exchanges waiting for an answer. */
     final DohConnection connection;
+    /** A query of this exchange is in the query path: its answer (or its drop, or the close) settles it. */
+    private boolean owed;
 
     DohExchange(DohConnection connection) {
         this.connection = connection;
@@ -62,20 +64,21 @@ abstract class DohExchange extends ChannelDuplexHandler {
                 return;
             }
             meters.queries().increment();
+            owed = true;
             connection.outstanding++;
             Outcome outcome = pipeline.handleTcp(message, ctx.channel(), proxied(ctx.channel()));
-            connection.counted();
             switch (outcome) {
                 case ANSWERED, PARKED -> { }
                 case NOT_A_QUERY -> {
-                    connection.outstanding--;
+                    settle();
                     refuse(ctx, HttpResponseStatus.BAD_REQUEST, "not a DNS query");
                 }
                 default -> {
-                    connection.outstanding--;
+                    settle();
                     refuse(ctx, HttpResponseStatus.FORBIDDEN, "refused");
                 }
             }
+            connection.counted();
         } finally {
             message.release();
         }
@@ -92,14 +95,32 @@ abstract class DohExchange extends ChannelDuplexHandler {
             ctx.write(msg, promise);
             return;
         }
-        connection.answered(ctx);
+        settle();
         respond(ctx, HttpResponseStatus.OK, DohRequest.CONTENT_TYPE, maxAge(answer), answer, promise);
+    }
+
+    /** This exchange's query is answered, dropped or gone with its stream: one owed fewer. */
+    private void settle() {
+        if (owed) {
+            owed = false;
+            connection.answered();
+        }
+    }
+
+    /**
+     * An HTTP/2 stream reset by its client, or a connection closed, with a query still in the path:
+     * its answer will find the channel closed and be dropped, so it is settled here.
+     */
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        settle();
+        super.channelInactive(ctx);
     }
 
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
         if (evt == Outcome.DROPPED) { // a parked query, dropped after all
-            connection.answered(ctx);
+            settle();
             refuse(ctx, HttpResponseStatus.FORBIDDEN, "refused");
         } else {
             ctx.fireUserEventTriggered(evt);

@@ -32,7 +32,15 @@ public record DohRequest(HttpResponseStatus status, ByteBuf message, String erro
      */
     public static DohRequest read(String method, String uri, CharSequence contentType, ByteBuf body) {
         QueryStringDecoder query = new QueryStringDecoder(uri == null ? "" : uri);
-        if (!PATH.equals(query.path())) {
+        String path;
+        List<String> dns;
+        try { // decoded here, once: a bad escape (%, %zz) throws
+            path = query.path();
+            dns = query.parameters().get("dns");
+        } catch (IllegalArgumentException e) {
+            return refused(HttpResponseStatus.BAD_REQUEST, "not a URI: " + e.getMessage());
+        }
+        if (!PATH.equals(path)) {
             return refused(HttpResponseStatus.NOT_FOUND, "DNS over HTTPS is served at " + PATH);
         }
         if ("POST".equals(method)) {
@@ -42,7 +50,6 @@ public record DohRequest(HttpResponseStatus status, ByteBuf message, String erro
             return message(body.retainedSlice());
         }
         if ("GET".equals(method)) {
-            List<String> dns = query.parameters().get("dns");
             if (dns == null || dns.size() != 1) {
                 return refused(HttpResponseStatus.BAD_REQUEST, "a GET carries the query in one dns= parameter");
             }
@@ -58,14 +65,11 @@ public record DohRequest(HttpResponseStatus status, ByteBuf message, String erro
     }
 
     private static DohRequest message(ByteBuf m) {
-        if (m.readableBytes() < Wire.HEADER_BYTES || m.readableBytes() > MAX_MESSAGE) {
+        int size = m.readableBytes();
+        if (size < Wire.HEADER_BYTES || size > MAX_MESSAGE) {
             m.release();
-        }
-        if (m.readableBytes() < Wire.HEADER_BYTES) {
-            return refused(HttpResponseStatus.BAD_REQUEST, "not a DNS message: shorter than its header");
-        }
-        if (m.readableBytes() > MAX_MESSAGE) {
-            return refused(HttpResponseStatus.BAD_REQUEST, "a DNS message is at most 65535 bytes");
+            return refused(HttpResponseStatus.BAD_REQUEST, size < Wire.HEADER_BYTES
+                    ? "not a DNS message: shorter than its header" : "a DNS message is at most 65535 bytes");
         }
         return new DohRequest(HttpResponseStatus.OK, m, null);
     }

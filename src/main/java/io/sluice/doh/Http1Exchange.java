@@ -31,6 +31,9 @@ final class Http1Exchange extends DohExchange {
     /** A request is in the query path: its answer comes before any other's. */
     private boolean busy;
     private boolean keepAlive = true;
+    /** A bound was reached or the server stops: the answer owed is the last, sent with Connection: close. */
+    private boolean windingDown;
+    private ChannelHandlerContext ctx;
 
     Http1Exchange(DohConnection connection) {
         super(connection);
@@ -50,6 +53,11 @@ final class Http1Exchange extends DohExchange {
         handle(ctx, msg);
     }
 
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        this.ctx = ctx;
+    }
+
     private void handle(ChannelHandlerContext ctx, Object msg) {
         busy = true;
         if (msg == OVERSIZED) { // the connection stays open: the aggregator drops the rest of that body
@@ -57,7 +65,7 @@ final class Http1Exchange extends DohExchange {
             return;
         }
         FullHttpRequest request = (FullHttpRequest) msg;
-        keepAlive = HttpUtil.isKeepAlive(request);
+        keepAlive = HttpUtil.isKeepAlive(request) && !windingDown;
         try {
             if (request.decoderResult().isFailure()) {
                 keepAlive = false;
@@ -93,6 +101,26 @@ final class Http1Exchange extends DohExchange {
         busy = false;
         if (!waiting.isEmpty()) {
             ctx.executor().execute(() -> next(ctx)); // not inside this write: the next may answer at once
+        } else if (keepAlive) {
+            ctx.channel().config().setAutoRead(true); // read off while requests waited
+        }
+    }
+
+    /**
+     * Takes no request more: the one in the query path is answered with Connection: close, then the
+     * connection closes; requests read after it are not answered (the close tells the client to ask
+     * them again), as HTTP/1.1 allows. With nothing in the path it closes at once.
+     */
+    void windDown() {
+        windingDown = true;
+        keepAlive = false;
+        ctx.channel().config().setAutoRead(false);
+        releaseWaiting();
+        if (!busy) { // an answer just written may wait for the wake-up's flush: flushed first
+            ctx.executor().execute(() -> {
+                ctx.channel().flush();
+                ctx.channel().close();
+            });
         }
     }
 
@@ -135,9 +163,9 @@ final class Http1Exchange extends DohExchange {
             super(maxContentLength);
         }
 
+        /** {@code oversized} is the aggregator's to release (it does, after this). */
         @Override
         protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
-            ReferenceCountUtil.release(oversized);
             ctx.fireChannelRead(OVERSIZED);
         }
     }

@@ -34,7 +34,9 @@ final class Http2Exchange extends DohExchange {
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         boolean end;
         if (msg instanceof Http2HeadersFrame h) {
-            headers = h.headers();
+            if (headers == null) { // a second HEADERS is the trailers: the request's own headers stay
+                headers = h.headers();
+            }
             end = h.isEndStream();
         } else if (msg instanceof Http2DataFrame d) {
             end = d.isEndStream();
@@ -73,6 +75,15 @@ final class Http2Exchange extends DohExchange {
                 body.release();
                 body = null;
             }
+        }
+    }
+
+    /** A stream reset, or its connection closed, before its body ended: what was read of it goes. */
+    @Override
+    public void handlerRemoved(ChannelHandlerContext ctx) {
+        if (body != null) {
+            body.release();
+            body = null;
         }
     }
 

@@ -140,6 +140,29 @@ class DohTest {
         }
     }
 
+    @Test
+    void pipelinedHttp11RequestsAreAllAnsweredInOrderAndABadEscapeIsA400() throws Exception {
+        try (TestUpstream up = new TestUpstream(); RunningSluice s = serving(up)) {
+            up.delayMillis(50); // every answer parked for a while: the requests behind it wait their turn
+            int port = s.sluice().httpsAddresses().get(0).getPort();
+            StringBuilder requests = new StringBuilder();
+            for (int i = 0; i < 3; i++) {
+                String dns = Base64.getUrlEncoder().withoutPadding().encodeToString(
+                        Dns.query(0, "p" + i + ".example.", Type.A));
+                requests.append("GET /dns-query?dns=").append(dns).append(" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+            }
+            requests.append("GET /dns-query?dns=% HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+            Path in = Files.writeString(dir.resolve("pipelined.txt"), requests.toString());
+            // -quiet reads on after its input ends, until the server closes (the last request asks it to)
+            DohClients.Run r = DohClients.run("sh", "-c", "openssl s_client -quiet -alpn http/1.1 -connect 127.0.0.1:"
+                    + port + " < " + in + " 2>/dev/null");
+            // each answer's binary body runs into the next status line: the status lines are found, not split
+            List<String> statuses = java.util.regex.Pattern.compile("HTTP/1\\.1 (\\d{3})").matcher(r.output()).results()
+                    .map(m -> m.group(1)).toList();
+            assertEquals(List.of("200", "200", "200", "400"), statuses, r.output());
+        }
+    }
+
     private static void assertStatus(int status, DohClients.Run r, String what) {
         String first = r.output().lines().findFirst().orElse("");
         assertTrue(first.matches("HTTP/[0-9.]+ " + status + ".*"), what + ": " + r.output());
