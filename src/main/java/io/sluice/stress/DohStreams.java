@@ -51,8 +51,14 @@ final class DohStreams extends Http2ChannelDuplexHandler {
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         if (msg instanceof Http2HeadersFrame h) {
-            if (!"200".contentEquals(h.headers().status() == null ? "" : h.headers().status()) || h.isEndStream()) {
-                bodies.put(h.stream().id(), null); // no answer on this stream
+            boolean ok = "200".contentEquals(h.headers().status() == null ? "" : h.headers().status());
+            if (!ok && !h.isEndStream()) {
+                bodies.put(h.stream().id(), null); // no answer on this stream: its body is dropped
+            } else if (h.isEndStream()) {
+                ByteBuf partial = bodies.remove(h.stream().id()); // trailers, or a response without a body
+                if (partial != null) {
+                    partial.release();
+                }
             }
         } else if (msg instanceof Http2DataFrame d) {
             int id = d.stream().id();
