@@ -95,7 +95,7 @@ class StressCommandTest {
             Result tls = run("-r", "127.0.0.1:" + at.getPort(), "--tls", "-concurrency", "8", "--warmup", "200ms",
                     "--duration", "500ms", "--json", "example.");
             assertEquals(0, tls.code, tls.err);
-            long received = Long.parseLong(tls.out.replaceAll("(?s).*\"received\":(\\d+).*", "$1"));
+            long received = summaryField(tls, "received");
             assertTrue(received > 0, tls.out);
             assertTrue(s.sluice().metrics().count("queries", "protocol", "tls") >= received, "asked over TLS");
             assertEquals(0, s.sluice().metrics().count("queries", "protocol", "tcp"));
@@ -113,8 +113,8 @@ class StressCommandTest {
             Result https = run("-r", "127.0.0.1:" + at.getPort(), "--https", "-concurrency", "16", "--sockets", "2",
                     "--warmup", "200ms", "--duration", "500ms", "--json", "example.");
             assertEquals(0, https.code, https.err);
-            long received = Long.parseLong(https.out.replaceAll("(?s).*\"received\":(\\d+).*", "$1"));
-            long lost = Long.parseLong(https.out.replaceAll("(?s).*\"lost\":(\\d+).*", "$1"));
+            long received = summaryField(https, "received");
+            long lost = summaryField(https, "lost");
             assertTrue(received > 0, https.out);
             assertEquals(0, lost, https.out);
             assertTrue(s.sluice().metrics().count("queries", "protocol", "https") >= received, "asked over HTTPS");
@@ -152,5 +152,10 @@ class StressCommandTest {
         assertEquals(2, run("-concurrency", "0", "example.").code);
         assertEquals(2, run("--bogus", "example.").code);
         assertEquals(2, run("-concurrency", "many", "example.").code);
+    }
+
+    /** A count of the --json summary, by its name. */
+    private static long summaryField(Result r, String name) {
+        return Long.parseLong(r.out.replaceAll("(?s).*\"" + name + "\":(\\d+).*", "$1"));
     }
 }
