@@ -2,6 +2,7 @@ package io.sluice;
 
 import io.sluice.config.LimitSettings;
 import io.sluice.config.LimitSettings.DomainLimit;
+import io.sluice.config.DnstapSettings;
 import io.sluice.config.Durations;
 import io.sluice.config.Settings;
 import io.sluice.transport.Addresses;
@@ -28,13 +29,14 @@ import org.xbill.DNS.Type;
  * @param limitChanges    one line per live change of the limits
  * @param aclChanges      one line per change of allow-clients, acl-action and proxy-protocol-from
  * @param forwardChanges  one line per live change of the forwarding
+ * @param dnstapChanges   one line per live change of dnstap
  * @param needRestart     the keys whose new values wait for a restart
  */
 record Reload(Settings applied, List<String> limitChanges, List<String> aclChanges, List<String> forwardChanges,
-              List<String> needRestart) {
+              List<String> dnstapChanges, List<String> needRestart) {
     /** Settings components that are not settings, or that are compared apart. */
     private static final Set<String> NOT_COMPARED = Set.of("limits", "configFile", "aclIsDefault", "logLevel",
-            "allowClients", "aclAction", "proxyProtocolFrom");
+            "allowClients", "aclAction", "proxyProtocolFrom", "dnstap");
     /** Settings components a new forwarding generation puts in force (see {@link Settings#reloaded}). */
     static final Set<String> FORWARDING = Set.of("upstreams", "upstreamPolicy", "upstreamTlsCaFile", "timeout", "queryTimeout", "maxInflight",
             "upstreamSockets", "upstreamSocketLifetime", "randomizeCase", "maxFails", "healthCheckInterval",
@@ -113,10 +115,25 @@ record Reload(Settings applied, List<String> limitChanges, List<String> aclChang
                 restartIf(restart, key(name), value(c, running), value(c, next));
             }
         }
+        // dnstap on or off needs a restart (it is in the query path or not), as does its queue;
+        // where it writes, and as whom, apply at once.
+        DnstapSettings da = running.dnstap();
+        DnstapSettings db = next.dnstap();
+        List<String> dnstap = new ArrayList<>();
+        restartIf(restart, "dnstap.socket", da.on(), db.on());
+        restartIf(restart, "dnstap.queue-size", da.queueSize(), db.queueSize());
+        boolean dnstapLive = da.on() && db.on();
+        if (dnstapLive) {
+            note(dnstap, "dnstap.socket", da.socket(), db.socket());
+            note(dnstap, "dnstap.identity", da.identity(), db.identity());
+            note(dnstap, "dnstap.version", da.version(), db.version());
+        }
+        DnstapSettings dnstapApplied = dnstapLive
+                ? new DnstapSettings(db.socket(), db.identity(), db.version(), da.queueSize()) : da;
         LimitSettings merged = new LimitSettings(b.defaultLimit(), a.algorithm(), b.burst(), b.action(), b.dryRun(),
                 a.maxDomains(), a.janitorInterval(), a.publicSuffixList(), b.domains(), b.exemptClients(), b.origins(),
                 a.reverseIpv4Prefix(), a.reverseIpv6Prefix(), a.perClient(), floodLive ? b.flood() : a.flood());
-        return new Reload(running.reloaded(next, merged), changes, acl, forwarding, restart);
+        return new Reload(running.reloaded(next, merged, dnstapApplied), changes, acl, forwarding, dnstap, restart);
     }
 
     private static void note(List<String> changes, String key, Object was, Object now) {

@@ -14,6 +14,7 @@ import io.sluice.config.ConfigException;
 import io.sluice.config.SettingTable;
 import io.sluice.config.Settings;
 import io.sluice.config.UpstreamAddress;
+import io.sluice.dnstap.Dnstap;
 import io.sluice.forward.ForwardStage;
 import io.sluice.admin.AdminServer;
 import io.sluice.admin.Operations;
@@ -106,6 +107,8 @@ public final class Sluice implements AutoCloseable {
     /** What runs beside the limiter's counters (Redis), or null when nothing is limited. */
     private final Backend backend;
     private final DeniedLog deniedLog;
+    /** dnstap, or null when it is off. */
+    private final Dnstap dnstap;
     /** The busiest domains, worked out while the admin API is on; else null. */
     private final TopDomains top;
     /** The admin API, or null. */
@@ -130,7 +133,8 @@ public final class Sluice implements AutoCloseable {
                    List<ForwardStage> forwardStages, AnswerCache cache, List<UpstreamReplies> upstreamReplies,
                    List<Pipeline> pipelines, Frontend frontend, Registry meters, Limits limits, MetricsEndpoint metrics,
                    Backend backend, DeniedLog deniedLog, TopDomains top, ClientRules clientRules,
-                   InternalErrors internalErrors) {
+                   InternalErrors internalErrors, Dnstap dnstap) {
+        this.dnstap = dnstap;
         this.settings = settings;
         this.clientRules = clientRules;
         this.internalErrors = internalErrors;
@@ -176,8 +180,12 @@ public final class Sluice implements AutoCloseable {
         Backend backend = null;
         DeniedLog deniedLog = null;
         TopDomains top = null;
+        Dnstap dnstap = null;
         Sluice started = null;
         try {
+            if (settings.dnstap().on()) {
+                dnstap = Dnstap.start(settings.dnstap(), "sluice " + Main.Version.get(), clock::epochNanos, meters);
+            }
             AnswerCache cache = settings.cache().on() ? new AnswerCache(settings.cache(), settings.threads(), clock::epochNanos,
                     settings.maxUdpSize(), meters) : null;
             LimitMeters limitMeters = new LimitMeters(meters);
@@ -197,7 +205,7 @@ public final class Sluice implements AutoCloseable {
                 cacheStages.add(stage);
                 upstreamReplies.add(UpstreamReplies.of(each));
             }
-            forwarding = Forwarders.start(group, transport, settings, meters, upstreamReplies, internalErrors);
+            forwarding = Forwarders.start(group, transport, settings, meters, upstreamReplies, internalErrors, dnstap);
             if (limits.active()) {
                 backend = Backend.start(settings, limits.limiter(), meters, transport == Transport.EPOLL ? group : null,
                         internalErrors);
@@ -218,7 +226,7 @@ public final class Sluice implements AutoCloseable {
                 ForwardStage last = new ForwardStage(f);
                 forwardStages.add(last);
                 pipelines.add(pipeline(settings, f.loop(), last, limits, backend, limitMeters, meters, allowed,
-                        aclDenied, deniedLog, top, cacheStages.get(i), internalErrors, clock));
+                        aclDenied, deniedLog, top, cacheStages.get(i), internalErrors, clock, dnstap));
             }
             metrics = startMetrics(settings, meters, limits, forwarding, top);
             // What start-up made and keeps (the suffix list's trie, pools, tables) is moved to the
@@ -237,7 +245,7 @@ public final class Sluice implements AutoCloseable {
                 top.start();
             }
             started = new Sluice(settings, transport, group, forwarding, forwardStages, cache, upstreamReplies, pipelines,
-                    frontend, meters, limits, metrics, backend, deniedLog, top, allowed, internalErrors);
+                    frontend, meters, limits, metrics, backend, deniedLog, top, allowed, internalErrors, dnstap);
             if (settings.admin() != null) {
                 started.admin = startAdmin(settings, started);
             }
@@ -263,6 +271,9 @@ public final class Sluice implements AutoCloseable {
             if (deniedLog != null) {
                 deniedLog.close();
             }
+            if (dnstap != null) {
+                dnstap.close();
+            }
             limits.close();
             throw e;
         }
@@ -273,12 +284,17 @@ public final class Sluice implements AutoCloseable {
      *
      * @param decisions how the limit stage decides, or null when nothing is limited
      * @param cache     the loop's side of the answer cache, or null without one
+     * @param dnstap    dnstap, or null when it is off
      */
     private static Pipeline pipeline(Settings settings, EventLoop loop, ForwardStage last, Limits limits,
                                      Decisions.Maker decisions, LimitMeters limitMeters, Registry meters,
                                      ClientRules allowed, LongAdder aclDenied, DeniedLog deniedLog,
-                                     TopDomains top, CacheStage cache, InternalErrors errors, Clock clock) {
+                                     TopDomains top, CacheStage cache, InternalErrors errors, Clock clock,
+                                     Dnstap dnstap) {
         List<Stage> stages = new ArrayList<>();
+        if (dnstap != null) {
+            stages.add(dnstap.clientQueries());
+        }
         stages.add(new AccessControl(allowed, aclDenied, deniedLog));
         stages.add(new MessageCheck(meters));
         if (cache != null) {
@@ -470,6 +486,9 @@ public final class Sluice implements AutoCloseable {
             throw new ConfigException("upstreams: cannot use them: " + e.getMessage());
         }
         LogLevel.apply(next.logLevel());
+        if (!r.dnstapChanges().isEmpty()) {
+            dnstap.reconfigure(r.applied().dnstap());
+        }
         if (tls != null) {
             frontend.useTls(tls);
         }
@@ -478,6 +497,7 @@ public final class Sluice implements AutoCloseable {
         List<String> all = new ArrayList<>(r.limitChanges());
         all.addAll(r.aclChanges());
         all.addAll(r.forwardChanges());
+        all.addAll(r.dnstapChanges());
         r.needRestart().forEach(k -> all.add(k + ": needs a restart, kept as it was"));
         if (tls != null) {
             all.add("tls-cert-file: read again, for new TLS connections");
@@ -491,7 +511,7 @@ public final class Sluice implements AutoCloseable {
      * the queries it has in flight, which query-timeout bounds, and is closed after that.
      */
     private void switchForwarding(Settings applied) throws InterruptedException {
-        Forwarders next = Forwarders.start(group, transport, applied, meters, upstreamReplies, internalErrors);
+        Forwarders next = Forwarders.start(group, transport, applied, meters, upstreamReplies, internalErrors, dnstap);
         Forwarders old = forwarding;
         for (int i = 0; i < forwardStages.size(); i++) {
             ForwardStage stage = forwardStages.get(i);
@@ -550,6 +570,7 @@ public final class Sluice implements AutoCloseable {
                         ? " (backend " + settings.backend().kind() + " unused: nothing is limited)" : "")
                 + (metrics.address() == null ? "" : "; metrics http://" + Addresses.text(metrics.address()) + "/metrics")
                 + (admin == null ? "" : "; admin http://" + Addresses.text(admin.address()) + "/")
+                + (dnstap == null ? "" : "; dnstap " + settings.dnstap().socket())
                 + (frontend.udpSocketsPerAddress() < 2 ? "" : "; udp steering " + steering());
     }
 
@@ -642,6 +663,13 @@ public final class Sluice implements AutoCloseable {
             backend.close(); // before the loops stop: Redis's connection may be on one
         }
         group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
+        if (dnstap != null) { // after the loops: it writes out what they queued
+            try {
+                dnstap.close();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
         deniedLog.close();
         limits.close();
     }

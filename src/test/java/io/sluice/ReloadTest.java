@@ -10,6 +10,7 @@ import io.sluice.testing.TestCertificates;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -109,17 +110,27 @@ class ReloadTest {
         other.put("sync-interval", "100ms");
         other.put("state-file", dir.resolve("state.dat").toString());
         other.put("reset-corrupt-state-file", "true");
+        other.put("dnstap.socket", dir.resolve("other.sock").toString());
+        other.put("dnstap.identity", "resolver-2");
+        other.put("dnstap.version", "2");
+        other.put("dnstap.queue-size", "1024");
+        // dnstap's keys change something only while it is on: they are changed from a running dnstap
+        Map<String, String> dnstapOn = Map.of("dnstap.socket", dir.resolve("dnstap.sock").toString());
 
         Settings running = settings(Map.of());
         List<String> wrong = new ArrayList<>();
         for (Setting<?> s : SettingTable.ALL) {
             String value = other.get(s.key());
             assertTrue(value != null, s.key() + ": a new key, give it another value here");
-            Reload r = Reload.between(running, settings(Map.of(s.key(), value)));
+            Map<String, String> base = s.key().startsWith("dnstap.") ? dnstapOn : Map.of();
+            Map<String, String> changed = new HashMap<>(base);
+            changed.put(s.key(), value);
+            Reload r = Reload.between(base.isEmpty() ? running : settings(base), settings(changed));
             List<String> applied = new ArrayList<>();
             r.limitChanges().forEach(line -> applied.add(line.substring(0, line.indexOf(": "))));
             r.aclChanges().forEach(line -> applied.add(line.substring(0, line.indexOf(": "))));
             r.forwardChanges().forEach(line -> applied.add(line.substring(0, line.indexOf(": "))));
+            r.dnstapChanges().forEach(line -> applied.add(line.substring(0, line.indexOf(": "))));
             String named = s.key().startsWith("limits.default") ? "limits.default" : s.key(); // one line for the budget
             List<String> expected = List.of(named);
             if (!(s.live() ? applied : r.needRestart()).equals(expected) || !(s.live() ? r.needRestart() : applied).isEmpty()) {

@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -73,9 +74,23 @@ public final class ConfigFile {
         applyMapping(file, "", mapping, builder);
     }
 
-    /** Mappings nest keys with dots ({@code limits.default.window}); these are the ones that may. */
-    private static final Set<String> SECTIONS = Set.of("limits", "limits.default", "limits.per-client", "limits.flood", "admin", "cache");
+    /**
+     * Mappings nest keys with dots ({@code limits.default.window}); these are the ones that may:
+     * every key's every prefix ending before a dot, as the table of settings has them.
+     */
+    private static final Set<String> SECTIONS = sections();
     private static final String DOMAINS = "limits.domains";
+
+    private static Set<String> sections() {
+        Set<String> out = new HashSet<>();
+        for (Setting<?> setting : SettingTable.ALL) {
+            String key = setting.key();
+            for (int dot = key.indexOf('.'); dot > 0; dot = key.indexOf('.', dot + 1)) {
+                out.add(key.substring(0, dot));
+            }
+        }
+        return Set.copyOf(out);
+    }
 
     /** The first key of section {@code section} with what its value looks like, to show the shape a section takes. */
     private static String sectionExample(String section) {

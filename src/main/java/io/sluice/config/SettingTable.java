@@ -211,6 +211,18 @@ public final class SettingTable {
     public static final Setting<InetSocketAddress> METRICS = one("metrics", "--metrics", "HOST:PORT", "off", null,
             v -> Values.address(v, 9153, true), false,
             "Serve counters at http://HOST:PORT/metrics (Prometheus text).");
+    public static final Setting<Path> DNSTAP_SOCKET = one("dnstap.socket", "--dnstap-socket", "PATH", "off", null,
+            SettingTable::socketPath, true,
+            "Write dnstap (clients' queries and answers, queries to upstreams and their replies) in Frame Streams to"
+                    + " a reader's unix socket (dnstap -u, fstrm_capture); reconnects when the reader comes back.");
+    public static final Setting<String> DNSTAP_IDENTITY = one("dnstap.identity", null, null, "the host's name", null,
+            SettingTable::text, true, "The identity every dnstap message carries.");
+    public static final Setting<String> DNSTAP_VERSION = one("dnstap.version", null, null, "sluice VERSION", null,
+            SettingTable::text, true, "The version every dnstap message carries.");
+    public static final Setting<Integer> DNSTAP_QUEUE_SIZE = one("dnstap.queue-size", null, null, "16384", 16_384,
+            v -> Values.integer(v, 64, 1 << 22), false,
+            "dnstap messages waiting for the reader at most; past it (a slow reader, or none) they are dropped and"
+                    + " counted in dnstap_dropped, never a query.");
     public static final Setting<String> LOG_LEVEL = one("log-level", "--log-level", "LEVEL", "info", null,
             v -> Values.named(v, LogLevelName.values()).toString(), true,
             "error, warn, info, debug or trace; a reload applies it. Unset: SLUICE_LOG_LEVEL, else info.");
@@ -422,6 +434,21 @@ public final class SettingTable {
         } catch (ConfigException e) {
             throw new ExceptionInInitializerError(e);
         }
+    }
+
+    /** A unix socket's path, which need not exist yet: the reader may come later. */
+    private static Path socketPath(String value) throws ConfigException {
+        if (value.isBlank()) {
+            throw new ConfigException("needs a path");
+        }
+        return Path.of(value.trim());
+    }
+
+    private static String text(String value) throws ConfigException {
+        if (value.isBlank()) {
+            throw new ConfigException("needs a value");
+        }
+        return value.trim();
     }
 
     private static Path readable(String value) throws ConfigException {

@@ -59,6 +59,7 @@ import org.xbill.DNS.Type;
  * @param limits              the per-domain limits
  * @param cache               the answer cache
  * @param backend             where the limits' counters live
+ * @param dnstap              where dnstap goes, if anywhere
  * @param metrics             where to serve /metrics, or null for nowhere
  * @param admin               where to serve the admin API, or null for nowhere
  * @param adminTokenFile      the file of the admin API's bearer token, or null for none
@@ -99,6 +100,7 @@ public record Settings(
         LimitSettings limits,
         CacheSettings cache,
         BackendSettings backend,
+        DnstapSettings dnstap,
         InetSocketAddress metrics,
         InetSocketAddress admin,
         Path adminTokenFile,
@@ -108,15 +110,15 @@ public record Settings(
     /**
      * What a reload puts in force: these settings, with {@code next}'s client rules, upstreams and
      * the ways they are asked (a new forwarding generation takes them), {@code next}'s log level,
-     * and {@code limits}; everything else stays as running, waiting for a restart.
+     * {@code limits} and {@code dnstap}; everything else stays as running, waiting for a restart.
      */
-    public Settings reloaded(Settings next, LimitSettings limits) {
+    public Settings reloaded(Settings next, LimitSettings limits, DnstapSettings dnstap) {
         return new Settings(listen, tlsListen, httpsListen, tlsCertFile, tlsKeyFile, next.allowClients, next.aclAction,
                 next.aclIsDefault, next.proxyProtocolFrom, next.upstreams, next.upstreamPolicy, next.upstreamTlsCaFile, threads,
                 next.timeout, next.queryTimeout, next.maxInflight, maxTcpConnections, tcpIdleTimeout, tcpPerClient,
                 tcpConnectionRatePerClient, tcpQueriesPerConnection, tcpMaxDuration, next.upstreamSockets, next.upstreamSocketLifetime,
                 next.randomizeCase, maxUdpSize, udpSteering, next.maxFails, next.healthCheckInterval, next.healthCheck, limits,
-                cache, backend, metrics, admin, adminTokenFile, configFile, next.logLevel);
+                cache, backend, dnstap, metrics, admin, adminTokenFile, configFile, next.logLevel);
     }
 
     public Settings {
@@ -361,7 +363,9 @@ public record Settings(
                     get(SettingTable.HEALTH_CHECK_INTERVAL),
                     new HealthCheck(get(SettingTable.HEALTH_CHECK_NAME), get(SettingTable.HEALTH_CHECK_TYPE),
                             get(SettingTable.HEALTH_CHECK_MUST_RESOLVE)),
-                    limits, cache, b, get(SettingTable.METRICS), admin, get(SettingTable.ADMIN_TOKEN_FILE), configFile,
+                    limits, cache, b, new DnstapSettings(get(SettingTable.DNSTAP_SOCKET),
+                            get(SettingTable.DNSTAP_IDENTITY), get(SettingTable.DNSTAP_VERSION),
+                            get(SettingTable.DNSTAP_QUEUE_SIZE)), get(SettingTable.METRICS), admin, get(SettingTable.ADMIN_TOKEN_FILE), configFile,
                     get(SettingTable.LOG_LEVEL));
         }
 

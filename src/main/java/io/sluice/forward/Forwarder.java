@@ -6,6 +6,7 @@ import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.sluice.config.Settings;
 import io.sluice.pipeline.InternalErrors;
+import io.sluice.pipeline.MessageTap;
 import io.sluice.pipeline.Responder;
 import io.sluice.pipeline.UpstreamReplies;
 import io.sluice.transport.Transport;
@@ -75,6 +76,8 @@ public final class Forwarder implements Responder {
     /** max-udp-size: the most a UDP answer may carry, whatever a client offers. */
     private final int maxUdpSize;
     private final UpstreamReplies answers;
+    /** What sees each query sent upstream and each reply taken (dnstap), or null. */
+    private final MessageTap tap;
     private final InternalErrors errors;
     /** {@code tcp-idle-timeout} as an edns-tcp-keepalive TIMEOUT, for TCP answers relayed. */
     private final int keepaliveTimeout;
@@ -104,10 +107,12 @@ public final class Forwarder implements Responder {
      * @param maxInflight this loop's share of {@code max-inflight}
      * @param answers     where the upstreams' answers go, and stale ones come from
      * @param errors      where a bug met by a tick or a UDP reply is counted
+     * @param tap         what sees the messages to and from clients and upstreams, or null
      */
     public Forwarder(EventLoop loop, UpstreamPool pool, ForwardMeters meters, Transport transport, Settings settings,
-                     int maxInflight, UpstreamReplies answers, InternalErrors errors) {
+                     int maxInflight, UpstreamReplies answers, InternalErrors errors, MessageTap tap) {
         this.loop = loop;
+        this.tap = tap;
         this.errors = errors;
         this.keepaliveTimeout = TcpKeepalive.timeout(settings.tcpIdleTimeout());
         this.answers = answers;
@@ -121,7 +126,7 @@ public final class Forwarder implements Responder {
         this.inFlight = new InFlightTable(maxInflight);
         this.links = new UpstreamLinks(this, loop, pool, transport, settings.upstreamSockets(),
                 settings.upstreamSocketLifetime(), TimeUnit.NANOSECONDS.toMillis(attemptNanos));
-        this.writes = new WriteBatch(loop, meters, links::endOfBatch);
+        this.writes = new WriteBatch(loop, meters, links::endOfBatch, tap);
         this.tickMillis = Math.max(MIN_TICK_MILLIS,
                 Math.min(MAX_TICK_MILLIS, TimeUnit.NANOSECONDS.toMillis(attemptNanos) / 10));
         this.lateness = TimeUnit.MILLISECONDS.toNanos(tickMillis);
@@ -273,6 +278,9 @@ public final class Forwarder implements Responder {
             q.caseScrambled = true;
         }
         arm(q, now);
+        if (tap != null) {
+            tap.forwarderQuery(q.query, link.protocol(), link.localAddress(), u.address());
+        }
         link.send(q);
     }
 
@@ -346,6 +354,9 @@ public final class Forwarder implements Responder {
                 meters.repliesMismatched.increment();
             }
             return;
+        }
+        if (tap != null) {
+            tap.forwarderResponse(reply, link.protocol(), link.localAddress(), q.upstream.address());
         }
         boolean questionMissing = Replies.questionMissing(reply);
         if (q.caseScrambled && Names.dnamePrefix(reply, reply.readerIndex() + (q.questionEnd - base)) > 0) {

@@ -8,6 +8,7 @@ import io.sluice.config.UpstreamAddress;
 import io.sluice.metrics.LatencyHistogram;
 import io.sluice.metrics.Registry;
 import io.sluice.pipeline.InternalErrors;
+import io.sluice.pipeline.MessageTap;
 import io.sluice.pipeline.UpstreamReplies;
 import io.sluice.transport.Transport;
 import io.sluice.transport.UpstreamTls;
@@ -38,9 +39,10 @@ public final class Forwarders {
      *
      * @param answers what sees each loop's upstream answers, in the group's order
      * @param errors  where a bug met by a deadline tick is counted
+     * @param tap     what sees the messages to and from clients and upstreams (dnstap), or null
      */
     public static Forwarders start(EventLoopGroup group, Transport transport, Settings settings, Registry registry,
-                                   List<? extends UpstreamReplies> answers, InternalErrors errors)
+                                   List<? extends UpstreamReplies> answers, InternalErrors errors, MessageTap tap)
             throws InterruptedException {
         ForwardMeters meters = new ForwardMeters(registry, settings.upstreams());
         UpstreamPool pool = new UpstreamPool(settings.upstreams(), upstreamTls(settings), settings.maxFails(),
@@ -52,7 +54,7 @@ public final class Forwarders {
             int i = 0;
             for (EventExecutor e : group) {
                 Forwarder f = new Forwarder((EventLoop) e, pool, meters, transport, settings, inflightPerLoop,
-                        answers.get(i++), errors);
+                        answers.get(i++), errors, tap);
                 perLoop.add(f);
                 f.start();
             }

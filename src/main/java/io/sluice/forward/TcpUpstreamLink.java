@@ -9,6 +9,8 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.epoll.EpollChannelOption;
+import io.sluice.transport.SocketProtocol;
+import java.net.InetSocketAddress;
 import io.netty.handler.ssl.SslHandshakeCompletionEvent;
 import io.sluice.transport.TcpFraming;
 import io.sluice.transport.UpstreamTls;
@@ -74,6 +76,16 @@ final class TcpUpstreamLink extends UpstreamLink {
         } else if (channel == null) {
             connect();
         }
+    }
+
+    @Override
+    SocketProtocol protocol() {
+        return overTls ? SocketProtocol.DOT : SocketProtocol.TCP;
+    }
+
+    @Override
+    InetSocketAddress localAddress() {
+        return channel != null && channel.localAddress() instanceof InetSocketAddress a ? a : null;
     }
 
     private void connect() {

@@ -1,9 +1,11 @@
 package io.sluice.forward;
 
 import io.sluice.transport.DatagramBuffer;
+import io.sluice.transport.SocketProtocol;
 import io.sluice.transport.Transport;
 import io.sluice.transport.UdpSocket;
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.net.PortUnreachableException;
 
 /**
@@ -39,6 +41,16 @@ final class UdpUpstreamLink extends UpstreamLink {
         // The buffer itself, not a duplicate: a datagram's send leaves its indices alone (a partial
         // TCP write moves the reader index, hence TcpUpstreamLink's duplicate).
         forwarder.writes().query(this, q.query.retain());
+    }
+
+    @Override
+    SocketProtocol protocol() {
+        return SocketProtocol.UDP;
+    }
+
+    @Override
+    InetSocketAddress localAddress() {
+        return socket == null ? null : socket.localAddress();
     }
 
     /** Reads the replies waiting on the socket into the forwarder, through the loop's {@code buffer}. */

@@ -2,6 +2,8 @@ package io.sluice.forward;
 
 import io.netty.util.collection.IntObjectHashMap;
 import io.netty.util.collection.IntObjectMap;
+import io.sluice.transport.SocketProtocol;
+import java.net.InetSocketAddress;
 import java.util.function.IntConsumer;
 
 /**
@@ -74,4 +76,10 @@ abstract class UpstreamLink {
 
     /** Sends {@code q.query}, whose ID field already holds the claimed ID. */
     abstract void send(PendingQuery q);
+
+    /** How this link carries queries, for dnstap. */
+    abstract SocketProtocol protocol();
+
+    /** The address queries leave from, or null while there is none (a connection not yet made). */
+    abstract InetSocketAddress localAddress();
 }

@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
 import io.netty.channel.SingleThreadEventLoop;
+import io.sluice.pipeline.MessageTap;
 import io.sluice.pipeline.Responder;
 import io.sluice.transport.UdpSocket;
 import java.io.IOException;
@@ -33,6 +34,8 @@ final class WriteBatch implements Responder {
     private final Runnable flushTask = this::flush;
     /** Run after each flush: the end of a batch (the upstream links draw their next socket). */
     private final Runnable afterFlush;
+    /** What sees each answer sent (dnstap), or null. */
+    private final MessageTap tap;
     private boolean flushQueued;
     /** This wake-up has sent its one datagram at once: the others wait for the flush. */
     private boolean sentAtOnce;
@@ -45,8 +48,9 @@ final class WriteBatch implements Responder {
     private int waiting;
 
     /** {@code loop} is one of {@code Transport.newGroup}'s, which all run tasks after an iteration. */
-    WriteBatch(EventLoop loop, ForwardMeters meters, Runnable afterFlush) {
+    WriteBatch(EventLoop loop, ForwardMeters meters, Runnable afterFlush, MessageTap tap) {
         this.loop = (SingleThreadEventLoop) loop;
+        this.tap = tap;
         this.meters = meters;
         this.afterFlush = afterFlush;
     }
@@ -59,8 +63,14 @@ final class WriteBatch implements Responder {
     @Override
     public void answer(Channel client, UdpSocket socket, InetSocketAddress clientAddress, ByteBuf message) {
         if (clientAddress != null) {
+            if (tap != null) {
+                tap.clientResponse(message, null, socket, clientAddress);
+            }
             datagram(socket, clientAddress, message, null);
         } else if (client.isActive()) {
+            if (tap != null) {
+                tap.clientResponse(message, client, null, null);
+            }
             client.write(message, client.voidPromise());
             needsFlush(client);
         } else {

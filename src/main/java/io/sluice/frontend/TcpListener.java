@@ -25,6 +25,7 @@ import io.sluice.limit.Clock;
 import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.Pipeline;
 import io.sluice.transport.ProxyHeader;
+import io.sluice.transport.SocketProtocol;
 import io.sluice.transport.TcpFraming;
 import java.net.Inet6Address;
 import java.net.InetAddress;
@@ -101,6 +102,7 @@ final class TcpListener extends ChannelInitializer<Channel> {
         }
         if (tls != null) {
             ch.pipeline().addLast(tls.newHandler(ch.alloc()));
+            SocketProtocol.DOT.mark(ch); // unmarked is TCP
         }
         TcpFraming.addTo(ch.pipeline());
         ch.pipeline().addLast(new Connection(pipelines.get(ch.eventLoop()), meters,
@@ -114,6 +116,7 @@ final class TcpListener extends ChannelInitializer<Channel> {
             return;
         }
         ch.pipeline().addLast(tls.newHandler(ch.alloc()));
+        SocketProtocol.DOH.mark(ch);
         DohConnection doh = DohConnection.addTo(ch, pipelines.get(ch.eventLoop()), dohMeters, dohBounds, PROXIED);
         ch.pipeline().addFirst(new ChannelInboundHandlerAdapter() {
             @Override

@@ -48,7 +48,7 @@ class WriteBatchTest {
         client = DatagramChannel.open().bind(LOOPBACK);
         client.configureBlocking(false);
         batch = new WriteBatch(loop, new ForwardMeters(new Registry(), List.of(UpstreamAddress.plain(LOOPBACK))),
-                batchesEnded::release);
+                batchesEnded::release, null);
     }
 
     @AfterEach

@@ -44,6 +44,11 @@ class MetricsReferenceTest {
             reference.add(all.sluice().metrics().snapshot(), "");
         }
         try (TestUpstream up = new TestUpstream();
+             RunningSluice dnstap = RunningSluice.start(List.of(up), "dnstap.socket",
+                     dir.resolve("dnstap.sock").toString())) {
+            reference.add(dnstap.sluice().metrics().snapshot(), "`dnstap.socket`");
+        }
+        try (TestUpstream up = new TestUpstream();
              RunningSluice chronicle = RunningSluice.start(List.of(up), "limits.default.queries", "100",
                      "backend", "chronicle", "state-file", dir.resolve("counters.dat").toString())) {
             reference.add(chronicle.sluice().metrics().snapshot(), "`backend: chronicle`");
