@@ -116,7 +116,7 @@ record Reload(Settings applied, List<String> limitChanges, List<String> aclChang
             }
         }
         // dnstap on or off needs a restart (it is in the query path or not), as does its queue;
-        // where it writes, and as whom, apply at once.
+        // where it writes, as whom and which messages apply at once.
         DnstapSettings da = running.dnstap();
         DnstapSettings db = next.dnstap();
         List<String> dnstap = new ArrayList<>();
@@ -127,9 +127,10 @@ record Reload(Settings applied, List<String> limitChanges, List<String> aclChang
             note(dnstap, "dnstap.socket", da.socket(), db.socket());
             note(dnstap, "dnstap.identity", da.identity(), db.identity());
             note(dnstap, "dnstap.version", da.version(), db.version());
+            note(dnstap, "dnstap.messages", da.messages(), db.messages());
         }
         DnstapSettings dnstapApplied = dnstapLive
-                ? new DnstapSettings(db.socket(), db.identity(), db.version(), da.queueSize()) : da;
+                ? new DnstapSettings(db.socket(), db.identity(), db.version(), da.queueSize(), db.messages()) : da;
         LimitSettings merged = new LimitSettings(b.defaultLimit(), a.algorithm(), b.burst(), b.action(), b.dryRun(),
                 a.maxDomains(), a.janitorInterval(), a.publicSuffixList(), b.domains(), b.exemptClients(), b.origins(),
                 a.reverseIpv4Prefix(), a.reverseIpv6Prefix(), a.perClient(), floodLive ? b.flood() : a.flood());

@@ -114,6 +114,7 @@ class ReloadTest {
         other.put("dnstap.identity", "resolver-2");
         other.put("dnstap.version", "2");
         other.put("dnstap.queue-size", "1024");
+        other.put("dnstap.messages", "client-query");
         // dnstap's keys change something only while it is on: they are changed from a running dnstap
         Map<String, String> dnstapOn = Map.of("dnstap.socket", dir.resolve("dnstap.sock").toString());
 

@@ -219,6 +219,9 @@ public final class SettingTable {
             SettingTable::text, true, "The identity every dnstap message carries.");
     public static final Setting<String> DNSTAP_VERSION = one("dnstap.version", null, null, "sluice VERSION", null,
             SettingTable::text, true, "The version every dnstap message carries.");
+    public static final Setting<List<DnstapSettings.Message>> DNSTAP_MESSAGES = list("dnstap.messages", null, null,
+            "all four", List.of(DnstapSettings.Message.values()), SettingTable::dnstapMessages, true,
+            "Which messages are written: client-query, client-response, forwarder-query, forwarder-response.");
     public static final Setting<Integer> DNSTAP_QUEUE_SIZE = one("dnstap.queue-size", null, null, "16384", 16_384,
             v -> Values.integer(v, 64, 1 << 22), false,
             "dnstap messages waiting for the reader at most; past it (a slow reader, or none) they are dropped and"
@@ -434,6 +437,17 @@ public final class SettingTable {
         } catch (ConfigException e) {
             throw new ExceptionInInitializerError(e);
         }
+    }
+
+    private static List<DnstapSettings.Message> dnstapMessages(List<String> values) throws ConfigException {
+        List<DnstapSettings.Message> out = new ArrayList<>();
+        for (String v : values) {
+            DnstapSettings.Message m = Values.named(v, DnstapSettings.Message.values());
+            if (!out.contains(m)) {
+                out.add(m);
+            }
+        }
+        return List.copyOf(out);
     }
 
     /** A unix socket's path, which need not exist yet: the reader may come later. */

@@ -365,7 +365,8 @@ public record Settings(
                             get(SettingTable.HEALTH_CHECK_MUST_RESOLVE)),
                     limits, cache, b, new DnstapSettings(get(SettingTable.DNSTAP_SOCKET),
                             get(SettingTable.DNSTAP_IDENTITY), get(SettingTable.DNSTAP_VERSION),
-                            get(SettingTable.DNSTAP_QUEUE_SIZE)), get(SettingTable.METRICS), admin, get(SettingTable.ADMIN_TOKEN_FILE), configFile,
+                            get(SettingTable.DNSTAP_QUEUE_SIZE), get(SettingTable.DNSTAP_MESSAGES)),
+                    get(SettingTable.METRICS), admin, get(SettingTable.ADMIN_TOKEN_FILE), configFile,
                     get(SettingTable.LOG_LEVEL));
         }
 

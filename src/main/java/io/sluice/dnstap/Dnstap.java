@@ -38,6 +38,8 @@ public final class Dnstap implements MessageTap, AutoCloseable {
     private final LongSupplier clock;
     private final String defaultVersion;
     private final DnstapWriter writer;
+    /** The kinds written, a bit per {@code DnstapSettings.Message}'s ordinal; a reload changes it. */
+    private volatile int kinds;
 
     private Dnstap(DnstapSettings settings, String defaultVersion, LongSupplier epochNanos, Registry meters) {
         this.queue = PlatformDependent.newFixedMpscQueue(settings.queueSize());
@@ -47,6 +49,7 @@ public final class Dnstap implements MessageTap, AutoCloseable {
                 "dnstap messages dropped: the queue to the reader was full (dnstap.queue-size), or no reader was connected.");
         LongAdder written = meters.counter("dnstap_written", "dnstap messages written to the reader.");
         this.writer = new DnstapWriter(queue, target(settings), dropped, written);
+        this.kinds = kinds(settings);
         meters.gauge("dnstap_connected", "1 while a dnstap reader is connected, else 0.",
                 () -> writer.connected() ? 1 : 0);
     }
@@ -77,12 +80,28 @@ public final class Dnstap implements MessageTap, AutoCloseable {
 
     /** A reload's socket, identity and version; a new socket is connected to at once. */
     public void reconfigure(DnstapSettings settings) {
+        kinds = kinds(settings);
         writer.retarget(target(settings));
+    }
+
+    private static int kinds(DnstapSettings settings) {
+        int mask = 0;
+        for (DnstapSettings.Message m : settings.messages()) {
+            mask |= 1 << m.ordinal();
+        }
+        return mask;
+    }
+
+    private boolean writes(DnstapSettings.Message kind) {
+        return (kinds & 1 << kind.ordinal()) != 0;
     }
 
     @Override
     public void clientQuery(ByteBuf message, Channel client, UdpSocket socket, InetSocketAddress address,
                             long epochNanos) {
+        if (!writes(DnstapSettings.Message.CLIENT_QUERY)) {
+            return;
+        }
         if (address != null) {
             offer(DnstapMessages.CLIENT_QUERY, SocketProtocol.UDP, address, socket.localAddress(), epochNanos, message);
         } else {
@@ -93,6 +112,9 @@ public final class Dnstap implements MessageTap, AutoCloseable {
 
     @Override
     public void clientResponse(ByteBuf message, Channel client, UdpSocket socket, InetSocketAddress address) {
+        if (!writes(DnstapSettings.Message.CLIENT_RESPONSE)) {
+            return;
+        }
         if (address != null) {
             offer(DnstapMessages.CLIENT_RESPONSE, SocketProtocol.UDP, address, socket.localAddress(),
                     clock.getAsLong(), message);
@@ -105,12 +127,18 @@ public final class Dnstap implements MessageTap, AutoCloseable {
     @Override
     public void forwarderQuery(ByteBuf message, SocketProtocol protocol, InetSocketAddress local,
                                InetSocketAddress upstream) {
+        if (!writes(DnstapSettings.Message.FORWARDER_QUERY)) {
+            return;
+        }
         offer(DnstapMessages.FORWARDER_QUERY, protocol, local, upstream, clock.getAsLong(), message);
     }
 
     @Override
     public void forwarderResponse(ByteBuf message, SocketProtocol protocol, InetSocketAddress local,
                                   InetSocketAddress upstream) {
+        if (!writes(DnstapSettings.Message.FORWARDER_RESPONSE)) {
+            return;
+        }
         offer(DnstapMessages.FORWARDER_RESPONSE, protocol, local, upstream, clock.getAsLong(), message);
     }
 

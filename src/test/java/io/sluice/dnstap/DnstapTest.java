@@ -177,6 +177,13 @@ class DnstapTest {
             }
             assertTrue(first.messages().stream().noneMatch(DnstapReader.of("CLIENT_QUERY", "after")::test),
                     "the first reader got nothing after the reload");
+            Files.writeString(conf, "dnstap:\n  socket: " + other + "\n  identity: moved\n  messages: [client-response]\n");
+            assertEquals(List.of("dnstap.messages: client-query, client-response, forwarder-query, forwarder-response"
+                    + " -> client-response"), s.sluice().reload());
+            Dns.udp(s.address(), Dns.query(3, "only.example.", Type.A));
+            second.await(1, DnstapReader.of("CLIENT_RESPONSE", "only.example."));
+            assertTrue(second.messages().stream().noneMatch(m -> m.toString().toLowerCase().contains("only.example.")
+                    && !m.path("type").asText().equals("CLIENT_RESPONSE")), "only the answer is written");
         }
     }
 
