@@ -34,6 +34,8 @@ final class DnstapWriter implements Runnable {
      */
     private static final long IDLE_MIN_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
     private static final long IDLE_MAX_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    /** How long the end of a stream waits for the reader's FINISH. */
+    private static final long FINISH_WAIT_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     /** Where and as whom to write. */
     record Target(Path socket, byte[] identity, byte[] version) {
@@ -203,12 +205,24 @@ final class DnstapWriter implements Runnable {
         connectedTo = null;
     }
 
-    /** Ends the stream with STOP and closes the connection. */
+    /**
+     * Ends the stream with STOP and closes the connection once the reader has answered FINISH, or
+     * after {@link #FINISH_WAIT_NANOS}: a reader whose FINISH meets a closed socket reports a
+     * broken pipe (fstrm_capture does).
+     */
     private void disconnect() {
         SocketChannel c = channel;
         try {
             flush();
             FrameStreams.writeFully(c, FrameStreams.control(FrameStreams.STOP));
+            c.configureBlocking(false);
+            ByteBuffer finish = ByteBuffer.allocate(12); // escape, length, FINISH
+            long deadline = System.nanoTime() + FINISH_WAIT_NANOS;
+            while (finish.hasRemaining() && c.read(finish) >= 0 && System.nanoTime() < deadline) {
+                if (finish.hasRemaining()) {
+                    LockSupport.parkNanos(this, IDLE_MIN_NANOS);
+                }
+            }
         } catch (IOException e) {
             dropped.add(framesInBuffer);
             framesInBuffer = 0;

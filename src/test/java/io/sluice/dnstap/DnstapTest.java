@@ -1,6 +1,7 @@
 package io.sluice.dnstap;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -69,6 +70,35 @@ class DnstapTest {
             assertEquals(0, s.sluice().metrics().count("dnstap_dropped"));
             assertTrue(reader.messages().stream().allMatch(m -> m.path("identity").asText().equals("resolver-1")
                     && m.path("version").asText().equals("test 1")), reader.messages().toString());
+        }
+    }
+
+    @Test
+    void fstrmCaptureTakesTheStreamToItsEndAndTheFileReadsBack() throws Exception {
+        Path file = dir.resolve("capture.fstrm");
+        Files.deleteIfExists(socket);
+        Process capture = new ProcessBuilder("fstrm_capture", "-t", "protobuf:dnstap.Dnstap", "-u", socket.toString(),
+                "-w", file.toString()).redirectErrorStream(true).start();
+        try {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (!Files.exists(socket)) {
+                assertTrue(System.nanoTime() < deadline && capture.isAlive(), "fstrm_capture did not listen");
+                Thread.onSpinWait();
+            }
+            try (TestUpstream up = new TestUpstream();
+                 RunningSluice s = RunningSluice.start(List.of(up), "dnstap.socket", socket.toString())) {
+                assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(5, "fstrm.example.", Type.A))));
+            } // the stop writes what is queued, then STOP, and waits for fstrm_capture's FINISH
+        } finally {
+            new ProcessBuilder("kill", "-INT", String.valueOf(capture.pid())).start().waitFor();
+            assertTrue(capture.waitFor(10, TimeUnit.SECONDS), "fstrm_capture did not stop");
+        }
+        String log = new String(capture.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertFalse(log.contains("error"), log);
+        DohClients.Run read = DohClients.run("dnstap", "-r", file.toString(), "-q");
+        for (String kind : List.of(" CQ ", " FQ ", " FR ", " CR ")) {
+            assertTrue(read.output().lines().anyMatch(l -> l.contains(kind) && l.toLowerCase().contains("fstrm.example.")),
+                    kind + " in " + read.output());
         }
     }
 

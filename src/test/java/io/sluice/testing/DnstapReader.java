@@ -38,11 +38,12 @@ public final class DnstapReader implements AutoCloseable {
         err.start();
     }
 
-    /** Skips (or fails) the calling test unless the reader is installed. */
+    /** Skips (or fails) the calling test unless the reader and fstrm_capture are installed. */
     public static void assumeInstalled() {
-        Prerequisite.assume("dnstap tests", Files.isExecutable(DNSTAP),
-                "the dnstap reader is not installed (apt-get install golang-github-dnstap-golang-dnstap-cli)",
-                "SLUICE_REQUIRE_DNSTAP");
+        Prerequisite.assume("dnstap tests", Files.isExecutable(DNSTAP)
+                        && Files.isExecutable(Path.of("/usr/bin/fstrm_capture")),
+                "the dnstap readers are not installed (apt-get install golang-github-dnstap-golang-dnstap-cli"
+                        + " fstrm-bin)", "SLUICE_REQUIRE_DNSTAP");
     }
 
     /** Starts a reader listening on {@code socket}, and waits until the socket is there. */
