@@ -9,6 +9,7 @@ import io.sluice.config.SettingTable;
 import io.sluice.config.Settings;
 import io.sluice.limit.Limits;
 import io.sluice.ctl.CtlCommand;
+import io.sluice.posix.Signals;
 import io.sluice.stress.AnswerCommand;
 import io.sluice.stress.StressCommand;
 import java.io.IOException;

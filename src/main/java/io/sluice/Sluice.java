@@ -6,11 +6,14 @@ import io.netty.channel.EventLoopGroup;
 import io.sluice.acl.AccessControl;
 import io.sluice.acl.ClientRules;
 import io.sluice.acl.DeniedLog;
-import io.sluice.backend.Backend;
+import io.sluice.backend.Backends;
 import io.sluice.cache.AnswerCache;
 import io.sluice.cache.CacheStage;
 import io.sluice.config.BackendSettings;
 import io.sluice.config.ConfigException;
+import io.sluice.limit.Budgets;
+import io.sluice.domain.RegistrableDomains;
+import io.sluice.config.LimitSettings;
 import io.sluice.config.SettingTable;
 import io.sluice.config.Settings;
 import io.sluice.config.UpstreamAddress;
@@ -18,10 +21,12 @@ import io.sluice.dnstap.Dnstap;
 import io.sluice.forward.ForwardStage;
 import io.sluice.admin.AdminServer;
 import io.sluice.admin.Operations;
+import io.sluice.admin.RunningServer;
 import io.sluice.forward.Forwarders;
 import io.sluice.forward.Upstream;
 import io.sluice.forward.Forwarder;
 import io.sluice.frontend.Frontend;
+import io.sluice.limit.Backend;
 import io.sluice.limit.Clock;
 import io.sluice.limit.Decisions;
 import io.sluice.limit.FloodWatch;
@@ -63,7 +68,7 @@ import java.util.stream.Collectors;
 import javax.net.ssl.SSLException;
 
 /** A running forwarder: its event loops, upstreams and listeners, started and stopped as one. */
-public final class Sluice implements AutoCloseable {
+public final class Sluice implements AutoCloseable, RunningServer {
     private static final long DRAIN_POLL_MILLIS = 10;
     /** How long past query-timeout a replaced forwarding generation stays open: its ticks may notice an expiry late. */
     private static final long RETIRE_MARGIN_MILLIS = 1000;
@@ -170,7 +175,7 @@ public final class Sluice implements AutoCloseable {
     public static Sluice start(Settings settings, Clock clock)
             throws BindException, ConfigException, InterruptedException {
         LogLevel.apply(settings.logLevel());
-        Limits limits = Limits.from(settings.limits(), clock, policies -> Backend.counters(settings, policies),
+        Limits limits = Limits.from(settings.limits(), clock, policies -> Backends.counters(settings, policies),
                 settings.admin() != null || settings.configFile() != null);
         Transport transport = Transport.best();
         Registry meters = new Registry();
@@ -207,7 +212,7 @@ public final class Sluice implements AutoCloseable {
             }
             forwarding = Forwarders.start(group, transport, settings, meters, upstreamReplies, internalErrors, dnstap);
             if (limits.active()) {
-                backend = Backend.start(settings, limits.limiter(), meters, transport == Transport.EPOLL ? group : null,
+                backend = Backends.start(settings, limits.limiter(), meters, transport == Transport.EPOLL ? group : null,
                         internalErrors);
             }
             LongAdder aclDenied = meters.counter("acl_denied",
@@ -372,6 +377,7 @@ public final class Sluice implements AutoCloseable {
     }
 
     /** Every metric in the Prometheus text format, the JVM's included. */
+    @Override
     public String metricsText() {
         return metrics.text();
     }
@@ -397,6 +403,7 @@ public final class Sluice implements AutoCloseable {
     }
 
     /** The answer cache, or null when it is off. */
+    @Override
     public AnswerCache cache() {
         return cache;
     }
@@ -405,26 +412,60 @@ public final class Sluice implements AutoCloseable {
         return limits;
     }
 
+    @Override
+    public Map<String, Long> counters() {
+        return meters.counters();
+    }
+
+    @Override
+    public int trackedDomains() {
+        return limits.tracked();
+    }
+
+    @Override
+    public LimitSettings.Algorithm algorithm() {
+        return limits.settings().algorithm();
+    }
+
+    @Override
+    public Budgets budgets() {
+        return limits.budgets();
+    }
+
+    @Override
+    public RegistrableDomains domains() {
+        return limits.domains();
+    }
+
+    @Override
+    public boolean flooded(String domain) {
+        return limits.active() && limits.limiter().flooded(domain);
+    }
+
     /** Where the admin API is served, or null. */
     public InetSocketAddress adminAddress() {
         return admin == null ? null : admin.address();
     }
 
     /** The busiest domains while the admin API is on; else null. */
+    @Override
     public TopDomains top() {
         return top;
     }
 
+    @Override
     public List<Upstream> upstreams() {
         return forwarding.upstreams();
     }
 
     /** The latency of the replies of the {@code index}-th upstream. */
+    @Override
     public LatencyHistogram upstreamLatency(int index) {
         return forwarding.latency(index);
     }
 
     /** Null while serving with an upstream up; else what is missing, for /readyz. */
+    @Override
     public String notReady() {
         if (frontend.addresses().isEmpty()) {
             return "not listening";
@@ -445,6 +486,7 @@ public final class Sluice implements AutoCloseable {
      * @return one line per change
      * @throws ConfigException when the file is invalid (naming file, line and key); nothing changes then
      */
+    @Override
     public synchronized List<String> reload() throws ConfigException {
         Settings next;
         try {

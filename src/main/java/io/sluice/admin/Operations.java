@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.sluice.Sluice;
 import io.sluice.cache.AnswerCache;
 import io.sluice.config.ConfigException;
 import io.sluice.config.Durations;
@@ -42,19 +41,19 @@ public final class Operations {
     private static final Set<String> LIMIT_FIELDS = Set.of("queries", "window", "unlimited", "ttl", "reason", "burst");
     private static final int MAX_TOP = 1000;
 
-    private final Sluice sluice;
+    private final RunningServer server;
 
-    public Operations(Sluice sluice) {
-        this.sluice = sluice;
+    public Operations(RunningServer server) {
+        this.server = server;
     }
 
     /** Null when ready (listening, an upstream up), else why not. */
     String notReady() {
-        return sluice.notReady();
+        return server.notReady();
     }
 
     String metricsText() {
-        return sluice.metricsText();
+        return server.metricsText();
     }
 
     JsonNode limits() {
@@ -128,7 +127,7 @@ public final class Operations {
                 || b.asLong() > SettingTable.MAX_QUERIES)) {
             throw new ApiException(400, "burst: a whole number from 0 to " + SettingTable.MAX_QUERIES + " is needed");
         }
-        LimitSettings.Algorithm algorithm = sluice.limits().settings().algorithm();
+        LimitSettings.Algorithm algorithm = server.algorithm();
         if (b != null && b.asLong() != 0 && algorithm != LimitSettings.Algorithm.TOKEN_BUCKET) {
             // as limits.burst in the file: a burst the algorithm ignores would be reported as in force
             throw new ApiException(400, "burst: only token-bucket has a burst (the algorithm is " + algorithm + ")");
@@ -173,7 +172,7 @@ public final class Operations {
         }
         ObjectNode out = JSON.objectNode();
         ArrayNode list = out.putArray("domains");
-        TopDomains top = sluice.top();
+        TopDomains top = server.top();
         if (top == null) {
             return out;
         }
@@ -189,7 +188,7 @@ public final class Operations {
                 d.put("limit", l.queries()).put("window", Durations.text(l.window()));
             }
             d.put("limited", e.refused() > 0);
-            d.put("flood", sluice.limits().limiter().flooded(e.domain()));
+            d.put("flood", server.flooded(e.domain()));
         }
         out.put("seconds", top.seconds());
         return out;
@@ -199,10 +198,10 @@ public final class Operations {
     JsonNode upstreams() {
         ObjectNode out = JSON.objectNode();
         ArrayNode list = out.putArray("upstreams");
-        List<Upstream> all = sluice.upstreams();
+        List<Upstream> all = server.upstreams();
         for (int i = 0; i < all.size(); i++) {
             Upstream u = all.get(i);
-            LatencyHistogram latency = sluice.upstreamLatency(i);
+            LatencyHistogram latency = server.upstreamLatency(i);
             // The sum, as a Prometheus histogram's: two readings give the mean between them (the dashboard's).
             list.addObject().put("address", u.toString()).put("up", !u.isDown())
                     .put("replies", latency.count()).put("latency-seconds", latency.sumSeconds());
@@ -215,15 +214,15 @@ public final class Operations {
         ObjectNode out = JSON.objectNode();
         out.put("time", Instant.now().toEpochMilli());
         ObjectNode counters = out.putObject("counters");
-        sluice.metrics().counters().forEach(counters::put);
-        out.put("tracked-domains", sluice.limits().tracked());
+        server.counters().forEach(counters::put);
+        out.put("tracked-domains", server.trackedDomains());
         return out;
     }
 
     JsonNode reload(String client) {
         List<String> changes;
         try {
-            changes = sluice.reload();
+            changes = server.reload();
         } catch (ConfigException e) {
             log.warn("reload asked by {} failed, nothing changed: {}", client, e.getMessage());
             throw new ApiException(400, e.getMessage());
@@ -237,7 +236,7 @@ public final class Operations {
 
     /** The answers the cache keeps for exactly {@code name}, stale ones included. */
     JsonNode cache(String name) {
-        AnswerCache cache = sluice.cache();
+        AnswerCache cache = server.cache();
         if (cache == null) {
             throw new ApiException(409, "the cache is off (cache.size: 0)");
         }
@@ -277,7 +276,7 @@ public final class Operations {
      * {@code type} only when given; with {@code subtree}, of every name under it too).
      */
     JsonNode flushCache(String name, String type, String subtree, String client) {
-        AnswerCache cache = sluice.cache();
+        AnswerCache cache = server.cache();
         if (cache == null) {
             throw new ApiException(409, "the cache is off (cache.size: 0)");
         }
@@ -320,7 +319,7 @@ public final class Operations {
     }
 
     private Budgets budgets() {
-        Budgets b = sluice.limits().budgets();
+        Budgets b = server.budgets();
         if (b == null) {
             throw new ApiException(409, "limits cannot change while running here");
         }
@@ -336,7 +335,7 @@ public final class Operations {
             throw new ApiException(400, e.getMessage());
         }
         try {
-            return strict ? Budgets.registrable(sluice.limits().domains(), ascii) : sluice.limits().domains().reduce(ascii);
+            return strict ? Budgets.registrable(server.domains(), ascii) : server.domains().reduce(ascii);
         } catch (IllegalArgumentException e) {
             throw new ApiException(400, ascii + ": " + e.getMessage());
         }

@@ -12,7 +12,7 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.FixedRecvByteBufAllocator;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.socket.DatagramPacket;
-import io.sluice.Signals;
+import io.sluice.posix.Signals;
 import io.sluice.config.ConfigException;
 import io.sluice.config.Durations;
 import io.sluice.transport.TcpFraming;

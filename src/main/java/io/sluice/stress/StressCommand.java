@@ -1,7 +1,7 @@
 package io.sluice.stress;
 
 import com.google.common.net.HostAndPort;
-import io.sluice.Signals;
+import io.sluice.posix.Signals;
 import io.sluice.config.ConfigException;
 import io.sluice.config.Durations;
 import java.io.IOException;

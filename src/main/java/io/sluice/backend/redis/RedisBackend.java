@@ -1,7 +1,7 @@
 package io.sluice.backend.redis;
 
 import io.netty.channel.EventLoopGroup;
-import io.sluice.backend.Backend;
+import io.sluice.limit.Backend;
 import io.sluice.config.BackendSettings;
 import io.sluice.config.LimitSettings;
 import io.sluice.domain.DomainKey;

@@ -1,4 +1,4 @@
-package io.sluice;
+package io.sluice.posix;
 
 import java.util.function.Consumer;
 

@@ -7,6 +7,7 @@ import io.sluice.config.BackendSettings;
 import io.sluice.config.ConfigException;
 import io.sluice.config.Settings;
 import io.sluice.domain.DomainKey;
+import io.sluice.limit.Backend;
 import io.sluice.limit.CounterStore;
 import io.sluice.limit.Decisions;
 import io.sluice.limit.DomainLimiter;
@@ -14,7 +15,6 @@ import io.sluice.limit.HeapCounters;
 import io.sluice.limit.Policy;
 import io.sluice.metrics.Registry;
 import io.sluice.pipeline.InternalErrors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Function;
 
 /**
@@ -22,10 +22,12 @@ import java.util.function.Function;
  * the backends: the store the limiter keeps its words in ({@link #counters}), and what runs
  * beside it to make each event loop's decisions ({@link #start}).
  */
-public interface Backend extends Decisions.Maker, AutoCloseable {
+public final class Backends {
+    private Backends() {
+    }
 
     /** The limiter's store, opened once the limiter's policies can be asked for. */
-    static CounterStore counters(Settings settings, Function<DomainKey, Policy> policies) throws ConfigException {
+    public static CounterStore counters(Settings settings, Function<DomainKey, Policy> policies) throws ConfigException {
         BackendSettings b = settings.backend();
         return switch (b.kind()) {
             case MEMORY -> new HeapCounters();
@@ -46,35 +48,13 @@ public interface Backend extends Decisions.Maker, AutoCloseable {
      *               share; else null
      * @param errors where a bug met off the query path's stages (a verdict, a sync pass) is counted
      */
-    static Backend start(Settings settings, DomainLimiter limiter, Registry meters, EventLoopGroup loops,
+    public static Backend start(Settings settings, DomainLimiter limiter, Registry meters, EventLoopGroup loops,
                          InternalErrors errors) {
         return switch (settings.backend().kind()) {
-            case MEMORY, CHRONICLE -> new Local(Decisions.local(limiter)); // the counters decide
+            case MEMORY, CHRONICLE -> new Backend.Local(Decisions.local(limiter)); // the counters decide
             case REDIS -> RedisBackend.start(settings.backend(), settings.limits().algorithm(), limiter, meters, loops,
                     settings.threads(), errors);
         };
     }
 
-    /** What the startup line adds to the store's own description; empty when nothing. */
-    String describe();
-
-    @Override
-    void close();
-
-    /** Memory and Chronicle Map: the limiter's own counters decide at once; nothing runs beside them. */
-    record Local(Decisions.Maker decisions) implements Backend {
-        @Override
-        public Decisions forLoop(ScheduledExecutorService loop, Decisions.Verdicts verdicts) {
-            return decisions.forLoop(loop, verdicts);
-        }
-
-        @Override
-        public String describe() {
-            return "";
-        }
-
-        @Override
-        public void close() {
-        }
-    }
 }
