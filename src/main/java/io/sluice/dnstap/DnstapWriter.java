@@ -156,10 +156,12 @@ final class DnstapWriter implements Runnable {
     /** Encodes and writes what is queued, up to a batch; whether there was anything. */
     private boolean drain(Target t) {
         int n = 0;
+        boolean inHand = false; // a message taken from the queue and not yet in the buffer
         DnstapEvent e;
         try {
             while (n < BATCH && (e = queue.poll()) != null) {
                 n++;
+                inHand = true;
                 byte[] m = DnstapMessages.encode(e, t.identity(), t.version());
                 if (out.remaining() < 4 + m.length) {
                     flush();
@@ -167,13 +169,17 @@ final class DnstapWriter implements Runnable {
                 if (out.remaining() < 4 + m.length) { // larger than the buffer: a 64 KiB TCP answer
                     FrameStreams.writeFully(channel, ByteBuffer.allocate(4 + m.length).putInt(m.length).put(m).flip());
                     written.increment();
-                    continue;
+                } else {
+                    out.putInt(m.length).put(m);
+                    framesInBuffer++;
                 }
-                out.putInt(m.length).put(m);
-                framesInBuffer++;
+                inHand = false;
             }
             flush();
         } catch (IOException | RuntimeException x) {
+            if (inHand) {
+                dropped.increment();
+            }
             lost(x);
         }
         return n > 0;
