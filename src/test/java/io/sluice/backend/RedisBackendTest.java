@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.limit.ManualClock;
+import io.sluice.testing.Await;
 import io.sluice.testing.Dns;
 import io.sluice.testing.RedisServer;
 import io.sluice.testing.RunningSluice;
@@ -12,9 +13,11 @@ import io.sluice.testing.TestUpstream;
 import java.net.DatagramPacket;
 import java.net.DatagramSocket;
 import java.net.InetSocketAddress;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -141,12 +144,14 @@ class RedisBackendTest {
     }
 
     /** Waits for a fixed-window count in Redis: at once in exact mode, after a sync in async mode. */
-    private void awaitCount(RedisServer redis, String domain, long count) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (fixedWindowCount(redis, domain) != count && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
-        assertEquals(count, fixedWindowCount(redis, domain), domain);
+    private void awaitCount(RedisServer redis, String domain, long count) {
+        Await.until(domain + "'s count in Redis to be " + count, () -> fixedWindowCount(redis, domain) == count);
+    }
+
+    /** Waits until {@code s}'s sync thread has run {@code n} passes more than it had. */
+    private static void awaitPasses(RunningSluice s, int n) {
+        long from = s.sluice().metrics().count("redis_sync_passes");
+        Await.until(n + " sync passes", () -> s.sluice().metrics().count("redis_sync_passes") >= from + n);
     }
 
     /** 6,400 an hour: leases of 64, taken while the window's count stays under 3,200. */
@@ -194,16 +199,14 @@ class RedisBackendTest {
             Files.writeString(conf, head + "limits:\n  default: { queries: 6400, window: 1h }\n");
             try (RunningSluice a = RunningSluice.startFor(List.of(), clock, x -> x.configFile(conf))) {
                 assertEquals(50, Dns.burst(List.of(a.address()), Dns.names("held.com", 50))[Rcode.NOERROR]);
-                Thread.sleep(200); // taken by a pass, and held: looked at again 63 passes (3.15 s) later
+                awaitPasses(a, 2); // taken by a pass, and held: looked at again 63 passes (3.15 s) later
                 assertEquals(-1, fixedWindowCount(redis, "held.com"));
                 Files.writeString(conf, head + "limits:\n  default: { queries: 1000, window: 1h }\n");
                 a.sluice().reload();
                 assertEquals(14, Dns.burst(List.of(a.address()), Dns.names("held.com", 14))[Rcode.NOERROR]);
-                long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1500);
-                while (fixedWindowCount(redis, "held.com") != 64 && System.nanoTime() < deadline) {
-                    Thread.sleep(10);
-                }
-                assertEquals(64, fixedWindowCount(redis, "held.com"), "pushed as its count reached 64");
+                // pushed as its count reached 64, well before the held domain's next look
+                Await.until("held.com pushed at 64", Duration.ofMillis(1500),
+                        () -> fixedWindowCount(redis, "held.com") == 64);
             }
         }
     }
@@ -302,18 +305,12 @@ class RedisBackendTest {
                      "limits.default.queries", "10", "limits.algorithm", "token-bucket")) {
             assertEquals(10, Dns.burst(List.of(a.address()), Dns.names("drip.org", 12))[Rcode.NOERROR], "decided locally");
             String key = key("drip.org", "token-bucket");
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (redis.command("GET " + key).equals("$-1") && System.nanoTime() < deadline) {
-                Thread.sleep(10); // waiting for a's sync thread
-            }
+            Await.until("a's sync to reach Redis", () -> !redis.command("GET " + key).equals("$-1"));
             // b's bucket is full until its first sync takes a's ten tokens from it.
             assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(b.address(), Dns.query(1, "x.drip.org.", Type.A))));
-            int refused = 0;
-            while (refused == 0 && System.nanoTime() < deadline) {
-                Thread.sleep(20);
-                refused = Dns.rcode(Dns.udp(b.address(), Dns.query(2, "y.drip.org.", Type.A))) == Rcode.REFUSED ? 1 : 0;
-            }
-            assertEquals(1, refused, "b learns that the fleet has spent the bucket");
+            awaitPasses(b, 2);
+            assertEquals(Rcode.REFUSED, Dns.rcode(Dns.udp(b.address(), Dns.query(2, "y.drip.org.", Type.A))),
+                    "b learns that the fleet has spent the bucket");
         }
     }
 
@@ -430,18 +427,11 @@ class RedisBackendTest {
              RunningSluice b = sluice("redis", redis.uri(), "redis-mode", "async", "sync-interval", "20ms",
                      "limits.default.queries", "20")) {
             assertEquals(20, Dns.burst(List.of(a.address()), Dns.names("fleet.com", 25))[Rcode.NOERROR], "decided locally");
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (fixedWindowCount(redis, "fleet.com") != 20 && System.nanoTime() < deadline) {
-                Thread.sleep(10); // waiting for the sync thread
-            }
-            assertEquals(20, fixedWindowCount(redis, "fleet.com"), "a's count reached Redis");
+            awaitCount(redis, "fleet.com", 20); // a's count reached Redis
             // b has not seen the domain: it allows, then syncs and learns the fleet's 21.
             assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(b.address(), Dns.query(1, "x.fleet.com.", Type.A))));
-            while (fixedWindowCount(redis, "fleet.com") != 21 && System.nanoTime() < deadline) {
-                Thread.sleep(10); // waiting for b's sync thread
-            }
-            assertEquals(21, fixedWindowCount(redis, "fleet.com"));
-            Thread.sleep(100); // five sync intervals: the merge follows the push in the same pass
+            awaitCount(redis, "fleet.com", 21);
+            awaitPasses(b, 1); // the merge follows the push in the same pass
             assertEquals(Rcode.REFUSED, Dns.rcode(Dns.udp(b.address(), Dns.query(2, "y.fleet.com.", Type.A))),
                     "b decides on the fleet's count");
             assertEquals(Rcode.REFUSED, Dns.rcode(Dns.udp(a.address(), Dns.query(3, "z.fleet.com.", Type.A))));
@@ -460,26 +450,23 @@ class RedisBackendTest {
             assertEquals(50, Dns.burst(List.of(a.address()), Dns.names("quiet.com", 50))[Rcode.NOERROR]);
             assertEquals(20, Dns.burst(List.of(a.address()), Dns.names("small.com", 20))[Rcode.NOERROR]);
             assertEquals(20, Dns.burst(List.of(a.address()), Dns.names("late.com", 20))[Rcode.NOERROR]);
-            Thread.sleep(200); // ten sync intervals
+            awaitPasses(a, 10);
             assertEquals(List.of(), pushed(redis, "quiet.com"), "50 is under 6400 / 64 (64, a power of two): held back");
 
             assertEquals(14, Dns.burst(List.of(a.address()), Dns.names("quiet.com", 14))[Rcode.NOERROR]);
             awaitCount(redis, "quiet.com", 64); // the loop that counted the 64th queued it: pushed
             clock.advanceMillis(HOUR_MS / 2); // the tests' clock starts on the hour: to the window's middle
-            Thread.sleep(4000); // a held domain is looked at again within 63 passes, each 20 ms after the last ended
+            awaitPasses(a, 64); // a held domain is looked at again within 63 passes
             assertEquals(List.of(), pushed(redis, "small.com"), "half a window: still held back");
 
             clock.advanceMillis(HOUR_MS - 10 - clock.epochNanos() / 1_000_000 % HOUR_MS); // the window's last interval
-            Thread.sleep(4000); // looked at: the counts are taken from the loops, and still held
+            awaitPasses(a, 64); // looked at: the counts are taken from the loops, and still held
             assertEquals(44, Dns.burst(List.of(a.address()), Dns.names("late.com", 44))[Rcode.NOERROR]);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (pushed(redis, "late.com").isEmpty() && System.nanoTime() < deadline) {
-                Thread.sleep(10);
-            }
+            Await.until("late.com pushed", () -> !pushed(redis, "late.com").isEmpty());
             assertEquals(List.of(64L), pushed(redis, "late.com"), "20 taken and 44 with the loops: the share, pushed");
 
             clock.advanceMillis(20); // the window is over
-            Thread.sleep(200);
+            awaitPasses(a, 10);
             assertEquals(64, Dns.burst(List.of(a.address()), Dns.names("small.com", 64))[Rcode.NOERROR]);
             awaitCount(redis, "small.com", 64);
             assertEquals(List.of(64L), pushed(redis, "small.com"),
@@ -492,9 +479,13 @@ class RedisBackendTest {
      * the slow log (every command, with the test's settings; it shows 32 arguments of a command,
      * five domains' worth of a push).
      */
-    private static List<Long> pushed(RedisServer redis, String domain) throws Exception {
-        List<String> lines = List.of(RedisServer.cli("-p", String.valueOf(redis.port()), "SLOWLOG", "GET", "100000")
-                .split("\n"));
+    private static List<Long> pushed(RedisServer redis, String domain) {
+        List<String> lines;
+        try {
+            lines = List.of(RedisServer.cli("-p", String.valueOf(redis.port()), "SLOWLOG", "GET", "100000").split("\n"));
+        } catch (IOException | InterruptedException e) {
+            throw new IllegalStateException("redis-cli SLOWLOG GET failed", e);
+        }
         List<Long> counts = new ArrayList<>();
         String key = key(domain, "fixed-window");
         for (int i = 0; i + 2 < lines.size(); i++) { // redis-cli's raw output: a line a value
@@ -519,17 +510,14 @@ class RedisBackendTest {
                      "limits.default.queries", "6400", "limits.algorithm", "token-bucket",
                      "limits.janitor-interval", "20ms")) {
             assertEquals(50, Dns.burst(List.of(a.address()), Dns.names("drip.net", 50))[Rcode.NOERROR]);
-            Thread.sleep(200); // ten janitor passes and sync passes
+            awaitPasses(a, 10); // and as many janitor passes, at the same interval
             String key = key("drip.net", "token-bucket");
             assertEquals("$-1", redis.command("GET " + key), "held back: 50 is under 6400 / 64, the bucket not full");
             // Full again, by its word alone the slot is idle: its held counts are pushed then, not
             // held out of the janitor's reach, and not lost to it.
             clock.advanceMillis(60_000);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (redis.command("GET " + key).equals("$-1") && System.nanoTime() < deadline) {
-                Thread.sleep(10); // waiting for the sync thread
-            }
-            assertTrue(!redis.command("GET " + key).equals("$-1"), "the held counts reached Redis, not the janitor's bin");
+            Await.until("the held counts in Redis, not the janitor's bin",
+                    () -> !redis.command("GET " + key).equals("$-1"));
         }
     }
 

@@ -12,6 +12,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.TimeoutException;
 
 /**
@@ -82,6 +83,8 @@ final class DeltaSync implements AutoCloseable {
     private int passes;
     /** Domains whose counts lost every try of the last pass: they go first in the next. */
     private List<Push> carried = new ArrayList<>();
+    /** Passes run, for the metrics (and the tests that wait for a pass). */
+    private final LongAdder passesDone;
     private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "sluice-redis-sync");
         t.setDaemon(true);
@@ -89,8 +92,9 @@ final class DeltaSync implements AutoCloseable {
     });
 
     DeltaSync(RedisBackend backend, DomainLimiter limiter, SyncedCounters counters, Duration interval,
-              InternalErrors errors) {
+              InternalErrors errors, LongAdder passesDone) {
         this.backend = backend;
+        this.passesDone = passesDone;
         this.errors = errors;
         this.limiter = limiter;
         this.algorithm = limiter.algorithm();
@@ -118,6 +122,8 @@ final class DeltaSync implements AutoCloseable {
                 // never run again, so it is counted and logged at most once a minute, and the
                 // next pass tries afresh
                 errors.caught("DeltaSync", "a sync pass", "the next pass tries afresh", e);
+            } finally {
+                passesDone.increment();
             }
         }, ms, ms, TimeUnit.MILLISECONDS);
     }

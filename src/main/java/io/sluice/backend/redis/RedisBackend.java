@@ -64,8 +64,10 @@ public final class RedisBackend implements Backend {
                 ? new Leases(limiter.table().capacity() + 1) : null;
         this.leased = meters.counter("redis_leased", "Queries exact mode allowed from a lease, a share of a budget far"
                 + " from spent that a call reserved in Redis beforehand: without a call of their own.");
+        LongAdder passes = meters.counter("redis_sync_passes", "Async mode's sync passes done (each takes the"
+                + " loops' counts and pushes what is due); one that stops growing is a sync thread stuck.");
         this.sync = limiter.store() instanceof SyncedCounters synced
-                ? new DeltaSync(this, limiter, synced, settings.syncInterval(), errors) : null;
+                ? new DeltaSync(this, limiter, synced, settings.syncInterval(), errors, passes) : null;
     }
 
     /**
