@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.testing.Await;
 import io.sluice.testing.Dns;
 import io.sluice.testing.RunningSluice;
 import io.sluice.testing.TestUpstream;
@@ -52,18 +53,14 @@ class ReloadUnderLoadTest {
                         return null;
                     }));
                 }
-                while (sent.get() < 40) {
-                    Thread.sleep(10);
-                }
+                Await.until("40 queries sent", () -> sent.get() >= 40);
                 Files.writeString(conf, "upstreams: [" + b.hostPort() + "]\ntimeout: 1s\n"
                         + "limits:\n  default: { queries: 1000000 }\n");
                 List<String> changes = s.sluice().reload();
                 assertTrue(changes.contains("upstreams: " + a.hostPort() + " -> " + b.hostPort()), changes.toString());
                 assertTrue(changes.contains("timeout: 2s -> 1s"), changes.toString());
                 int atSwitch = sent.get();
-                while (sent.get() < atSwitch + 200) {
-                    Thread.sleep(10);
-                }
+                Await.until("200 queries sent after the switch", () -> sent.get() >= atSwitch + 200);
                 stop.set(true);
                 for (Future<?> f : running) {
                     f.get(); // a query that got no answer at all would throw here
@@ -94,10 +91,8 @@ class ReloadUnderLoadTest {
                 Files.writeString(conf, "upstreams: [" + b.hostPort() + "]\ntimeout: 200ms\nquery-timeout: 200ms\n");
                 s.sluice().reload();
                 assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(2, "y.example.", Type.A))));
-                long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
-                while (s.sluice().metricsText().contains(old) && System.nanoTime() < deadline) {
-                    Thread.sleep(50); // the old generation closes a query-timeout and a margin after the switch
-                }
+                // the old generation closes a query-timeout and a margin after the switch
+                Await.until("the old upstream's series gone", () -> !s.sluice().metricsText().contains(old));
                 String m = s.sluice().metricsText();
                 assertFalse(m.contains(old), "no series of the removed upstream lingers");
                 assertTrue(m.contains("sluice_upstream_latency_seconds_count{upstream=\"" + b.hostPort() + "\"}"), m);

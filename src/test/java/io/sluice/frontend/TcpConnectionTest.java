@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.limit.ManualClock;
+import io.sluice.testing.Await;
 import io.sluice.testing.Dns;
 import io.sluice.testing.RunningSluice;
 import io.sluice.testing.TestUpstream;
@@ -328,10 +329,7 @@ class TcpConnectionTest {
             c.setSoTimeout(5000);
             cache(c, TestUpstream.HUGE);
             writeAside(c, frames(60_000, 2, TestUpstream.HUGE), true);
-            long deadline = System.nanoTime() + 10_000_000_000L;
-            while (s.sluice().metrics().count("tcp_idle_closed") == 0 && System.nanoTime() < deadline) {
-                Thread.sleep(20);
-            }
+            Await.until("the idle close", () -> s.sluice().metrics().count("tcp_idle_closed") > 0);
             assertEquals(1, s.sluice().metrics().count("tcp_idle_closed"));
             long read = s.sluice().metrics().count("queries", "protocol", "tcp");
             assertTrue(read < 10_000, read + " of 60,001 queries read");

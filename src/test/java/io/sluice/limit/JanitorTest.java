@@ -9,6 +9,7 @@ import ch.qos.logback.core.read.ListAppender;
 import io.sluice.config.LimitSettings.Algorithm;
 import io.sluice.domain.DomainProbe;
 import io.sluice.domain.RegistrableDomains;
+import io.sluice.testing.Await;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -43,10 +44,8 @@ class JanitorTest {
     }
 
     /** Waits for the janitor's thread to have logged {@code count} matching lines (at most 5 s). */
-    private void awaitLines(String part, int count) throws InterruptedException {
-        for (int i = 0; i < 500 && lines(l -> l.contains(part)).size() < count; i++) {
-            Thread.sleep(10);
-        }
+    private void awaitLines(String part, int count) {
+        Await.until(count + " lines with " + part, Duration.ofSeconds(5), () -> lines(l -> l.contains(part)).size() >= count);
     }
 
     @Test
@@ -115,10 +114,7 @@ class JanitorTest {
         clock.advanceMillis(1000); // every window ends
         try (Janitor janitor = new Janitor(limiter, null, () -> false, max)) {
             janitor.start(Duration.ofSeconds(3));
-            for (int i = 0; i < 400 && limiter.tracked() > 0; i++) {
-                Thread.sleep(10);
-            }
-            assertEquals(0, limiter.tracked(), "the first pass retired them all");
+            Await.until("the first pass to retire them all", Duration.ofSeconds(4), () -> limiter.tracked() == 0);
             long retiredAt = System.nanoTime();
             // The retired slots hold their room for a grace: the table, half as large again as its
             // bound, has room for half the bound until then, and for the whole bound after it.
