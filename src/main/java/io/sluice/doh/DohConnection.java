@@ -46,8 +46,14 @@ public final class DohConnection {
     public record Bounds(long idleNanos, int maxQueries, long maxDurationNanos) {
     }
 
-    /** Streams a client may have open at once: as many as a connection's queries a TCP client may have owed. */
-    private static final int MAX_STREAMS = 1000;
+    /**
+     * Streams a client may have open at once, nginx's and h2o's order: the bound on what a client
+     * that asks and never reads (never opens its flow-control window) makes a connection hold, at
+     * most this many answers. A TCP connection's backlog bound of a MiB cannot serve here: HTTP/2
+     * must read on for the client's WINDOW_UPDATEs, and a client's streams come in one read,
+     * before any answer is held.
+     */
+    static final int MAX_STREAMS = 100;
     /** The most an HTTP/1.1 request's body is read to before it is refused: a DNS message and room for framing. */
     private static final int MAX_BODY = DohRequest.MAX_MESSAGE + 1;
 

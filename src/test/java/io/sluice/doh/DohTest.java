@@ -3,7 +3,9 @@ package io.sluice.doh;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.sluice.testing.Await;
 import io.sluice.testing.DohClients;
 import io.sluice.testing.Dns;
 import io.sluice.testing.RunningSluice;
@@ -111,6 +113,29 @@ class DohTest {
                         "--data-binary", "@" + q), "served after all of that");
             }
             assertEquals(0, s.sluice().metrics().count("internal_errors"));
+        }
+    }
+
+    @Test
+    void aClientThatNeverOpensItsWindowGetsAHundredStreamsAndOthersAreServed() throws Exception {
+        assumeTrue(Files.isExecutable(Path.of("/usr/bin/nghttp")), "nghttp (nghttp2-client) is not installed");
+        try (TestUpstream up = new TestUpstream(); RunningSluice s = serving(up)) {
+            String dns = Base64.getUrlEncoder().withoutPadding().encodeToString(
+                    Dns.query(0, TestUpstream.GIANT, Type.TXT));
+            // a stream window of 0: no answer's DATA can be sent, so each of its streams stays open
+            Process nghttp = new ProcessBuilder("nghttp", "-n", "-w", "0", "-m", "300", url(s) + "?dns=" + dns)
+                    .redirectErrorStream(true).start();
+            try {
+                Await.until("the stalled client's streams taken",
+                        () -> s.sluice().metrics().count("queries", "protocol", "https") >= DohConnection.MAX_STREAMS);
+                assertStatus(200, DohClients.curl(dir, url(s) + "?dns=" + Base64.getUrlEncoder().withoutPadding()
+                        .encodeToString(Dns.query(0, "other.example.", Type.A)), "--http2"), "another client, served");
+                assertEquals(DohConnection.MAX_STREAMS + 1, s.sluice().metrics().count("queries", "protocol", "https"),
+                        "no stream past the hundred: the stalled connection holds a hundred answers at most");
+            } finally {
+                nghttp.destroy();
+                nghttp.waitFor();
+            }
         }
     }
 
