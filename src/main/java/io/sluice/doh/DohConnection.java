@@ -5,6 +5,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http2.DefaultHttp2GoAwayFrame;
 import io.netty.handler.codec.http2.Http2Error;
@@ -54,6 +55,12 @@ public final class DohConnection {
      * before any answer is held.
      */
     static final int MAX_STREAMS = 100;
+    /**
+     * HTTP/1.1 requests decoded and not yet answered, at most: every request of one read (a read
+     * stops there while one waits, and holds 64 KiB at most, 16 bytes the shortest request). The
+     * codec's default, 128, closed a connection that pipelined more in one burst, unanswered.
+     */
+    private static final int MAX_PIPELINED = 4096;
     /** The most an HTTP/1.1 request's body is read to before it is refused: a DNS message and room for framing. */
     private static final int MAX_BODY = DohRequest.MAX_MESSAGE + 1;
 
@@ -120,7 +127,7 @@ public final class DohConnection {
                         }
                     }));
                 } else {
-                    ctx.pipeline().addLast(new HttpServerCodec());
+                    ctx.pipeline().addLast(new HttpServerCodec(new HttpDecoderConfig(), MAX_PIPELINED));
                     ctx.pipeline().addLast(new Http1Exchange.Aggregator(MAX_BODY));
                     c.http1 = new Http1Exchange(c);
                     ctx.pipeline().addLast(c.http1);

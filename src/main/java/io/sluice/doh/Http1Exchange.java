@@ -99,11 +99,30 @@ final class Http1Exchange extends DohExchange {
             written.addListener(ChannelFutureListener.CLOSE);
         }
         busy = false;
-        if (!waiting.isEmpty()) {
+        if (!waiting.isEmpty() && ctx.channel().isWritable()) {
             ctx.executor().execute(() -> next(ctx)); // not inside this write: the next may answer at once
-        } else if (keepAlive) {
-            ctx.channel().config().setAutoRead(true); // read off while requests waited
+        } else {
+            readIfRoom(ctx);
         }
+    }
+
+    /**
+     * Reads on while no request waits and the answers written are leaving: a client that sends
+     * requests and never reads its answers fills the connection's write buffer (Netty's high water
+     * mark, 64 KiB) and then sends into its own socket, while this connection holds no more.
+     */
+    private void readIfRoom(ChannelHandlerContext ctx) {
+        ctx.channel().config().setAutoRead(keepAlive && !busy && waiting.isEmpty() && ctx.channel().isWritable());
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        if (ctx.channel().isWritable() && !busy && !waiting.isEmpty()) {
+            next(ctx);
+        } else if (!windingDown) {
+            readIfRoom(ctx);
+        }
+        ctx.fireChannelWritabilityChanged();
     }
 
     /**
@@ -135,8 +154,8 @@ final class Http1Exchange extends DohExchange {
             return;
         }
         handle(ctx, request);
-        if (waiting.isEmpty() && !busy) {
-            ctx.channel().config().setAutoRead(true);
+        if (!busy) {
+            readIfRoom(ctx);
         }
         ctx.flush();
     }

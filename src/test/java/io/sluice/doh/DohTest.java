@@ -188,6 +188,44 @@ class DohTest {
         }
     }
 
+    @Test
+    void anHttp11ClientThatSendsAndNeverReadsIsNoLongerReadOnceItsAnswersBackUp() throws Exception {
+        try (TestUpstream up = new TestUpstream(); RunningSluice s = serving(up)) {
+            int port = s.sluice().httpsAddresses().get(0).getPort();
+            String dns = Base64.getUrlEncoder().withoutPadding().encodeToString(Dns.query(0, TestUpstream.GIANT, Type.TXT));
+            int n = 600; // 24 MB of answers, about 40,000 bytes each
+            StringBuilder requests = new StringBuilder();
+            for (int i = 0; i < n; i++) {
+                requests.append("GET /dns-query?dns=").append(dns).append(" HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+                        .append(i == n - 1 ? "Connection: close\r\n" : "").append("\r\n");
+            }
+            Path in = Files.writeString(dir.resolve("pipelined.txt"), requests.toString());
+            // openssl s_client writes the answers to a pipe nobody reads yet: once the pipe is full it
+            // stops reading its socket, a client that sends and never reads
+            Process client = new ProcessBuilder("openssl", "s_client", "-quiet", "-alpn", "http/1.1", "-connect",
+                    "127.0.0.1:" + port).redirectInput(in.toFile()).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+            try {
+                long[] last = {-1, System.nanoTime()};
+                Await.until("the answers to back up", () -> {
+                    long now = s.sluice().metrics().count("queries", "protocol", "https");
+                    if (now != last[0]) {
+                        last[0] = now;
+                        last[1] = System.nanoTime();
+                    }
+                    return now > 0 && System.nanoTime() - last[1] > 300_000_000L; // no query taken for 300 ms
+                });
+                long taken = s.sluice().metrics().count("queries", "protocol", "https");
+                assertTrue(taken < n / 2, taken + " of " + n + " requests taken from a client that reads nothing");
+                String out = new String(client.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.ISO_8859_1);
+                assertEquals(n, java.util.regex.Pattern.compile("HTTP/1\\.1 200").matcher(out).results().count(),
+                        "every request answered once the client reads (" + out.length() + " bytes read)");
+            } finally {
+                client.destroy();
+                client.waitFor();
+            }
+        }
+    }
+
     private static void assertStatus(int status, DohClients.Run r, String what) {
         String first = r.output().lines().findFirst().orElse("");
         assertTrue(first.matches("HTTP/[0-9.]+ " + status + ".*"), what + ": " + r.output());
