@@ -78,7 +78,7 @@ public final class Dnstap implements MessageTap, AutoCloseable {
         };
     }
 
-    /** A reload's socket, identity and version; a new socket is connected to at once. */
+    /** A reload's socket, identity, version and kinds of message; a new socket is connected to at once. */
     public void reconfigure(DnstapSettings settings) {
         kinds = kinds(settings);
         writer.retarget(target(settings));
@@ -92,59 +92,47 @@ public final class Dnstap implements MessageTap, AutoCloseable {
         return mask;
     }
 
-    private boolean writes(DnstapSettings.Message kind) {
-        return (kinds & 1 << kind.ordinal()) != 0;
-    }
-
     @Override
     public void clientQuery(ByteBuf message, Channel client, UdpSocket socket, InetSocketAddress address,
                             long epochNanos) {
-        if (!writes(DnstapSettings.Message.CLIENT_QUERY)) {
-            return;
-        }
-        if (address != null) {
-            offer(DnstapMessages.CLIENT_QUERY, SocketProtocol.UDP, address, socket.localAddress(), epochNanos, message);
-        } else {
-            offer(DnstapMessages.CLIENT_QUERY, SocketProtocol.of(client), inet(client.remoteAddress()),
-                    inet(client.localAddress()), epochNanos, message);
-        }
+        offerClient(DnstapSettings.Message.CLIENT_QUERY, message, client, socket, address, epochNanos);
     }
 
     @Override
     public void clientResponse(ByteBuf message, Channel client, UdpSocket socket, InetSocketAddress address) {
-        if (!writes(DnstapSettings.Message.CLIENT_RESPONSE)) {
-            return;
-        }
-        if (address != null) {
-            offer(DnstapMessages.CLIENT_RESPONSE, SocketProtocol.UDP, address, socket.localAddress(),
-                    clock.getAsLong(), message);
-        } else {
-            offer(DnstapMessages.CLIENT_RESPONSE, SocketProtocol.of(client), inet(client.remoteAddress()),
-                    inet(client.localAddress()), clock.getAsLong(), message);
-        }
+        offerClient(DnstapSettings.Message.CLIENT_RESPONSE, message, client, socket, address, clock.getAsLong());
     }
 
     @Override
     public void forwarderQuery(ByteBuf message, SocketProtocol protocol, InetSocketAddress local,
                                InetSocketAddress upstream) {
-        if (!writes(DnstapSettings.Message.FORWARDER_QUERY)) {
-            return;
-        }
-        offer(DnstapMessages.FORWARDER_QUERY, protocol, local, upstream, clock.getAsLong(), message);
+        offer(DnstapSettings.Message.FORWARDER_QUERY, protocol, local, upstream, clock.getAsLong(), message);
     }
 
     @Override
     public void forwarderResponse(ByteBuf message, SocketProtocol protocol, InetSocketAddress local,
                                   InetSocketAddress upstream) {
-        if (!writes(DnstapSettings.Message.FORWARDER_RESPONSE)) {
-            return;
-        }
-        offer(DnstapMessages.FORWARDER_RESPONSE, protocol, local, upstream, clock.getAsLong(), message);
+        offer(DnstapSettings.Message.FORWARDER_RESPONSE, protocol, local, upstream, clock.getAsLong(), message);
     }
 
-    private void offer(int type, SocketProtocol protocol, InetSocketAddress queryAddress,
+    /** A message between a client and sluice: in a datagram when {@code address} is set, else on {@code client}. */
+    private void offerClient(DnstapSettings.Message kind, ByteBuf message, Channel client, UdpSocket socket,
+                             InetSocketAddress address, long epochNanos) {
+        if (address != null) {
+            offer(kind, SocketProtocol.UDP, address, socket.localAddress(), epochNanos, message);
+        } else {
+            offer(kind, SocketProtocol.of(client), inet(client.remoteAddress()), inet(client.localAddress()),
+                    epochNanos, message);
+        }
+    }
+
+    /** Queues the message unless its kind is not written (a read of a volatile), or the queue is full (dropped). */
+    private void offer(DnstapSettings.Message kind, SocketProtocol protocol, InetSocketAddress queryAddress,
                        InetSocketAddress responseAddress, long epochNanos, ByteBuf message) {
-        DnstapEvent e = new DnstapEvent(type, protocol, queryAddress, responseAddress, epochNanos,
+        if ((kinds & 1 << kind.ordinal()) == 0) {
+            return;
+        }
+        DnstapEvent e = new DnstapEvent(kind, protocol, queryAddress, responseAddress, epochNanos,
                 ByteBufUtil.getBytes(message));
         if (!queue.offer(e)) {
             dropped.increment();

@@ -1,6 +1,7 @@
 package io.sluice.dnstap;
 
 import com.google.protobuf.CodedOutputStream;
+import io.sluice.config.DnstapSettings;
 import java.io.IOException;
 import java.net.Inet4Address;
 import java.net.InetSocketAddress;
@@ -12,11 +13,6 @@ import java.net.InetSocketAddress;
  * generator in the build. The field numbers are the schema's, and only here.
  */
 final class DnstapMessages {
-    static final int CLIENT_QUERY = 5;
-    static final int CLIENT_RESPONSE = 6;
-    static final int FORWARDER_QUERY = 7;
-    static final int FORWARDER_RESPONSE = 8;
-
     // Dnstap
     private static final int IDENTITY = 1;
     private static final int VERSION = 2;
@@ -69,11 +65,21 @@ final class DnstapMessages {
     }
 
     private static boolean isQuery(DnstapEvent e) {
-        return e.type() == CLIENT_QUERY || e.type() == FORWARDER_QUERY;
+        return e.kind() == DnstapSettings.Message.CLIENT_QUERY || e.kind() == DnstapSettings.Message.FORWARDER_QUERY;
+    }
+
+    /** dnstap's Message.Type of {@code e}'s kind. */
+    private static int type(DnstapEvent e) {
+        return switch (e.kind()) {
+            case CLIENT_QUERY -> 5;
+            case CLIENT_RESPONSE -> 6;
+            case FORWARDER_QUERY -> 7;
+            case FORWARDER_RESPONSE -> 8;
+        };
     }
 
     private static int messageSize(DnstapEvent e, byte[] query, byte[] response) {
-        int n = CodedOutputStream.computeEnumSize(M_TYPE, e.type())
+        int n = CodedOutputStream.computeEnumSize(M_TYPE, type(e))
                 + CodedOutputStream.computeEnumSize(M_SOCKET_PROTOCOL, protocol(e));
         InetSocketAddress any = e.queryAddress() != null ? e.queryAddress() : e.responseAddress();
         if (any != null) {
@@ -96,7 +102,7 @@ final class DnstapMessages {
 
     private static void writeMessage(CodedOutputStream o, DnstapEvent e, byte[] query, byte[] response)
             throws IOException {
-        o.writeEnum(M_TYPE, e.type());
+        o.writeEnum(M_TYPE, type(e));
         InetSocketAddress any = e.queryAddress() != null ? e.queryAddress() : e.responseAddress();
         if (any != null) {
             o.writeEnum(M_SOCKET_FAMILY, family(any));

@@ -198,16 +198,25 @@ final class DnstapWriter implements Runnable {
 
     /** The connection failed under a write: what the buffer held is lost with it. */
     private void lost(Exception e) {
-        dropped.add(framesInBuffer);
-        framesInBuffer = 0;
-        out.clear();
-        closeQuietly(channel);
-        channel = null;
-        connected = false;
         if (!closing && target.socket().equals(connectedTo)) {
             lastProblem = connectedTo + ": " + e.getMessage();
             LOG.warn("dnstap: lost the reader at {} ({}); trying again each second", connectedTo, e.getMessage());
         }
+        dropBuffered();
+        closeConnection(channel);
+    }
+
+    /** What the buffer holds is counted as dropped, and the buffer emptied. */
+    private void dropBuffered() {
+        dropped.add(framesInBuffer);
+        framesInBuffer = 0;
+        out.clear();
+    }
+
+    private void closeConnection(SocketChannel c) {
+        closeQuietly(c);
+        channel = null;
+        connected = false;
         connectedTo = null;
     }
 
@@ -230,14 +239,9 @@ final class DnstapWriter implements Runnable {
                 }
             }
         } catch (IOException e) {
-            dropped.add(framesInBuffer);
-            framesInBuffer = 0;
-            out.clear();
+            dropBuffered();
         }
-        closeQuietly(c);
-        channel = null;
-        connected = false;
-        connectedTo = null;
+        closeConnection(c);
     }
 
     private void dropQueued() {
