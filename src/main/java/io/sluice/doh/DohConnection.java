@@ -20,6 +20,7 @@ import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.AttributeKey;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.sluice.pipeline.Pipeline;
+import io.sluice.transport.ConnectionBounds;
 import io.sluice.wire.QueryView;
 import io.sluice.wire.ReplyRecords;
 import java.net.InetAddress;
@@ -37,14 +38,6 @@ import java.util.concurrent.atomic.LongAdder;
 public final class DohConnection {
     /** The counters a connection adds to, the listener's. */
     public record Meters(LongAdder queries, LongAdder handshakeFailed, LongAdder idleClosed, LongAdder ioErrors) {
-    }
-
-    /**
-     * The bounds every TCP connection has: closed after {@code idleNanos} with nothing read or
-     * written, and wound down (its exchanges answered, then closed) after {@code maxQueries}
-     * queries (0: none) or {@code maxDurationNanos} open.
-     */
-    public record Bounds(long idleNanos, int maxQueries, long maxDurationNanos) {
     }
 
     /**
@@ -95,7 +88,7 @@ public final class DohConnection {
      *
      * @param proxiedKey where the listener noted the client a PROXY header named, if any
      */
-    public static DohConnection addTo(Channel ch, Pipeline pipeline, Meters meters, Bounds bounds,
+    public static DohConnection addTo(Channel ch, Pipeline pipeline, Meters meters, ConnectionBounds bounds,
                                       AttributeKey<InetAddress> proxiedKey) {
         DohConnection c = new DohConnection(ch, pipeline, meters, bounds.maxQueries(), proxiedKey);
         ScheduledFuture<?> lifetime = ch.eventLoop().schedule(c::stop, bounds.maxDurationNanos(), TimeUnit.NANOSECONDS);

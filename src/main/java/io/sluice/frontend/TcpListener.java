@@ -24,6 +24,7 @@ import io.sluice.forward.TransferPart;
 import io.sluice.limit.Clock;
 import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.Pipeline;
+import io.sluice.transport.ConnectionBounds;
 import io.sluice.transport.ProxyHeader;
 import io.sluice.transport.SocketProtocol;
 import io.sluice.transport.TcpFraming;
@@ -67,10 +68,9 @@ final class TcpListener extends ChannelInitializer<Channel> {
     private final ConcurrentHashMap<InetAddress, Integer> perClient = new ConcurrentHashMap<>();
     private final int maxConnections;
     private final int maxPerClient;
-    private final Connection.Bounds bounds;
+    private final ConnectionBounds bounds;
     private final ConnectionRate rate;
     private final DohConnection.Meters dohMeters;
-    private final DohConnection.Bounds dohBounds;
     /** {@link #stop} has begun: a connection set up from now on is told at once. */
     private volatile boolean stopping;
 
@@ -83,9 +83,8 @@ final class TcpListener extends ChannelInitializer<Channel> {
         this.open = open;
         this.maxConnections = settings.maxTcpConnections();
         this.maxPerClient = settings.tcpPerClient();
-        this.bounds = new Connection.Bounds(settings.tcpIdleTimeout().toNanos(), settings.tcpQueriesPerConnection(),
+        this.bounds = new ConnectionBounds(settings.tcpIdleTimeout().toNanos(), settings.tcpQueriesPerConnection(),
                 settings.tcpMaxDuration().toNanos());
-        this.dohBounds = new DohConnection.Bounds(bounds.idleNanos(), bounds.maxQueries(), bounds.maxDurationNanos());
         this.dohMeters = new DohConnection.Meters(meters.queriesHttps, meters.tlsHandshakeFailed, meters.tcpIdleClosed,
                 meters.ioErrors);
     }
@@ -117,7 +116,7 @@ final class TcpListener extends ChannelInitializer<Channel> {
         }
         ch.pipeline().addLast(tls.newHandler(ch.alloc()));
         SocketProtocol.DOH.mark(ch);
-        DohConnection doh = DohConnection.addTo(ch, pipelines.get(ch.eventLoop()), dohMeters, dohBounds, PROXIED);
+        DohConnection doh = DohConnection.addTo(ch, pipelines.get(ch.eventLoop()), dohMeters, bounds, PROXIED);
         ch.pipeline().addFirst(new ChannelInboundHandlerAdapter() {
             @Override
             public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
@@ -284,19 +283,11 @@ final class TcpListener extends ChannelInitializer<Channel> {
         static final int MAX_OWED = 1000;
         static final long MAX_BACKLOG_BYTES = 1 << 20;
 
-        /** The per-connection bounds, shared by every connection. */
-        record Bounds(long idleNanos, int maxQueries, long maxDurationNanos) {
-            /** How often a connection looks at its clock: a quarter of the shorter bound, at least 10 ms. */
-            long checkNanos() {
-                return Math.max(TimeUnit.MILLISECONDS.toNanos(10), Math.min(idleNanos, maxDurationNanos) / 4);
-            }
-        }
-
         private final Pipeline pipeline;
         private final ListenerMeters meters;
         /** Where its queries are counted: over TCP or over TLS. */
         private final LongAdder queriesCounter;
-        private final Bounds bounds;
+        private final ConnectionBounds bounds;
         private int owed;
         /** A bound (queries, duration) was reached: no query is handled any more. */
         private boolean boundReached;
@@ -317,7 +308,7 @@ final class TcpListener extends ChannelInitializer<Channel> {
         private long lastActivityNanos;
         private ScheduledFuture<?> check;
 
-        Connection(Pipeline pipeline, ListenerMeters meters, LongAdder queriesCounter, Bounds bounds) {
+        Connection(Pipeline pipeline, ListenerMeters meters, LongAdder queriesCounter, ConnectionBounds bounds) {
             this.pipeline = pipeline;
             this.meters = meters;
             this.queriesCounter = queriesCounter;
