@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.sluice.limit.Clock;
+import io.sluice.testing.Await;
 import io.sluice.testing.DnstapReader;
 import io.sluice.testing.DohClients;
 import io.sluice.testing.Dns;
@@ -80,11 +81,8 @@ class DnstapTest {
         Process capture = new ProcessBuilder("fstrm_capture", "-t", "protobuf:dnstap.Dnstap", "-u", socket.toString(),
                 "-w", file.toString()).redirectErrorStream(true).start();
         try {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (!Files.exists(socket)) {
-                assertTrue(System.nanoTime() < deadline && capture.isAlive(), "fstrm_capture did not listen");
-                Thread.onSpinWait();
-            }
+            Await.until("fstrm_capture to listen", () -> Files.exists(socket) || !capture.isAlive());
+            assertTrue(capture.isAlive(), "fstrm_capture ended");
             try (TestUpstream up = new TestUpstream();
                  RunningSluice s = RunningSluice.start(List.of(up), "dnstap.socket", socket.toString())) {
                 assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(5, "fstrm.example.", Type.A))));
@@ -148,13 +146,7 @@ class DnstapTest {
                     "no reader: the query is answered all the same");
             awaitDropped(s, 4);
             try (DnstapReader reader = DnstapReader.listen(socket)) {
-                // sluice tries again each second: ask until a query of ours reaches the reader
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-                int i = 0;
-                while (reader.messages().stream().noneMatch(DnstapReader.of("CLIENT_QUERY", "late")::test)) {
-                    assertTrue(System.nanoTime() < deadline, "never connected: " + reader.errors());
-                    Dns.udp(s.address(), Dns.query(2, "late" + i++ + ".example.", Type.A));
-                }
+                askUntilLogged(s, reader, "late"); // sluice tries again each second
                 reader.await(1, DnstapReader.of("CLIENT_RESPONSE", "late"));
             }
         }
@@ -177,12 +169,7 @@ class DnstapTest {
             } finally {
                 reader.resume();
             }
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            int i = 0;
-            while (reader.messages().stream().noneMatch(DnstapReader.of("CLIENT_QUERY", "resumed")::test)) {
-                assertTrue(System.nanoTime() < deadline, "nothing written after the reader came back");
-                Dns.udp(s.address(), Dns.query(2, "resumed" + i++ + ".example.", Type.A));
-            }
+            askUntilLogged(s, reader, "resumed");
         }
     }
 
@@ -199,12 +186,7 @@ class DnstapTest {
             Files.writeString(conf, "dnstap:\n  socket: " + other + "\n  identity: moved\n");
             assertEquals(List.of("dnstap.socket: " + socket + " -> " + other, "dnstap.identity: unset -> moved"),
                     s.sluice().reload());
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            int i = 0;
-            while (second.messages().stream().noneMatch(DnstapReader.of("CLIENT_QUERY", "after")::test)) {
-                assertTrue(System.nanoTime() < deadline, "never moved: " + second.errors());
-                Dns.udp(s.address(), Dns.query(2, "after" + i++ + ".example.", Type.A));
-            }
+            askUntilLogged(s, second, "after");
             assertTrue(first.messages().stream().noneMatch(DnstapReader.of("CLIENT_QUERY", "after")::test),
                     "the first reader got nothing after the reload");
             Files.writeString(conf, "dnstap:\n  socket: " + other + "\n  identity: moved\n  messages: [client-response]\n");
@@ -217,11 +199,26 @@ class DnstapTest {
         }
     }
 
-    private static void awaitDropped(RunningSluice s, long atLeast) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (s.sluice().metrics().count("dnstap_dropped") < atLeast) {
-            assertTrue(System.nanoTime() < deadline, "dropped " + s.sluice().metrics().count("dnstap_dropped"));
-            Thread.onSpinWait();
-        }
+    private static void awaitDropped(RunningSluice s, long atLeast) {
+        Await.until(atLeast + " messages dropped", () -> s.sluice().metrics().count("dnstap_dropped") >= atLeast);
+    }
+
+    /**
+     * Asks names starting with {@code label} until the reader has the query of one: a reader that
+     * comes, or comes back, is written to from a moment the test cannot know.
+     */
+    private static void askUntilLogged(RunningSluice s, DnstapReader reader, String label) throws Exception {
+        int[] i = {0};
+        Await.until("a query " + label + "N logged: " + reader.errors(), () -> {
+            if (reader.messages().stream().anyMatch(DnstapReader.of("CLIENT_QUERY", label)::test)) {
+                return true;
+            }
+            try {
+                Dns.udp(s.address(), Dns.query(2, label + i[0]++ + ".example.", Type.A));
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+            return false;
+        });
     }
 }
