@@ -119,8 +119,8 @@ final class Http1Exchange extends DohExchange {
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
         if (ctx.channel().isWritable() && !busy && !waiting.isEmpty()) {
             next(ctx);
-        } else if (!windingDown) {
-            readIfRoom(ctx);
+        } else {
+            readIfRoom(ctx); // winding down, keepAlive is false: it stays off
         }
         ctx.fireChannelWritabilityChanged();
     }
