@@ -1,5 +1,6 @@
 package io.sluice.limit;
 
+import io.sluice.config.LimitSettings;
 import io.sluice.config.LimitSettings.DomainLimit;
 import io.sluice.domain.DomainKey;
 import io.sluice.domain.RegistrableDomains;
@@ -16,7 +17,7 @@ import java.util.TreeMap;
  * expire or are removed, reload or not. A restart keeps only the file.
  *
  * <p>Changes are rare and made off the loops under this object's lock; each publishes one new
- * {@link PolicyTable} to the limiter, which the next query on every loop reads.
+ * {@link LimitRules} to the limiter, which the next query on every loop reads.
  */
 public final class Budgets {
     /** A runtime entry: its budget ({@link DomainLimit#UNLIMITED} for none), why, and until when. */
@@ -105,13 +106,13 @@ public final class Budgets {
         return removed;
     }
 
-    /** A reload's new default and file overrides; the runtime entries stay. */
-    synchronized void file(DomainLimit newDefault, Map<String, DomainLimit> newFile, long newBurst) {
-        PolicyTable table = table(newDefault, newFile, newBurst, runtime); // may throw: then nothing changed
-        defaultLimit = newDefault;
-        file = new TreeMap<>(newFile);
-        burst = newBurst;
-        limiter.policies(table);
+    /** A reload's limits, published with the runtime entries as one set of rules; the runtime entries stay. */
+    synchronized void reload(LimitSettings next) {
+        PolicyTable table = table(next.defaultLimit(), next.domains(), next.burst(), runtime); // may throw: then nothing changed
+        defaultLimit = next.defaultLimit();
+        file = new TreeMap<>(next.domains());
+        burst = next.burst();
+        limiter.rules(LimitRules.of(table, next));
     }
 
     /** Drops the runtime entries whose time is up; the janitor calls it every sweep. */

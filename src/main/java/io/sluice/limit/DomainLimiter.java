@@ -65,11 +65,12 @@ public final class DomainLimiter {
     private volatile Floods floods;
 
     /**
-     * The policies in force as a decision reads them: the table, each policy's flood cut and the
-     * text a refusal gives of each, made once per change so that no decision allocates.
+     * The rules in force as a decision reads them: the rules, each budget's flood cut and the text
+     * a refusal gives of each, made once per change so that no decision allocates.
      */
-    private record View(PolicyTable table, Map<Policy, Policy> cuts, Map<Policy, byte[]> texts) {
-        static View of(PolicyTable table, Floods floods) {
+    private record View(LimitRules rules, Map<Policy, Policy> cuts, Map<Policy, byte[]> texts) {
+        static View of(LimitRules rules, Floods floods) {
+            PolicyTable table = rules.budgets();
             Map<Policy, Policy> cuts = new IdentityHashMap<>();
             Map<Policy, byte[]> texts = new IdentityHashMap<>();
             List<Policy> all = new ArrayList<>(table.overrides().values());
@@ -77,12 +78,16 @@ public final class DomainLimiter {
             for (Policy p : all) {
                 texts.put(p, p.toString().getBytes(StandardCharsets.US_ASCII));
                 if (floods != null && p != Policy.UNLIMITED) {
-                    Policy cut = floods.cut(p);
+                    Policy cut = Floods.cut(p, rules.flood());
                     cuts.put(p, cut);
                     texts.put(cut, Floods.cutText(cut).getBytes(StandardCharsets.US_ASCII));
                 }
             }
-            return new View(table, cuts, texts);
+            return new View(rules, cuts, texts);
+        }
+
+        PolicyTable table() {
+            return rules.budgets();
         }
     }
 
@@ -92,10 +97,11 @@ public final class DomainLimiter {
      */
     public DomainLimiter(LimitSettings.Algorithm algorithm, Policy defaultPolicy, Map<DomainKey, Policy> overrides,
                          int maxDomains, Clock clock) {
-        this(Algorithm.of(algorithm), new HeapCounters(), new PolicyTable(defaultPolicy, overrides), maxDomains, clock);
+        this(Algorithm.of(algorithm), new HeapCounters(), LimitRules.of(new PolicyTable(defaultPolicy, overrides)),
+                maxDomains, clock);
     }
 
-    public DomainLimiter(Algorithm algorithm, CounterStore store, PolicyTable policies, int maxDomains, Clock clock) {
+    public DomainLimiter(Algorithm algorithm, CounterStore store, LimitRules rules, int maxDomains, Clock clock) {
         this.algorithm = algorithm;
         this.store = store;
         this.clock = clock;
@@ -107,8 +113,8 @@ public final class DomainLimiter {
         this.overflowFingerprint = CounterTable.fingerprint(overflowName.hash64());
         table.setExtraKey(overflowFingerprint);
         store.bind(table);
-        this.view = View.of(policies, null);
-        this.counting = !policies.unlimited();
+        this.view = View.of(rules, null);
+        this.counting = !rules.budgets().unlimited();
     }
 
     /**
@@ -125,25 +131,31 @@ public final class DomainLimiter {
         return view.table();
     }
 
+    /** The rules in force: budgets, flood settings, action, dry run, exemptions. */
+    public LimitRules rules() {
+        return view.rules();
+    }
+
+    /** Puts {@code next} in force with the other rules as they are: {@link #rules(LimitRules)}. */
+    void policies(PolicyTable next) {
+        rules(view.rules().withBudgets(next));
+    }
+
     /**
-     * Puts {@code next} in force: the next decision on every loop reads it, and each counter's
-     * override flag is set or cleared to match, its word kept (a count carries over; a window of
-     * another length starts afresh, as the algorithm sees another window). Off the loops, one
-     * caller at a time ({@link Budgets} holds its lock).
+     * Puts {@code next} in force with one write: the next decision on every loop reads all of it,
+     * and each counter's override flag is set or cleared to match, its word kept (a count carries
+     * over; a window of another length starts afresh, as the algorithm sees another window). Off the
+     * loops, one caller at a time ({@link Budgets} holds its lock).
      *
      * <p>A loop that read the old table may be claiming a slot meanwhile; {@link #track} reads the
      * table again once its slot is claimed, and the key's volatile accesses order that read after
      * this write whenever the walk below missed the slot.
      */
-    void policies(PolicyTable next) {
+    void rules(LimitRules next) {
         view = View.of(next, floods);
-        counting = trackUnlimited || !next.unlimited();
-        table.forEachLive((slot, key) -> reflag(slot, key, next));
-    }
-
-    /** Floods' settings changed: the cuts are made again. Off the loops. */
-    void floodSettingsChanged() {
-        view = View.of(view.table(), floods);
+        counting = trackUnlimited || !next.budgets().unlimited();
+        PolicyTable t = next.budgets();
+        table.forEachLive((slot, key) -> reflag(slot, key, t));
     }
 
     private void reflag(int slot, long key, PolicyTable t) {
@@ -158,8 +170,9 @@ public final class DomainLimiter {
 
     /** From now on the upstream's answers to each domain are watched for floods; before traffic. */
     public void watchFloods(LimitSettings.Flood settings) {
-        floods = new Floods(settings, clock, table.capacity());
-        view = View.of(view.table(), floods);
+        LimitRules r = view.rules();
+        floods = new Floods(clock, table.capacity());
+        view = View.of(new LimitRules(r.budgets(), settings, r.action(), r.dryRun(), r.exempt()), floods);
     }
 
     /** Flood detection, or null when off. */
@@ -245,9 +258,9 @@ public final class DomainLimiter {
     }
 
     private Policy cut(Policy p) {
-        Policy c = view.cuts().get(p);
-        Floods f = floods;
-        return c != null ? c : f != null ? f.cut(p) : p; // a policy set since the view was made: rare
+        View v = view;
+        Policy c = v.cuts().get(p);
+        return c != null ? c : floods != null ? Floods.cut(p, v.rules().flood()) : p; // a policy set since the view was made: rare
     }
 
     /**
@@ -297,7 +310,7 @@ public final class DomainLimiter {
             return overflow;
         }
         View v;
-        do { // see policies(PolicyTable)
+        do { // see rules(LimitRules)
             v = view;
             reflag(slot, table.key(slot), v.table());
         } while (v != view);

@@ -55,8 +55,6 @@ public final class Floods {
 
     private static final VarHandle WATCH = MethodHandles.arrayElementVarHandle(int[].class);
 
-    /** Replaced whole by a reload ({@link #settings}), off the loops. */
-    private volatile LimitSettings.Flood settings;
     private final Clock clock;
     /** Per slot of the counter table, what its domain's current window was answered. */
     private final int[] watch;
@@ -65,8 +63,7 @@ public final class Floods {
     private final ConcurrentLinkedQueue<String> lines = new ConcurrentLinkedQueue<>();
     private final AtomicInteger queued = new AtomicInteger();
 
-    Floods(LimitSettings.Flood settings, Clock clock, int slots) {
-        this.settings = settings;
+    Floods(Clock clock, int slots) {
         this.clock = clock;
         this.watch = new int[slots + 1];
     }
@@ -114,7 +111,7 @@ public final class Floods {
     /** Judges a window of {@code answers}, {@code nx} of them NXDOMAIN (none: quiet windows passed). */
     private Change judge(DomainLimiter limiter, int slot, long fp, Supplier<String> domain, Policy p, long answers,
                          long nx) {
-        LimitSettings.Flood settings = this.settings; // one reading for the whole judgement
+        LimitSettings.Flood settings = limiter.rules().flood(); // one reading for the whole judgement
         boolean mostlyNx = answers > 0 && nx >= settings.nxdomainRatio() * answers;
         boolean was = limiter.flooded(slot);
         if (!was && mostlyNx && answers >= answersToJudge(settings, p)) {
@@ -163,18 +160,8 @@ public final class Floods {
         return Math.min(Math.max(floor, pressing), COUNT_MAX);
     }
 
-    /** Puts {@code next} in force (a reload): windows are judged by it from now on, and the cuts follow. Off the loops. */
-    void settings(LimitSettings.Flood next, DomainLimiter limiter) {
-        settings = next;
-        limiter.floodSettingsChanged();
-    }
-
-    /** What a flooded domain with policy {@code p} gets. */
-    Policy cut(Policy p) {
-        return cut(p, settings);
-    }
-
-    private static Policy cut(Policy p, LimitSettings.Flood settings) {
+    /** What a flooded domain with policy {@code p} gets under {@code settings}. */
+    static Policy cut(Policy p, LimitSettings.Flood settings) {
         return p.scaled(settings.fraction());
     }
 

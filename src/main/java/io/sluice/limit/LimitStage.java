@@ -72,10 +72,12 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
 
     @Override
     public Outcome handle(Query q) {
-        if (!limits.limiter().counting() && perClient == null) {
+        DomainLimiter limiter = limits.limiter();
+        if (!limiter.counting() && perClient == null) {
             return Outcome.CONTINUE; // nothing limited yet: only a reload or the admin API would change that
         }
-        if (!q.view().hasQuestion() || limits.hasExemptions() && limits.exempt(q.clientIp())) {
+        LimitRules rules = limiter.rules(); // one reading for the query: a reload replaces them whole
+        if (!q.view().hasQuestion() || rules.exempt().length > 0 && rules.exempts(q.clientIp())) {
             return Outcome.CONTINUE;
         }
         // The clock before the name: its read waits for the work before it to finish (a fence),
@@ -91,7 +93,7 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
                 if (!q.answersNobody()) {
                     limitedPerClient.increment();
                 }
-                Outcome o = refuse(perClient, cc, clientDomain.bytes(), clientDomain.length(), q);
+                Outcome o = refuse(rules, perClient, cc, clientDomain.bytes(), clientDomain.length(), q);
                 if (o != Outcome.CONTINUE) {
                     if (recent != null) { // under the domain: the busiest are domains, whichever budget refused
                         long fp = CounterTable.fingerprint(domain.hash64());
@@ -105,7 +107,6 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
                 } // a dry run: on to the domain's budget, as if the client's had allowed it
             }
         }
-        DomainLimiter limiter = limits.limiter();
         int c = limiter.counterFor(domain);
         if (c == DomainLimiter.NONE) {
             return Outcome.CONTINUE;
@@ -122,7 +123,7 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
         int d = decisions.decide(c, domain, q);
         Outcome o = switch (d) {
             case Decisions.ALLOWED -> Outcome.CONTINUE;
-            case Decisions.REFUSED -> refuse(limiter, c, domain.bytes(), domain.length(), q);
+            case Decisions.REFUSED -> refuse(rules, limiter, c, domain.bytes(), domain.length(), q);
             default -> Outcome.PARKED; // allow() or refuse() below, once the store answers
         };
         if (recent != null) {
@@ -199,7 +200,7 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
         byte[] wire = slot == limiter.overflowSlot() ? OVERFLOW_WIRE : over.wire();
         Query q = next.reopen(parked);
         dryRunCounted = false;
-        Outcome o = refuse(limiter, slot, wire, wire.length, q);
+        Outcome o = refuse(limiter.rules(), limiter, slot, wire, wire.length, q);
         if (recent != null && refused) {
             recent.refusedLater(limiter.fingerprint(slot), wire, wire.length);
         }
@@ -213,11 +214,11 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
     /**
      * Acts on a query over the budget of the domain {@code wire[0, length)}, {@code slot} of
      * {@code limiter}: answered by {@link #whenOver} if it can, else answered or dropped by the
-     * action, or (dry run) counted and passed on.
+     * action of {@code rules}, or (dry run) counted and passed on.
      */
-    private Outcome refuse(DomainLimiter limiter, int slot, byte[] wire, int length, Query q) {
+    private Outcome refuse(LimitRules rules, DomainLimiter limiter, int slot, byte[] wire, int length, Query q) {
         refused = false;
-        if (limits.dryRun()) {
+        if (rules.dryRun()) {
             if (!dryRunCounted) { // once a query, over the client's budget and the domain's alike
                 limitedDryRun.increment();
                 dryRunCounted = true;
@@ -228,7 +229,7 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
             limitedPrefetches.increment();
             return Outcome.DROPPED;
         }
-        LimitSettings.Action action = limits.action();
+        LimitSettings.Action action = rules.action();
         // truncate over UDP exists to make a spoofed source prove itself over TCP: no answer for it here
         if (whenOver != null && !(action == LimitSettings.Action.TRUNCATE && q.overUdp())) {
             Outcome o = whenOver.handle(q);

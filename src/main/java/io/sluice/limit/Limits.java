@@ -2,11 +2,9 @@ package io.sluice.limit;
 
 import io.sluice.config.ConfigException;
 import io.sluice.config.LimitSettings;
-import io.sluice.config.Network;
 import io.sluice.domain.DomainKey;
 import io.sluice.domain.RegistrableDomains;
 import java.io.IOException;
-import java.net.InetAddress;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.function.Function;
@@ -16,9 +14,11 @@ import java.util.function.Function;
  * action and dry-run. {@link #active()} is false when no domain has a limit; then none of it runs.
  */
 public final class Limits implements AutoCloseable {
-    /** Replaced by a reload: action, dry run and exemptions are read from it per query. */
+    /**
+     * The file's settings as last put in force, for reports and the next reload's comparison; a
+     * query reads the rules they gave from the limiter ({@link LimitRules}), published in one write.
+     */
     private volatile LimitSettings settings;
-    private volatile Network[] exempt;
     private final RegistrableDomains domains;
     private final DomainLimiter limiter;
     private final Budgets budgets;
@@ -37,7 +37,6 @@ public final class Limits implements AutoCloseable {
         this.perClient = perClient;
         this.perClientJanitor = perClient == null ? null
                 : new Janitor(perClient, null, this::dryRun, settings.maxDomains());
-        this.exempt = settings.exemptClients().toArray(new Network[0]);
     }
 
     /** {@link #from(LimitSettings, Clock, StoreOpener, boolean)} with the counters in memory. */
@@ -71,14 +70,15 @@ public final class Limits implements AutoCloseable {
         Map<DomainKey, Policy> overrides = new HashMap<>();
         s.domains().forEach((d, l) -> overrides.put(DomainKey.of(d), Budgets.policy(l, s.burst())));
         DomainLimiter limiter = new DomainLimiter(Algorithm.of(s.algorithm()), store,
-                new PolicyTable(Budgets.policy(s.defaultLimit(), s.burst()), overrides), s.maxDomains(), clock);
+                LimitRules.of(new PolicyTable(Budgets.policy(s.defaultLimit(), s.burst()), overrides), s),
+                s.maxDomains(), clock);
         made[0] = limiter;
         if (s.flood().detect()) {
             limiter.watchFloods(s.flood());
         }
         DomainLimiter perClient = s.perClient().off() ? null : new DomainLimiter(Algorithm.of(s.algorithm()),
-                new HeapCounters(), new PolicyTable(Budgets.policy(s.perClient().limit(), 0), Map.of()), s.maxDomains(),
-                clock);
+                new HeapCounters(), LimitRules.of(new PolicyTable(Budgets.policy(s.perClient().limit(), 0), Map.of())),
+                s.maxDomains(), clock);
         return new Limits(s, domains, limiter,
                 new Budgets(limiter, domains, clock, s.defaultLimit(), s.domains(), s.burst()), perClient);
     }
@@ -148,21 +148,17 @@ public final class Limits implements AutoCloseable {
     }
 
     /**
-     * Puts a reloaded file's limits in force: the default, the overrides, the action, dry run and
-     * exemptions. Runtime budgets stay; counters of unchanged budgets carry on. What cannot change
-     * while running (algorithm, table bound, suffix list, janitor interval) must be as before: the
-     * caller checks.
+     * Puts a reloaded file's limits in force, all in one write ({@link LimitRules}): the default,
+     * the overrides, the flood settings, the action, dry run and exemptions. Runtime budgets stay;
+     * counters of unchanged budgets carry on. What cannot change while running (algorithm, table
+     * bound, suffix list, janitor interval, flood detection on or off) must be as before: the caller
+     * checks.
      *
      * @throws ConfigException when an override is not a registrable domain; nothing changes then
      */
     public void reload(LimitSettings next) throws ConfigException {
         check(next);
-        budgets.file(next.defaultLimit(), next.domains(), next.burst());
-        exempt = next.exemptClients().toArray(new Network[0]);
-        Floods floods = limiter.floods();
-        if (floods != null && !next.flood().equals(settings.flood())) {
-            floods.settings(next.flood(), limiter); // detection itself on or off waits for a restart
-        }
+        budgets.reload(next);
         settings = next;
     }
 
@@ -178,31 +174,13 @@ public final class Limits implements AutoCloseable {
         return settings;
     }
 
-    public LimitSettings.Action action() {
-        return settings.action();
-    }
-
     public boolean dryRun() {
-        return settings.dryRun();
-    }
-
-    /** Whether queries from {@code client} are never limited. */
-    public boolean exempt(InetAddress client) {
-        for (Network n : exempt) { // a reload may replace the array, never change one
-            if (n.contains(client)) {
-                return true;
-            }
-        }
-        return false;
+        return limiter == null ? settings.dryRun() : limiter.rules().dryRun();
     }
 
     /** Domains with a counter now; 0 when limits are off. */
     public int tracked() {
         return limiter == null ? 0 : limiter.tracked();
-    }
-
-    public boolean hasExemptions() {
-        return exempt.length > 0;
     }
 
     /** Whether budgets may change while running (reload, admin API). */

@@ -12,6 +12,7 @@ import io.sluice.limit.CounterStore;
 import io.sluice.limit.Decide;
 import io.sluice.limit.DomainLimiter;
 import io.sluice.limit.HeapCounters;
+import io.sluice.limit.LimitRules;
 import io.sluice.limit.Policy;
 import io.sluice.limit.PolicyTable;
 import java.nio.file.Files;
@@ -87,7 +88,7 @@ public class DecisionBenchmark {
             } else {
                 counters = new HeapCounters();
             }
-            limiter = new DomainLimiter(Algorithm.of(algorithm), counters, new PolicyTable(policy, Map.of()), 2_000_000,
+            limiter = new DomainLimiter(Algorithm.of(algorithm), counters, LimitRules.of(new PolicyTable(policy, Map.of())), 2_000_000,
                     clock);
             DomainProbe p = new DomainProbe();
             for (int d = 0; d < tracked; d++) {

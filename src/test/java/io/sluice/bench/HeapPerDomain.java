@@ -8,6 +8,7 @@ import io.sluice.limit.Algorithm;
 import io.sluice.limit.Decide;
 import io.sluice.limit.DomainLimiter;
 import io.sluice.limit.HeapCounters;
+import io.sluice.limit.LimitRules;
 import io.sluice.limit.Policy;
 import io.sluice.limit.PolicyTable;
 import java.lang.management.ManagementFactory;
@@ -37,7 +38,7 @@ public final class HeapPerDomain {
 
     private static DomainLimiter track(RegistrableDomains psl, LimitSettings.Algorithm a, int n) {
         DomainLimiter limiter = new DomainLimiter(Algorithm.of(a), new HeapCounters(),
-                new PolicyTable(Policy.of(100, Duration.ofHours(1), 0), Map.of()), n, Clock.system());
+                LimitRules.of(new PolicyTable(Policy.of(100, Duration.ofHours(1), 0), Map.of())), n, Clock.system());
         limiter.watchFloods(new LimitSettings.Flood(true, 0.5, 20, 0.1, 0.8, java.util.List.of()));
         DomainProbe p = new DomainProbe();
         for (int pass = 0; pass < 2; pass++) { // the second fills the last tenth: domains asked again

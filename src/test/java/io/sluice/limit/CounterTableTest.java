@@ -156,7 +156,7 @@ class CounterTableTest {
     void aDecisionAllocatesNothingForANewDomainOrAKnownOne() {
         RegistrableDomains psl = RegistrableDomains.fromGuava();
         DomainLimiter l = new DomainLimiter(Algorithm.of(io.sluice.config.LimitSettings.Algorithm.FIXED_WINDOW),
-                new HeapCounters(), new PolicyTable(Policy.of(1000, Duration.ofSeconds(1), 0), Map.of()), 100_000,
+                new HeapCounters(), LimitRules.of(new PolicyTable(Policy.of(1000, Duration.ofSeconds(1), 0), Map.of())), 100_000,
                 new ManualClock());
         io.netty.buffer.ByteBuf[] names = new io.netty.buffer.ByteBuf[20_000]; // wire names, as queries hold them
         for (int i = 0; i < names.length; i++) {
