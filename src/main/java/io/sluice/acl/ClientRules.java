@@ -1,7 +1,12 @@
 package io.sluice.acl;
 
 import io.sluice.config.Network;
+import io.sluice.config.SettingTable;
+import io.sluice.config.Settings;
+import io.sluice.transport.Addresses;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -42,5 +47,27 @@ public final class ClientRules {
     /** Puts {@code allowed}, {@code drop} and {@code proxies} in force for the next query or connection (a reload). */
     public void replace(List<Network> allowed, boolean drop, List<Network> proxies) {
         rules = new Rules(new ClientNetworks(allowed), drop, new ClientNetworks(proxies));
+    }
+
+    /**
+     * A warning for the start, or null: listen addresses other than loopback while allow-clients
+     * is the default, which turns away every client there but private ones (a LAN whose clients
+     * have global IPv6 addresses included).
+     */
+    public static String exposureWarning(Settings settings, List<InetSocketAddress> listening) {
+        if (!settings.aclIsDefault()) {
+            return null;
+        }
+        List<String> exposed = new ArrayList<>();
+        for (InetSocketAddress a : listening) {
+            if (!a.getAddress().isLoopbackAddress()) {
+                exposed.add(Addresses.text(a));
+            }
+        }
+        String others = settings.aclAction() == SettingTable.AclAction.DROP ? "dropped" : "refused";
+        return exposed.isEmpty() ? null : "listening on " + String.join(", ", exposed) + " with the default"
+                + " allow-clients: only " + SettingTable.ALLOW_CLIENTS.defaultText() + " clients are answered,"
+                + " any other (a public IPv4 or IPv6 address) is " + others
+                + "; set allow-clients to say who may use this forwarder";
     }
 }

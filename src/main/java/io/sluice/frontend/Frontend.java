@@ -30,6 +30,7 @@ import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Collectors;
 import javax.net.ssl.SSLException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -292,14 +293,30 @@ public final class Frontend {
         return List.copyOf(bound);
     }
 
-    /** UDP sockets per address: the number of event loops reading each port. */
-    public int udpSocketsPerAddress() {
-        return bound.isEmpty() ? 0 : udp.size() / bound.size();
+    /** For the startup line: what listens where, over which protocols. */
+    public String describe() {
+        return "listening on " + text(bound) + " (udp x" + udpSocketsPerAddress() + ", tcp)"
+                + (tlsAddresses().isEmpty() ? "" : ", " + text(tlsAddresses()) + " (tls, " + ServerTls.provider() + ")")
+                + (httpsAddresses().isEmpty() ? "" : ", " + text(httpsAddresses()) + " (https, " + ServerTls.provider() + ")");
     }
 
-    /** The bound addresses whose UDP sockets read what their own CPU received. */
-    public List<InetSocketAddress> steeredByCpu() {
-        return List.copyOf(steeredByCpu);
+    /** For the end of the startup line: how each port's datagrams are shared out between its sockets, if it has several. */
+    public String describeSteering() {
+        if (udpSocketsPerAddress() < 2) {
+            return "";
+        }
+        String how = steeredByCpu.isEmpty() ? "hash" : steeredByCpu.size() == bound.size() ? "cpu"
+                : "cpu on " + text(steeredByCpu) + ", hash elsewhere";
+        return "; udp steering " + how;
+    }
+
+    private static String text(List<InetSocketAddress> addresses) {
+        return addresses.stream().map(Addresses::text).collect(Collectors.joining(", "));
+    }
+
+    /** UDP sockets per address: the number of event loops reading each port. */
+    private int udpSocketsPerAddress() {
+        return bound.isEmpty() ? 0 : udp.size() / bound.size();
     }
 
     /**

@@ -4,6 +4,7 @@ import io.sluice.config.ConfigException;
 import io.sluice.config.LimitSettings;
 import io.sluice.domain.DomainKey;
 import io.sluice.domain.RegistrableDomains;
+import io.sluice.metrics.Registry;
 import java.io.IOException;
 import java.util.HashMap;
 import java.util.Map;
@@ -186,6 +187,20 @@ public final class Limits implements AutoCloseable {
     /** Whether budgets may change while running (reload, admin API). */
     public boolean changeable() {
         return budgets != null;
+    }
+
+    /** The limits' gauges: domains tracked, and with them on, flooded domains and the state file's entries. */
+    public void declareGauges(Registry meters) {
+        meters.gauge("tracked_domains", "Registrable domains with a counter now.", this::tracked);
+        if (active() && limiter.floods() != null) {
+            meters.gauge("flooded_domains", "Domains whose budget is cut now: their upstream answers are mostly NXDOMAIN.",
+                    limiter::floodedDomains);
+        }
+        if (active() && limiter.store().size() >= 0) {
+            meters.gauge("state_file_domains", "Entries in the state file.", () -> limiter.store().size());
+            meters.counter("state_file_failures", "Decisions the state file could not take, and allowed.",
+                    () -> limiter.store().failures());
+        }
     }
 
     /** For the startup line. */

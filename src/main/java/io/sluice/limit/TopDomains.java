@@ -1,7 +1,9 @@
 package io.sluice.limit;
 
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
+import io.prometheus.metrics.model.snapshots.Labels;
 import io.sluice.domain.DomainBytes;
+import io.sluice.metrics.Registry;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.ArrayDeque;
@@ -9,6 +11,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.Deque;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -153,6 +156,25 @@ public final class TopDomains implements AutoCloseable {
         Ring r = new Ring();
         rings.add(r);
         return r;
+    }
+
+    /**
+     * The top-K gauges of /metrics, each with at most {@code k} domain labels, so that the series
+     * stay few.
+     */
+    public void declareGauges(Registry meters, int k) {
+        meters.gauges("top_domain_queries", "Queries of the " + k + " busiest domains (label domain) over about the last "
+                + SECONDS + " seconds.", () -> gauge(k, false));
+        meters.gauges("top_domain_refused", "Refusals of the " + k + " most refused domains (label domain) over about the"
+                + " last " + SECONDS + " seconds.", () -> gauge(k, true));
+    }
+
+    private Map<Labels, Long> gauge(int k, boolean byRefused) {
+        Map<Labels, Long> out = new LinkedHashMap<>();
+        for (Entry e : top(k, byRefused)) {
+            out.put(Labels.of("domain", e.domain()), byRefused ? e.refused() : e.queries());
+        }
+        return out;
     }
 
     public void start() {

@@ -1,0 +1,164 @@
+package io.sluice.forward;
+
+import com.google.common.util.concurrent.ThreadFactoryBuilder;
+import io.netty.channel.EventLoopGroup;
+import io.sluice.config.Settings;
+import io.sluice.metrics.LatencyHistogram;
+import io.sluice.metrics.Registry;
+import io.sluice.pipeline.InternalErrors;
+import io.sluice.pipeline.MessageTap;
+import io.sluice.pipeline.OnLoop;
+import io.sluice.pipeline.UpstreamReplies;
+import io.sluice.transport.Transport;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The forwarding side over the server's life: each loop's {@link ForwardStage}, the generation of
+ * {@link Forwarders} in force, and the generations a reload replaced, which answer the queries
+ * they have in flight until closed a query-timeout later. Also the {@code upstream_up} gauges of
+ * the upstreams in force.
+ *
+ * <p>Switching, retiring and closing hold this object's lock, so a generation is never retired
+ * while a reload makes the next one (which may declare the same upstreams' series again).
+ * {@link #retiring} is read without it by {@link #inFlight}: a copy-on-write list.
+ */
+public final class Forwarding implements AutoCloseable {
+    /** How long past query-timeout a replaced generation stays open: its ticks may notice an expiry late. */
+    private static final long RETIRE_MARGIN_MILLIS = 1000;
+
+    private final EventLoopGroup group;
+    private final Transport transport;
+    private final Registry meters;
+    private final List<? extends UpstreamReplies> replies;
+    private final InternalErrors errors;
+    private final MessageTap tap;
+    private final List<ForwardStage> stages = new ArrayList<>();
+    private volatile Forwarders current;
+    /** The query timeout {@link #current} was made with: what its queries in flight may still take. */
+    private long drainMillis;
+    private final List<Forwarders> retiring = new CopyOnWriteArrayList<>();
+    private boolean closed;
+    private final ScheduledExecutorService retirer = Executors.newSingleThreadScheduledExecutor(
+            new ThreadFactoryBuilder().setNameFormat("sluice-retire").setDaemon(true).build());
+
+    private Forwarding(EventLoopGroup group, Transport transport, Registry meters,
+                       List<? extends UpstreamReplies> replies, InternalErrors errors, MessageTap tap) {
+        this.group = group;
+        this.transport = transport;
+        this.meters = meters;
+        this.replies = replies;
+        this.errors = errors;
+        this.tap = tap;
+    }
+
+    /**
+     * Makes the first generation on every loop of {@code group}, and a last stage per loop that
+     * forwards to it; from outside the loops.
+     *
+     * @param replies what sees each loop's upstream answers, in the group's order: every generation hands them there
+     * @param tap     dnstap, or null
+     */
+    public static Forwarding start(EventLoopGroup group, Transport transport, Settings settings, Registry meters,
+                                   List<? extends UpstreamReplies> replies, InternalErrors errors, MessageTap tap)
+            throws InterruptedException {
+        Forwarding made = new Forwarding(group, transport, meters, replies, errors, tap);
+        Forwarders first = Forwarders.start(group, transport, settings, meters, replies, errors, tap);
+        for (Forwarder f : first.perLoop()) {
+            made.stages.add(new ForwardStage(f));
+        }
+        made.use(first, settings);
+        return made;
+    }
+
+    /** The last stage of the {@code loop}-th loop's query path, in the group's order. */
+    public ForwardStage stage(int loop) {
+        return stages.get(loop);
+    }
+
+    public List<Upstream> upstreams() {
+        return current.upstreams();
+    }
+
+    /** The latency of the replies of the {@code index}-th upstream in force. */
+    public LatencyHistogram latency(int index) {
+        return current.latency(index);
+    }
+
+    /**
+     * Puts a new generation made from {@code applied} in force: made and connected first (a
+     * failure changes nothing), then handed to every loop's last stage, each on its own loop. The
+     * old one answers the queries it has in flight and is closed after the query timeout.
+     *
+     * @throws IllegalStateException once closed
+     */
+    public synchronized void switchTo(Settings applied) throws InterruptedException {
+        if (closed) {
+            throw new IllegalStateException("stopping");
+        }
+        Forwarders next = Forwarders.start(group, transport, applied, meters, replies, errors, tap);
+        Forwarders old = current;
+        for (int i = 0; i < stages.size(); i++) {
+            ForwardStage stage = stages.get(i);
+            Forwarder f = next.perLoop().get(i);
+            f.loop().execute(() -> stage.switchTo(f));
+        }
+        long oldDrainMillis = drainMillis;
+        use(next, applied);
+        retiring.add(old);
+        retirer.schedule(() -> retire(old), oldDrainMillis, TimeUnit.MILLISECONDS);
+    }
+
+    private void use(Forwarders next, Settings settings) {
+        current = next;
+        drainMillis = settings.queryTimeout().toMillis() + RETIRE_MARGIN_MILLIS;
+        meters.removeGauges("upstream_up");
+        for (Upstream u : next.upstreams()) {
+            meters.gauge("upstream_up", "1 while an upstream is up, 0 while marked down.", () -> u.isDown() ? 0 : 1,
+                    "upstream", u.toString());
+        }
+    }
+
+    private synchronized void retire(Forwarders old) {
+        if (!retiring.remove(old)) {
+            return;
+        }
+        old.close();
+        Set<String> asked = new HashSet<>();
+        current.upstreams().forEach(u -> asked.add(u.toString()));
+        retiring.forEach(r -> r.upstreams().forEach(u -> asked.add(u.toString())));
+        for (Upstream u : old.upstreams()) {
+            if (!asked.contains(u.toString())) {
+                meters.removeSeries("upstream", u.toString()); // a reload removed it: no series lingers
+            }
+        }
+    }
+
+    /** Queries in flight now in every generation, each counted on its loop; from outside the loops. */
+    public int inFlight() {
+        List<Forwarder> all = new ArrayList<>(current.perLoop());
+        retiring.forEach(r -> all.addAll(r.perLoop()));
+        int n = 0;
+        for (Forwarder f : all) {
+            n += OnLoop.count(f.loop(), f::inFlight);
+        }
+        return n;
+    }
+
+    /** Closes every generation; no switch after it. */
+    @Override
+    public synchronized void close() {
+        closed = true;
+        retirer.shutdownNow();
+        current.close();
+        for (Forwarders r : List.copyOf(retiring)) {
+            retire(r);
+        }
+    }
+}
