@@ -8,24 +8,20 @@ import io.sluice.acl.ClientRules;
 import io.sluice.acl.DeniedLog;
 import io.sluice.admin.AdminServer;
 import io.sluice.admin.Operations;
-import io.sluice.admin.RunningServer;
 import io.sluice.backend.Backends;
 import io.sluice.cache.AnswerCache;
 import io.sluice.cache.CacheStage;
 import io.sluice.config.BackendSettings;
 import io.sluice.config.ConfigException;
-import io.sluice.config.LimitSettings;
 import io.sluice.config.SettingTable;
 import io.sluice.config.Settings;
 import io.sluice.config.UpstreamAddress;
 import io.sluice.dnstap.Dnstap;
-import io.sluice.domain.RegistrableDomains;
 import io.sluice.forward.ForwardStage;
 import io.sluice.forward.Forwarding;
 import io.sluice.forward.Upstream;
 import io.sluice.frontend.Frontend;
 import io.sluice.limit.Backend;
-import io.sluice.limit.Budgets;
 import io.sluice.limit.Clock;
 import io.sluice.limit.Decisions;
 import io.sluice.limit.FloodWatch;
@@ -33,7 +29,6 @@ import io.sluice.limit.LimitMeters;
 import io.sluice.limit.LimitStage;
 import io.sluice.limit.Limits;
 import io.sluice.limit.TopDomains;
-import io.sluice.metrics.LatencyHistogram;
 import io.sluice.metrics.MetricsEndpoint;
 import io.sluice.metrics.Registry;
 import io.sluice.pipeline.GuardedReplies;
@@ -53,7 +48,6 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -68,7 +62,7 @@ import org.slf4j.LoggerFactory;
  * each pushed on {@link #stops} once made; {@link #close} stops them in reverse, and a start that
  * fails part way does the same with what it made.
  */
-public final class Sluice implements AutoCloseable, RunningServer {
+public final class Sluice implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Sluice.class);
     private static final long DRAIN_POLL_MILLIS = 10;
     /** Domains in the top-K gauges of /metrics. */
@@ -232,7 +226,7 @@ public final class Sluice implements AutoCloseable, RunningServer {
         }
         if (settings.admin() != null) {
             try {
-                admin = AdminServer.start(settings.admin(), settings.adminTokenFile(), new Operations(this));
+                admin = AdminServer.start(settings.admin(), settings.adminTokenFile(), new Operations(new AdminView(this, limits, forwarding, cache, top, meters, metrics, frontend)));
             } catch (IOException e) {
                 throw Addresses.bindFailure(settings.admin(), "http (admin)", e);
             }
@@ -267,7 +261,6 @@ public final class Sluice implements AutoCloseable, RunningServer {
     }
 
     /** Every metric in the Prometheus text format, the JVM's included. */
-    @Override
     public String metricsText() {
         return metrics.text();
     }
@@ -293,7 +286,6 @@ public final class Sluice implements AutoCloseable, RunningServer {
     }
 
     /** The answer cache, or null when it is off. */
-    @Override
     public AnswerCache cache() {
         return cache;
     }
@@ -302,65 +294,13 @@ public final class Sluice implements AutoCloseable, RunningServer {
         return limits;
     }
 
-    @Override
-    public Map<String, Long> counters() {
-        return meters.counters();
-    }
-
-    @Override
-    public int trackedDomains() {
-        return limits.tracked();
-    }
-
-    @Override
-    public LimitSettings.Algorithm algorithm() {
-        return limits.settings().algorithm();
-    }
-
-    @Override
-    public Budgets budgets() {
-        return limits.budgets();
-    }
-
-    @Override
-    public RegistrableDomains domains() {
-        return limits.domains();
-    }
-
-    @Override
-    public boolean flooded(String domain) {
-        return limits.active() && limits.limiter().flooded(domain);
+    public List<Upstream> upstreams() {
+        return forwarding.upstreams();
     }
 
     /** Where the admin API is served, or null. */
     public InetSocketAddress adminAddress() {
         return admin == null ? null : admin.address();
-    }
-
-    /** The busiest domains while the admin API is on; else null. */
-    @Override
-    public TopDomains top() {
-        return top;
-    }
-
-    @Override
-    public List<Upstream> upstreams() {
-        return forwarding.upstreams();
-    }
-
-    /** The latency of the replies of the {@code index}-th upstream. */
-    @Override
-    public LatencyHistogram upstreamLatency(int index) {
-        return forwarding.latency(index);
-    }
-
-    /** Null while serving with an upstream up; else what is missing, for /readyz. */
-    @Override
-    public String notReady() {
-        if (frontend.addresses().isEmpty()) {
-            return "not listening";
-        }
-        return forwarding.upstreams().stream().allMatch(Upstream::isDown) ? "every upstream is down" : null;
     }
 
     /** Where {@link #reload} reads from; until set, a reload says there is nothing to reload. */
@@ -376,7 +316,6 @@ public final class Sluice implements AutoCloseable, RunningServer {
      * @return one line per change
      * @throws ConfigException when the file is invalid (naming file, line and key); nothing changes then
      */
-    @Override
     public synchronized List<String> reload() throws ConfigException {
         Settings next;
         try {

@@ -1,0 +1,96 @@
+package io.sluice.limit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import io.sluice.config.Settings;
+import io.sluice.metrics.Registry;
+import io.sluice.pipeline.Outcome;
+import io.sluice.pipeline.Stage;
+import io.sluice.testing.Dns;
+import io.sluice.testing.StageHarness;
+import java.net.InetAddress;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.xbill.DNS.ARecord;
+import org.xbill.DNS.DClass;
+import org.xbill.DNS.Flags;
+import org.xbill.DNS.Message;
+import org.xbill.DNS.Name;
+import org.xbill.DNS.Rcode;
+import org.xbill.DNS.Record;
+import org.xbill.DNS.Section;
+import org.xbill.DNS.Type;
+
+/** The limit stage alone, on the stage harness: budgets per registrable domain in time moved by hand. */
+class LimitStageTest {
+    private final ManualClock clock = new ManualClock();
+    private Limits limits;
+
+    @AfterEach
+    void close() {
+        if (limits != null) {
+            limits.close();
+        }
+    }
+
+    private StageHarness harness(String... keyValues) throws Exception {
+        Settings s = StageHarness.settings(keyValues);
+        limits = Limits.from(s.limits(), clock);
+        Registry meters = new Registry();
+        StageHarness h = new StageHarness(clock, loop -> List.<Stage>of(new LimitStage(limits, new LimitMeters(meters),
+                Decisions.local(limits.limiter()), loop, null, null)));
+        for (String name : List.of("www.example.com.", "mail.example.com.", "www.example.org.")) {
+            h.record(answer(name));
+        }
+        return h;
+    }
+
+    private static Message answer(String name) throws Exception {
+        Message m = new Message();
+        m.getHeader().setFlag(Flags.QR);
+        Name n = Name.fromString(name);
+        m.addRecord(Record.newRecord(n, Type.A, DClass.IN), Section.QUESTION);
+        m.addRecord(new ARecord(n, DClass.IN, 300, InetAddress.getByName("192.0.2.1")), Section.ANSWER);
+        return m;
+    }
+
+    @Test
+    void aDomainOverItsBudgetIsRefusedNeverForwardedAndItsSubdomainsCountTogether() throws Exception {
+        StageHarness h = harness("limits.default.queries", "2", "limits.default.window", "1s");
+        assertEquals(Rcode.NOERROR, Dns.rcode(h.ask(Dns.query(1, "www.example.com.", Type.A))));
+        assertEquals(Rcode.NOERROR, Dns.rcode(h.ask(Dns.query(2, "mail.example.com.", Type.A))));
+        assertEquals(Rcode.REFUSED, Dns.rcode(h.ask(Dns.query(3, "www.example.com.", Type.A))), "example.com's third");
+        assertEquals(Rcode.NOERROR, Dns.rcode(h.ask(Dns.query(4, "www.example.org.", Type.A))), "another domain's own budget");
+        assertEquals(3, h.upstreamQueries(), "the refused query never reached the upstream");
+        clock.advanceMillis(1000);
+        assertEquals(Rcode.NOERROR, Dns.rcode(h.ask(Dns.query(5, "www.example.com.", Type.A))), "a new window");
+        assertEquals(0, h.internalErrors());
+    }
+
+    @Test
+    void theActionSaysWhatAQueryOverBudgetGets() throws Exception {
+        StageHarness h = harness("limits.default.queries", "1", "limits.default.window", "1h", "action", "drop");
+        h.ask(Dns.query(1, "www.example.com.", Type.A));
+        assertNull(h.ask(Dns.query(2, "www.example.com.", Type.A)), "dropped: no answer");
+        assertEquals(Outcome.DROPPED, h.lastOutcome());
+        assertEquals(1, h.upstreamQueries());
+    }
+
+    @Test
+    void aDryRunAndAnExemptClientPassEveryQuery() throws Exception {
+        StageHarness dry = harness("limits.default.queries", "1", "limits.default.window", "1h", "dry-run", "true");
+        for (int id = 1; id <= 3; id++) {
+            assertEquals(Rcode.NOERROR, Dns.rcode(dry.ask(Dns.query(id, "www.example.com.", Type.A))));
+        }
+        assertEquals(3, dry.upstreamQueries());
+        limits.close();
+        StageHarness exempt = harness("limits.default.queries", "1", "limits.default.window", "1h",
+                "limits.exempt-clients", "127.0.0.0/8");
+        for (int id = 1; id <= 3; id++) {
+            assertEquals(Rcode.NOERROR, Dns.rcode(exempt.ask(Dns.query(id, "www.example.com.", Type.A))));
+        }
+        assertEquals(3, exempt.upstreamQueries(), "127.0.0.1 is never limited");
+    }
+}

@@ -1,0 +1,177 @@
+package io.sluice.testing;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.channel.EventLoop;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.sluice.config.ConfigException;
+import io.sluice.config.Settings;
+import io.sluice.limit.ManualClock;
+import io.sluice.metrics.Registry;
+import io.sluice.pipeline.InternalErrors;
+import io.sluice.pipeline.MessageCheck;
+import io.sluice.pipeline.Outcome;
+import io.sluice.pipeline.Pipeline;
+import io.sluice.pipeline.Query;
+import io.sluice.pipeline.Responder;
+import io.sluice.pipeline.Stage;
+import io.sluice.pipeline.UpstreamReplies;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Function;
+import org.xbill.DNS.Message;
+import org.xbill.DNS.Rcode;
+import org.xbill.DNS.Record;
+import org.xbill.DNS.Section;
+
+/**
+ * One loop's query path without sockets: the message check, the stages under test, and a
+ * recorded upstream as the last stage, run on an embedded loop with a manual clock. A query goes
+ * in as bytes, from a client address of the test's choosing; what the client would be sent comes
+ * back. The recorded upstream answers from the answers the test recorded, as an upstream would
+ * (the query's ID, the recorded records), hands each answer to the reply hooks as the forwarder
+ * does, and counts what reached it.
+ */
+public final class StageHarness {
+    /** A loopback client, which the default allow-clients answers. */
+    public static final InetSocketAddress CLIENT = new InetSocketAddress("127.0.0.1", 40000);
+
+    private final EmbeddedChannel channel = new EmbeddedChannel();
+    private final ManualClock clock;
+    private final List<byte[]> sent = new ArrayList<>();
+    private final Map<String, Message> recorded = new HashMap<>();
+    private final LongAdder internalErrors = new LongAdder();
+    private final Pipeline pipeline;
+    private UpstreamReplies replies = UpstreamReplies.NONE;
+    private int upstreamQueries;
+    private Outcome last;
+
+    /** @param stages what runs between the message check and the recorded upstream, in order */
+    public StageHarness(ManualClock clock, Stage... stages) {
+        this(clock, loop -> List.of(stages));
+    }
+
+    /**
+     * @param stages what runs between the message check and the recorded upstream, in order, made
+     *               for the harness's loop (a stage that schedules work or parks queries needs it)
+     */
+    public StageHarness(ManualClock clock, Function<EventLoop, List<Stage>> stages) {
+        this.clock = clock;
+        Responder responder = (client, socket, address, message) -> {
+            sent.add(ByteBufUtil.getBytes(message));
+            message.release();
+        };
+        List<Stage> all = new ArrayList<>();
+        all.add(new MessageCheck(new Registry()));
+        all.addAll(stages.apply(channel.eventLoop()));
+        all.add(new RecordedUpstream());
+        pipeline = new Pipeline(channel.eventLoop(), responder, all, new InternalErrors(internalErrors),
+                clock::epochNanos);
+    }
+
+    /** Settings as a configuration would give them: alternating key and value over the defaults. */
+    public static Settings settings(String... keyValues) throws ConfigException {
+        Settings.Builder b = new Settings.Builder();
+        b.set("upstreams", List.of("127.0.0.1:53")); // never asked: the harness's upstream is recorded
+        for (int i = 0; i < keyValues.length; i += 2) {
+            b.set(keyValues[i], List.of(keyValues[i + 1]));
+        }
+        return b.build();
+    }
+
+    /** What sees the recorded upstream's answers, as a loop's forwarder hands them on (the cache, the flood watch). */
+    public StageHarness replies(UpstreamReplies replies) {
+        this.replies = replies;
+        return this;
+    }
+
+    /** The upstream answers queries for {@code answer}'s question with its records and RCODE. */
+    public StageHarness record(Message answer) {
+        recorded.put(key(answer), answer.clone());
+        return this;
+    }
+
+    /**
+     * Runs {@code query} from {@code client} over UDP through the path, and returns what was sent
+     * to the client for it, or null when nothing was (dropped, or parked and not yet answered).
+     */
+    public byte[] ask(byte[] query, InetSocketAddress client) {
+        int before = sent.size();
+        ByteBuf message = Unpooled.wrappedBuffer(query);
+        try {
+            last = pipeline.handleDatagram(message, null, client, null);
+        } finally {
+            message.release();
+        }
+        return sent.size() > before ? sent.get(sent.size() - 1) : null;
+    }
+
+    /** {@link #ask(byte[], InetSocketAddress)} from {@link #CLIENT}. */
+    public byte[] ask(byte[] query) {
+        return ask(query, CLIENT);
+    }
+
+    /** How the last query's run through the stages ended. */
+    public Outcome lastOutcome() {
+        return last;
+    }
+
+    /** Queries that reached the recorded upstream. */
+    public int upstreamQueries() {
+        return upstreamQueries;
+    }
+
+    /** Bugs the pipeline caught (a stage that threw). */
+    public long internalErrors() {
+        return internalErrors.sum();
+    }
+
+    public ManualClock clock() {
+        return clock;
+    }
+
+    private static String key(Message m) {
+        Record q = m.getQuestion();
+        return q.getName().toString().toLowerCase() + "/" + q.getType();
+    }
+
+    /** The last stage: answers as an upstream that holds the recorded answers would, SERVFAIL for any other name. */
+    private final class RecordedUpstream implements Stage {
+        @Override
+        public Outcome handle(Query q) {
+            upstreamQueries++;
+            Message query;
+            try {
+                query = new Message(ByteBufUtil.getBytes(q.message()));
+            } catch (IOException e) {
+                throw new IllegalStateException("the message check passed what dnsjava cannot read", e);
+            }
+            Message answer = recorded.get(key(query));
+            ByteBuf reply;
+            if (answer == null) {
+                reply = replies.unanswered(ByteBufAllocator.DEFAULT, q.message(), q.view(), q.overUdp(), true);
+                if (reply == null) {
+                    Message servfail = new Message(query.getHeader().getID());
+                    servfail.getHeader().setRcode(Rcode.SERVFAIL);
+                    servfail.addRecord(query.getQuestion(), Section.QUESTION);
+                    reply = Unpooled.wrappedBuffer(servfail.toWire());
+                }
+                q.answer(reply);
+                return Outcome.ANSWERED;
+            }
+            Message m = answer.clone();
+            m.getHeader().setID(query.getHeader().getID());
+            reply = Unpooled.wrappedBuffer(m.toWire());
+            replies.answered(q.message(), q.view(), q.overUdp(), reply, q.answerNote());
+            q.answer(reply);
+            return Outcome.ANSWERED;
+        }
+    }
+}
