@@ -17,8 +17,8 @@ import io.sluice.metrics.Registry;
 import java.util.List;
 import java.util.Map;
 
-/** The running server as the admin API reads and changes it: the parts' answers, and {@link Sluice#reload}. */
-record AdminView(Sluice sluice, Limits limits, Forwarding forwarding, AnswerCache cache, TopDomains top,
+/** The running server as the admin API reads and changes it: the parts' answers, and the reload. */
+record AdminView(Reloader reloader, Limits limits, Forwarding forwarding, AnswerCache cache, TopDomains top,
                  Registry meters, MetricsEndpoint metrics, Frontend frontend) implements RunningServer {
     @Override
     public String notReady() {
@@ -75,6 +75,6 @@ record AdminView(Sluice sluice, Limits limits, Forwarding forwarding, AnswerCach
 
     @Override
     public List<String> reload() throws ConfigException {
-        return sluice.reload();
+        return reloader.reload();
     }
 }

@@ -39,7 +39,6 @@ import io.sluice.pipeline.Pipeline;
 import io.sluice.pipeline.Stage;
 import io.sluice.pipeline.UpstreamReplies;
 import io.sluice.transport.Addresses;
-import io.sluice.transport.ServerTls;
 import io.sluice.transport.Transport;
 import java.io.IOException;
 import java.net.BindException;
@@ -53,7 +52,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.stream.Collectors;
-import javax.net.ssl.SSLException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -76,12 +74,10 @@ public final class Sluice implements AutoCloseable {
 
     /** The parts' stops, the last made on top. Touched by start and then by close only. */
     private final Deque<Stop> stops = new ArrayDeque<>();
-    /** As started, with what reloads changed since. */
-    private volatile Settings settings;
+    /** As started; {@link Reloader#settings} has what reloads changed since. */
+    private final Settings settings;
     private final Registry meters = new Registry();
     private final Transport transport = Transport.best();
-    private final LongAdder reloads;
-    private final LongAdder reloadFailures;
     /** {@link #close} has begun: a second call waits for the first to end, and does nothing more. */
     private final AtomicBoolean closing = new AtomicBoolean();
     private final CountDownLatch closed = new CountDownLatch(1);
@@ -100,15 +96,8 @@ public final class Sluice implements AutoCloseable {
     /** The metrics, served on --metrics when asked for. */
     private MetricsEndpoint metrics;
     private Frontend frontend;
+    private Reloader reloader;
     private AdminServer admin;
-    /**
-     * Reads the settings again for a reload: the file, then the same flags. Set after start, read
-     * by the admin and signal threads: volatile.
-     */
-    private volatile SettingsSource reloadSource = () -> {
-        throw new ConfigException("nothing to reload: sluice was started without --config");
-    };
-
     /** Where a reload reads its settings. */
     @FunctionalInterface
     public interface SettingsSource {
@@ -117,8 +106,6 @@ public final class Sluice implements AutoCloseable {
 
     private Sluice(Settings settings) {
         this.settings = settings;
-        this.reloads = meters.counter("reloads", "Reloads of the configuration that were put in force.");
-        this.reloadFailures = meters.counter("reload_failures", "Reloads refused: the file was invalid; nothing changed.");
     }
 
     /** Starts serving with the system clock. */
@@ -213,6 +200,7 @@ public final class Sluice implements AutoCloseable {
         // copy it, the longest pauses of a run (docs/benchmarks.md, "Soak").
         System.gc();
         frontend = Frontend.bind(settings, transport, group, pipelines, meters, clientRules, clock);
+        reloader = new Reloader(settings, meters, limits, forwarding, clientRules, dnstap, frontend);
         stops.push(this::drainAndClose);
         if (!settings.tlsListen().isEmpty() || !settings.httpsListen().isEmpty()) {
             meters.gauge("tls_certificate_expiry_timestamp_seconds",
@@ -226,7 +214,7 @@ public final class Sluice implements AutoCloseable {
         }
         if (settings.admin() != null) {
             try {
-                admin = AdminServer.start(settings.admin(), settings.adminTokenFile(), new Operations(new AdminView(this, limits, forwarding, cache, top, meters, metrics, frontend)));
+                admin = AdminServer.start(settings.admin(), settings.adminTokenFile(), new Operations(new AdminView(reloader, limits, forwarding, cache, top, meters, metrics, frontend)));
             } catch (IOException e) {
                 throw Addresses.bindFailure(settings.admin(), "http (admin)", e);
             }
@@ -298,6 +286,11 @@ public final class Sluice implements AutoCloseable {
         return forwarding.upstreams();
     }
 
+    /** Where --metrics serves /metrics, or null. */
+    public InetSocketAddress metricsAddress() {
+        return metrics.address();
+    }
+
     /** Where the admin API is served, or null. */
     public InetSocketAddress adminAddress() {
         return admin == null ? null : admin.address();
@@ -305,80 +298,17 @@ public final class Sluice implements AutoCloseable {
 
     /** Where {@link #reload} reads from; until set, a reload says there is nothing to reload. */
     public void reloadFrom(SettingsSource source) {
-        this.reloadSource = source;
+        reloader.readFrom(source);
     }
 
     /**
-     * Reads the configuration again and puts in force what can change while running: limits,
-     * overrides, exemptions, action, dry run, the client rules, and the upstreams with their
-     * timeouts and health checks. What needs a restart is kept as it is and named in the result. One reload at a time.
+     * Reads the configuration again and puts in force what can change while running; see {@link Reloader}.
      *
      * @return one line per change
      * @throws ConfigException when the file is invalid (naming file, line and key); nothing changes then
      */
-    public synchronized List<String> reload() throws ConfigException {
-        Settings next;
-        try {
-            next = reloadSource.read();
-        } catch (ConfigException e) {
-            reloadFailures.increment();
-            throw e;
-        }
-        Reload r = Reload.between(settings, next);
-        ServerTls.Contexts tls = null;
-        if (!settings.tlsListen().isEmpty() || !settings.httpsListen().isEmpty()) {
-            // certificates are renewed in place: read again at every reload
-            try {
-                tls = ServerTls.Contexts.load(settings.tlsCertFile(), settings.tlsKeyFile());
-            } catch (SSLException e) {
-                reloadFailures.increment();
-                throw new ConfigException("tls-cert-file, tls-key-file: " + ServerTls.whatIsWrong(e));
-            }
-        }
-        try {
-            if (!r.limitChanges().isEmpty()) {
-                limits.check(r.applied().limits()); // before anything changes
-            }
-            if (!r.forwardChanges().isEmpty()) {
-                forwarding.switchTo(r.applied());
-            }
-            if (!r.limitChanges().isEmpty()) {
-                limits.reload(r.applied().limits()); // checked above: it takes them
-            }
-            if (!r.aclChanges().isEmpty()) {
-                clientRules.replace(next.allowClients(), next.aclAction() == SettingTable.AclAction.DROP,
-                        next.proxyProtocolFrom());
-            }
-        } catch (ConfigException e) {
-            reloadFailures.increment();
-            throw e;
-        } catch (InterruptedException | RuntimeException e) {
-            reloadFailures.increment();
-            throw new ConfigException("upstreams: cannot use them: " + e.getMessage());
-        }
-        LogLevel.apply(next.logLevel());
-        if (!r.dnstapChanges().isEmpty()) {
-            dnstap.reconfigure(r.applied().dnstap());
-        }
-        if (tls != null) {
-            frontend.useTls(tls);
-        }
-        settings = r.applied();
-        reloads.increment();
-        List<String> all = new ArrayList<>(r.limitChanges());
-        all.addAll(r.aclChanges());
-        all.addAll(r.forwardChanges());
-        all.addAll(r.dnstapChanges());
-        r.needRestart().forEach(k -> all.add(k + ": needs a restart, kept as it was"));
-        if (tls != null) {
-            all.add("tls-cert-file: read again, for new TLS connections");
-        }
-        return all;
-    }
-
-    /** Where --metrics serves /metrics, or null. */
-    public InetSocketAddress metricsAddress() {
-        return metrics.address();
+    public List<String> reload() throws ConfigException {
+        return reloader.reload();
     }
 
     /** The startup line: what listens where, for which upstreams, on which transport. */
@@ -449,7 +379,7 @@ public final class Sluice implements AutoCloseable {
      */
     private void drainAndClose() {
         frontend.stopReading();
-        long deadline = System.nanoTime() + settings.queryTimeout().toNanos();
+        long deadline = System.nanoTime() + reloader.settings().queryTimeout().toNanos();
         // A query a TCP connection holds back (its client reads its answers slowly) is in no
         // forwarder yet: the connection's close, once it has answered, says it is done.
         while ((inFlight() > 0 || frontend.openTcpConnections() > 0) && System.nanoTime() < deadline) {
