@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.limit.ManualClock;
+import io.sluice.testing.Await;
 import io.sluice.testing.Dns;
 import io.sluice.testing.Ports;
 import io.sluice.testing.RunningSluice;
@@ -12,6 +13,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -79,13 +81,10 @@ class CtlTest {
             for (int i = 0; i < 4; i++) {
                 Dns.udp(s.address(), Dns.query(i, "w" + i + ".busy.example.", Type.A));
             }
-            Run top = null;
-            for (long end = System.nanoTime() + 5_000_000_000L; System.nanoTime() < end; Thread.sleep(50)) {
-                top = ctl(s, "top", "-n", "5"); // the rings are drained four times a second
-                if (top.out().contains("busy.example  4")) {
-                    break;
-                }
-            }
+            Run top = Await.result("busy.example's 4 queries in top", Duration.ofSeconds(5), () -> {
+                Run r = ctl(s, "top", "-n", "5"); // the rings are drained four times a second
+                return r.out().contains("busy.example  4") ? r : null;
+            });
             assertEquals(0, top.code(), top.err());
             assertTrue(top.out().matches("(?s)DOMAIN +QUERIES +REFUSED +LIMIT +LIMITED\nbusy\\.example +4 +0 +unlimited +no\n"),
                     top.out());

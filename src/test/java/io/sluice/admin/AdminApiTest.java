@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sluice.limit.ManualClock;
+import io.sluice.testing.Await;
 import io.sluice.testing.Dns;
 import io.sluice.testing.RunningSluice;
 import io.sluice.testing.TestUpstream;
@@ -174,15 +175,10 @@ class AdminApiTest {
             for (int i = 0; i < 5; i++) {
                 Dns.udp(s.address(), Dns.query(i, "n" + i + ".cool.example.net.", Type.A));
             }
-            JsonNode top = null;
-            long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-            while (System.nanoTime() < deadline) { // the rings are drained four times a second
-                top = call(s, "GET", "/api/v1/top?n=2", null).body();
-                if (top.get("domains").size() == 2 && top.get("domains").get(1).get("queries").asInt() == 5) {
-                    break;
-                }
-                Thread.sleep(50);
-            }
+            JsonNode top = Await.result("the second domain's 5 queries in top", Duration.ofSeconds(5), () -> {
+                JsonNode t = call(s, "GET", "/api/v1/top?n=2", null).body(); // the rings are drained four times a second
+                return t.get("domains").size() == 2 && t.get("domains").get(1).get("queries").asInt() == 5 ? t : null;
+            });
             JsonNode hot = top.get("domains").get(0);
             assertEquals("hot.example", hot.get("domain").asText(), top.toString());
             assertEquals(30, hot.get("queries").asInt());
@@ -200,16 +196,10 @@ class AdminApiTest {
 
     /** The busiest domains once {@code want} holds of the first, polling: the rings are drained four times a second. */
     private JsonNode topOnce(RunningSluice s, java.util.function.Predicate<JsonNode> want) throws Exception {
-        JsonNode top = null;
-        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-        while (System.nanoTime() < deadline) {
-            top = call(s, "GET", "/api/v1/top?n=5", null).body();
-            if (top.get("domains").size() > 0 && want.test(top.get("domains").get(0))) {
-                break;
-            }
-            Thread.sleep(50);
-        }
-        return top;
+        return Await.result("the busiest domain as wanted", Duration.ofSeconds(5), () -> {
+            JsonNode top = call(s, "GET", "/api/v1/top?n=5", null).body();
+            return top.get("domains").size() > 0 && want.test(top.get("domains").get(0)) ? top : null;
+        });
     }
 
     @Test
