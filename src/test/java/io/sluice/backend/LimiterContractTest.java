@@ -3,6 +3,7 @@ package io.sluice.backend;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.sluice.limit.ManualClock;
+import io.sluice.testing.Await;
 import io.sluice.testing.Dns;
 import io.sluice.testing.RedisServer;
 import io.sluice.testing.RunningSluice;
@@ -78,11 +79,12 @@ class LimiterContractTest {
     /**
      * Async mode's sync thread reads the clock when a pass pushes and again when it merges the
      * reply: a pass straddling a clock moved by an hour is one no running fleet's clock makes.
-     * Three sync intervals let the passes of what was just allowed end before the clock moves.
+     * Three more passes let the passes of what was just allowed end before the clock moves.
      */
-    private static void settle(String backend) throws InterruptedException {
+    private static void settle(String backend, RunningSluice s) {
         if (backend.equals("redis-async")) {
-            Thread.sleep(150);
+            long from = s.sluice().metrics().count("redis_sync_passes");
+            Await.until("three sync passes", () -> s.sluice().metrics().count("redis_sync_passes") >= from + 3);
         }
     }
 
@@ -103,7 +105,7 @@ class LimiterContractTest {
             assertEquals(0, allowed(s, "budget.com", 5), "none left");
             assertEquals(6, allowed(s, "other.net", 8), "each domain has its own");
 
-            settle(backend);
+            settle(backend, s);
             clock.advanceMillis(HOUR_MS + HOUR_MS / 2); // half-way through the next window
             int expected = switch (algorithm) {
                 case "fixed-window" -> 6;   // a new window, a new budget
@@ -112,7 +114,7 @@ class LimiterContractTest {
             };
             assertEquals(expected, allowed(s, "budget.com", 20), "after an hour and a half");
 
-            settle(backend);
+            settle(backend, s);
             clock.advanceMillis(HOUR_MS / 6);
             expected = switch (algorithm) {
                 case "fixed-window" -> 0;   // still the same window
