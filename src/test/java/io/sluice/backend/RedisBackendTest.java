@@ -363,11 +363,9 @@ class RedisBackendTest {
                 redis.start(); // the same port, empty
                 clock.advanceMillis(HOUR_MS);
                 String key = key(domain, "fixed-window");
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
-                while (redis.command("GET " + key).equals("$-1") && System.nanoTime() < deadline) {
-                    Dns.burst(List.of(s.address()), Dns.names(domain, 1));
-                    Thread.sleep(100); // waiting for Lettuce to reconnect, not for a window
-                }
+                Await.until("Lettuce to reconnect", Duration.ofSeconds(15), () -> s.sluice().metricsText().lines()
+                        .anyMatch(l -> l.matches("sluice_redis_up 1(\\.0)?")));
+                Dns.burst(List.of(s.address()), Dns.names(domain, 1));
                 assertNotNull(redis.command("GET " + key));
                 assertTrue(!redis.command("GET " + key).equals("$-1"), "sharing resumed after Redis came back");
             }
@@ -404,9 +402,11 @@ class RedisBackendTest {
             try (DatagramSocket client = new DatagramSocket()) {
                 assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(1, "a.drain.com.", Type.A))));
                 redis.pause(true);
+                long read = s.sluice().metrics().count("queries", "protocol", "udp");
                 byte[] q = Dns.query(0x4242, "b.drain.com.", Type.A);
                 client.send(new DatagramPacket(q, q.length, s.address()));
-                Thread.sleep(50); // the query is now parked, its call unanswered
+                // Once read, the query is parked on its unanswered call in the loop's burst, before the loop sees a stop.
+                Await.until("the query read", () -> s.sluice().metrics().count("queries", "protocol", "udp") > read);
                 s.close(); // returns once nothing is in flight
                 client.setSoTimeout(2000);
                 byte[] buf = new byte[512];
