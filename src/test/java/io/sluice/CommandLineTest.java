@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.testing.Await;
 import io.sluice.testing.Dns;
 import io.sluice.testing.SluiceProcess;
 import io.sluice.testing.SluiceProcess.Exit;
@@ -18,6 +19,7 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -183,13 +185,8 @@ class CommandLineTest {
         int before = Files.readString(s.log()).split(java.util.regex.Pattern.quote(logged), -1).length;
         Process kill = new ProcessBuilder("kill", "-" + signal, String.valueOf(s.process().pid())).start();
         assertEquals(0, kill.waitFor());
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (Files.readString(s.log()).split(java.util.regex.Pattern.quote(logged), -1).length == before
-                && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
-        assertTrue(Files.readString(s.log()).split(java.util.regex.Pattern.quote(logged), -1).length > before,
-                Files.readString(s.log()));
+        Await.result("the log to say " + logged, Duration.ofSeconds(10),
+                () -> Files.readString(s.log()).split(java.util.regex.Pattern.quote(logged), -1).length > before ? logged : null);
         assertTrue(s.process().isAlive(), "still running after SIG" + signal);
     }
 
@@ -229,8 +226,9 @@ class CommandLineTest {
             try (DatagramSocket client = new DatagramSocket()) {
                 client.setSoTimeout(5000);
                 byte[] q = Dns.query(0x5151, "slow.example.", Type.A);
+                int asked = up.udpQueries();
                 client.send(new DatagramPacket(q, q.length, at));
-                Thread.sleep(200); // the query is now waiting on the upstream
+                Await.until("the query forwarded", () -> up.udpQueries() > asked); // it now waits on the upstream
                 p.destroy(); // SIGTERM
                 byte[] buf = new byte[512];
                 DatagramPacket answer = new DatagramPacket(buf, buf.length);

@@ -13,8 +13,8 @@ public final class Await {
 
     /** One try at something that may not be there yet: null until it is. */
     @FunctionalInterface
-    public interface Attempt<T> {
-        T get() throws Exception;
+    public interface Attempt<T, E extends Exception> {
+        T get() throws E;
     }
 
     /** Returns once {@code condition} holds; fails with {@code what} after {@code timeout}. */
@@ -37,7 +37,7 @@ public final class Await {
      * Tries {@code attempt} until it gives something other than null, and returns that; fails with
      * {@code what} after {@code timeout}, or at once with what an attempt throws.
      */
-    public static <T> T result(String what, Duration timeout, Attempt<T> attempt) throws Exception {
+    public static <T, E extends Exception> T result(String what, Duration timeout, Attempt<T, E> attempt) throws E {
         long deadline = System.nanoTime() + timeout.toNanos();
         for (T got = attempt.get(); ; got = attempt.get()) {
             if (got != null) {

@@ -12,6 +12,7 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -88,10 +89,8 @@ public record SluiceProcess(Process process, InetSocketAddress at, Path log) imp
             assertNotNull(reply, "serving over UDP: " + Files.readString(log));
             assertEquals(Rcode.NOERROR, Dns.rcode(reply), Files.readString(log));
             // The start line is written once the listeners serve, so a query can be answered first.
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (!Files.readString(log).contains("listening on") && System.nanoTime() < deadline) {
-                Thread.sleep(10);
-            }
+            Await.result("the start line", Duration.ofSeconds(10),
+                    () -> Files.readString(log).contains("listening on") ? log : null);
             return new SluiceProcess(p, at, log);
         }
     }
