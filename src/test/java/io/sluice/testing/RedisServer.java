@@ -11,6 +11,7 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -78,15 +79,16 @@ public final class RedisServer implements AutoCloseable {
                 "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir.toString()));
         cmd.addAll(extra);
         process = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log().toFile()).start();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!"+PONG".equals(command("PING"))) {
-            if (System.nanoTime() > deadline || !process.isAlive()) {
+        boolean answers = false;
+        try {
+            answers = Await.result("redis-server on port " + port + " to answer PING or exit", Duration.ofSeconds(10),
+                    () -> "+PONG".equals(command("PING")) ? Boolean.TRUE : process.isAlive() ? null : Boolean.FALSE);
+            return answers;
+        } finally {
+            if (!answers) {
                 process.destroyForcibly();
-                return false;
             }
-            Thread.sleep(20);
         }
-        return true;
     }
 
     private void failToStart() throws IOException {
@@ -167,7 +169,7 @@ public final class RedisServer implements AutoCloseable {
      * Three masters made into a Redis Cluster with {@code redis-cli --cluster create}, each in its
      * own directory under {@code dir}.
      */
-    public static List<RedisServer> cluster(Path dir) throws IOException, InterruptedException {
+    public static List<RedisServer> cluster(Path dir) throws Exception {
         List<RedisServer> nodes = new ArrayList<>();
         List<String> create = new ArrayList<>(List.of("--cluster", "create"));
         for (int i = 0; i < 3; i++) {
@@ -179,14 +181,9 @@ public final class RedisServer implements AutoCloseable {
         }
         create.addAll(List.of("--cluster-replicas", "0", "--cluster-yes"));
         cli(create.toArray(new String[0]));
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         for (RedisServer r : nodes) {
-            while (!cli("-p", Integer.toString(r.port), "cluster", "info").contains("cluster_state:ok")) {
-                if (System.nanoTime() > deadline) {
-                    fail("the cluster did not become ready");
-                }
-                Thread.sleep(50);
-            }
+            Await.result("node " + r.hostPort() + " to see the cluster ready", Duration.ofSeconds(20),
+                    () -> cli("-p", Integer.toString(r.port), "cluster", "info").contains("cluster_state:ok") ? r : null);
         }
         return nodes;
     }
