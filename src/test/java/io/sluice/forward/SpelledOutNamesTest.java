@@ -2,6 +2,7 @@ package io.sluice.forward;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.sluice.testing.Await;
 import io.sluice.testing.Dns;
 import io.sluice.testing.RunningSluice;
 import io.sluice.testing.TestUpstream;
@@ -45,9 +46,7 @@ class SpelledOutNamesTest {
              RunningSluice s = RunningSluice.start(List.of(up), "cache.size", "1000", "timeout", "5s")) {
             up.mode(TestUpstream.Mode.SILENT);
             Future<byte[]> answer = client.submit(() -> Dns.udp(s.address(), Dns.query(1, "WwW.Example.COM.", Type.A)));
-            while (up.lastQuery() == null) {
-                Thread.sleep(5);
-            }
+            Await.until("the query forwarded", () -> up.lastQuery() != null);
             up.sendToLastSender(uncompressedAnswer(up.lastQuery()));
             Message relayed = Dns.parse(answer.get());
             assertEquals("WwW.Example.COM.", relayed.getSection(Section.ANSWER).get(0).getName().toString(),

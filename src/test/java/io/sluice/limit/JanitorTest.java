@@ -118,10 +118,10 @@ class JanitorTest {
             long retiredAt = System.nanoTime();
             // The retired slots hold their room for a grace: the table, half as large again as its
             // bound, has room for half the bound until then, and for the whole bound after it.
-            for (int i = 0; i < 200 && limiter.tracked() < max; i++) {
+            Await.until("a whole bound of new domains counted", Duration.ofSeconds(4), () -> {
                 askTwice(limiter, "new", max);
-                Thread.sleep(10);
-            }
+                return limiter.tracked() >= max;
+            });
             long waited = (System.nanoTime() - retiredAt) / 1_000_000;
             assertEquals(max, limiter.tracked(), "a whole bound of new domains has counters " + waited + " ms after the pass");
             assertTrue(waited < 2000, "room came back after " + waited + " ms, before the next pass (3 s)");
