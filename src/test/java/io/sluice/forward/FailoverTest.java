@@ -145,11 +145,10 @@ class FailoverTest {
             assertTrue(ms < TIMEOUT_MS, "a down upstream is not waited for: " + ms + " ms");
 
             flaky.mode(TestUpstream.Mode.ANSWER);
-            long deadline = System.nanoTime() + 5_000_000_000L;
-            while (flaky.udpQueries() <= triedBefore + 1 && System.nanoTime() < deadline) {
+            Await.result("the first upstream probed and asked again", Duration.ofSeconds(5), () -> {
                 Dns.udp(s.address(), Dns.query(10, "back.example.", Type.A));
-                Thread.sleep(50);
-            }
+                return flaky.udpQueries() > triedBefore + 1 ? flaky : null;
+            });
             int probedAndServed = flaky.udpQueries();
             Dns.udp(s.address(), Dns.query(11, "again.example.", Type.A));
             assertEquals(probedAndServed + 1, flaky.udpQueries(), "the first upstream serves again");
@@ -275,19 +274,14 @@ class FailoverTest {
             assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(1, "down.example.", Type.A))));
             flaky.mode(TestUpstream.Mode.ANSWER);
             int before = flaky.udpQueries(); // from now on, while it is down, only probes reach it
-            long deadline = System.nanoTime() + 5_000_000_000L;
-            while (System.nanoTime() < deadline) {
+            return Await.result("the first upstream back, or probed four times", Duration.ofSeconds(5), () -> {
                 int spareBefore = spare.udpQueries();
                 Dns.udp(s.address(), Dns.query(2, "which.example.", Type.A));
                 if (spare.udpQueries() == spareBefore) {
                     return true; // served by the first upstream: it is up again
                 }
-                if (flaky.udpQueries() - before >= 4) {
-                    return false; // probed four times and still down
-                }
-                Thread.sleep(20);
-            }
-            throw new AssertionError("the first upstream was not probed");
+                return flaky.udpQueries() - before >= 4 ? false : null; // probed four times and still down
+            });
         }
     }
 }
