@@ -262,7 +262,7 @@ class ForwardingTest {
     void thousandConcurrentQueriesAreAllAnswered() throws Exception {
         int n = 1000;
         upstream.holdUntil(n); // every reply waits until all 1000 are in flight at once
-        Concurrent.Result r = Concurrent.udp(sluice.address(), n, 10);
+        Concurrent.Result r = Concurrent.udp(sluice.address(), n, 10, upstream::udpQueries);
         assertEquals(n, r.answered(), r.toString());
         assertEquals(0, r.wrongAnswers(), r.toString());
     }

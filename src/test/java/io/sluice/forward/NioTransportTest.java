@@ -33,7 +33,7 @@ class NioTransportTest {
 
             int n = 200;
             up.holdUntil(n); // the replies come back in one burst: several in each read
-            Concurrent.Result r = Concurrent.udp(s.at(), n, 4);
+            Concurrent.Result r = Concurrent.udp(s.at(), n, 4, up::udpQueries);
             assertEquals(n, r.answered(), r.toString());
             assertEquals(0, r.wrongAnswers(), r.toString());
             assertEquals(Rcode.NOERROR, Dns.rcode(Dns.tcp(s.at(), Dns.query(1, "tcp.example.", Type.A))));
