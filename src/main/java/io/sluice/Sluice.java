@@ -273,6 +273,11 @@ public final class Sluice implements AutoCloseable {
         return meters;
     }
 
+    /** Client TCP connections that read nothing now, their answers backed up ({@link Frontend#tcpConnectionsNotReading}). */
+    public int tcpConnectionsNotReading() {
+        return frontend.tcpConnectionsNotReading();
+    }
+
     /** The answer cache, or null when it is off. */
     public AnswerCache cache() {
         return cache;

@@ -340,6 +340,15 @@ public final class Frontend {
         return tcpConnections.size();
     }
 
+    /** Client TCP connections open now that read nothing, their answers backed up: for tests, off the query path. */
+    public int tcpConnectionsNotReading() {
+        int n = 0;
+        for (Channel ch : tcpConnections) {
+            n += ch.config().isAutoRead() ? 0 : 1;
+        }
+        return n;
+    }
+
     public void close() {
         for (Channel ch : tcpServers) {
             ch.close().awaitUninterruptibly();
