@@ -14,6 +14,10 @@ import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.Socket;
 import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.xbill.DNS.Rcode;
 import org.xbill.DNS.Type;
@@ -191,19 +195,10 @@ class TcpConnectionTest {
         return Dns.frames(queries);
     }
 
-    /**
-     * The TCP queries {@code s} has taken, once two looks 300 ms apart see the same count: a
-     * connection whose answers back up has stopped taking them.
-     */
-    private static long tcpQueriesOnceSteady(RunningSluice s) throws InterruptedException {
-        long now = -1;
-        long before;
-        do {
-            before = now;
-            Thread.sleep(300);
-            now = s.sluice().metrics().count("queries", "protocol", "tcp");
-        } while (now != before);
-        return now;
+    /** The TCP queries {@code s} has taken, once its one connection stops reading: its answers backed up. */
+    private static long tcpQueriesOnceNotReading(RunningSluice s) {
+        Await.until("the connection to stop reading", () -> s.sluice().tcpConnectionsNotReading() == 1);
+        return s.sluice().metrics().count("queries", "protocol", "tcp");
     }
 
     /** Asks {@code name} TXT once over {@code c} and reads the answer, so that it is cached. */
@@ -244,7 +239,7 @@ class TcpConnectionTest {
             c.setSoTimeout(5000);
             cache(c, TestUpstream.HUGE);
             writeAside(c, frames(3000, 2, TestUpstream.HUGE), false);
-            long read = tcpQueriesOnceSteady(s);
+            long read = tcpQueriesOnceNotReading(s);
             assertTrue(read < 1000, read + " of 3,001 queries read while its answers were not");
             for (int i = 0; i < 3000; i++) {
                 Dns.readFrame(c);
@@ -266,7 +261,7 @@ class TcpConnectionTest {
             c.setSoTimeout(5000);
             cache(c, TestUpstream.GIANT);
             writeAside(c, frames(1000, 2, TestUpstream.GIANT), false);
-            Thread.sleep(500); // let them back up
+            Await.until("the answers to back up", () -> s.sluice().tcpConnectionsNotReading() == 1);
             for (int i = 0; i < 1000; i++) {
                 assertEquals(2 + i, Dns.id(Dns.readFrame(c)));
             }
@@ -296,11 +291,12 @@ class TcpConnectionTest {
             c.setSoTimeout(5000);
             cache(c, TestUpstream.GIANT);
             writeAside(c, frames(150, 2, TestUpstream.GIANT), false);
-            long handled = tcpQueriesOnceSteady(s);
+            long handled = tcpQueriesOnceNotReading(s);
             assertTrue(handled < 151, "the test needs queries waiting: all " + handled + " handled");
             Thread stop = new Thread(s::close);
             stop.start();
-            Thread.sleep(200); // the stop has begun, and waits
+            // Stopped, the connection reads again, to discard what it will not answer, and waits for the client.
+            Await.until("the stop to reach the connection", () -> s.sluice().tcpConnectionsNotReading() == 0);
             java.util.Set<Integer> ids = new java.util.HashSet<>();
             try {
                 while (true) {
@@ -349,22 +345,21 @@ class TcpConnectionTest {
     /** A frame trickled a byte at a time never completes a query: the idle timeout still closes it. */
     @Test
     void aSlowlorisConnectionIsClosedAtTheIdleTimeout() throws Exception {
+        ScheduledExecutorService trickle = Executors.newSingleThreadScheduledExecutor();
         try (TestUpstream up = new TestUpstream();
              RunningSluice s = RunningSluice.start(List.of(up), "tcp-idle-timeout", "300ms");
              Socket c = new Socket(s.address().getAddress(), s.address().getPort())) {
-            Thread trickle = new Thread(() -> {
+            c.getOutputStream().write(new byte[] {0, 64}); // a 64-byte frame, never finished
+            AtomicInteger trickled = new AtomicInteger();
+            trickle.scheduleAtFixedRate(() -> { // a byte every 50 ms for 2 s
                 try {
-                    c.getOutputStream().write(new byte[] {0, 64}); // a 64-byte frame, never finished
-                    for (int i = 0; i < 40; i++) {
-                        Thread.sleep(50);
+                    if (trickled.incrementAndGet() <= 40) {
                         c.getOutputStream().write(0);
                     }
-                } catch (Exception closed) {
+                } catch (IOException closed) {
                     // the server closed: the point
                 }
-            });
-            trickle.setDaemon(true);
-            trickle.start();
+            }, 50, 50, TimeUnit.MILLISECONDS);
             c.setSoTimeout(5000);
             long start = System.nanoTime();
             int read;
@@ -376,6 +371,8 @@ class TcpConnectionTest {
             assertEquals(-1, read, "closed");
             long ms = (System.nanoTime() - start) / 1_000_000;
             assertTrue(ms < 1500, "closed after " + ms + " ms, while it kept trickling for 2 s");
+        } finally {
+            trickle.shutdownNow();
         }
     }
 
