@@ -20,6 +20,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
 import org.xbill.DNS.AAAARecord;
 import org.xbill.DNS.ARecord;
 import org.xbill.DNS.CookieOption;
@@ -77,6 +78,7 @@ public final class TestUpstream implements AutoCloseable {
     private volatile int holdUntil;
     private volatile String forgedAddress;
     private volatile int randomForgeries;
+    private volatile BooleanSupplier randomForgeriesRead = () -> true;
     private volatile boolean lowercaseQuestions;
     private volatile boolean ignoresPayloadSize;
     private final Queue<String> receivedNames = new ConcurrentLinkedQueue<>();
@@ -239,11 +241,13 @@ public final class TestUpstream implements AutoCloseable {
      * this server's own address and port: to the source port of each held query,
      * {@code randomIds} replies with random IDs, then one with the query's own ID (a forger
      * luckier than any could be). Each has the question as the client wrote it, lower case, and
-     * one A record, {@code address}. Then the genuine replies follow.
+     * one A record, {@code address}; the lucky ones once {@code randomOnesRead} holds, so that none
+     * is dropped by a buffer the random ones filled. Then the genuine replies follow.
      */
-    public void forgeWhenReleasing(String address, int randomIds) {
+    public void forgeWhenReleasing(String address, int randomIds, BooleanSupplier randomOnesRead) {
         forgedAddress = address;
         randomForgeries = randomIds;
+        this.randomForgeriesRead = randomOnesRead;
     }
 
     /** Answers with the question name in lower case, as an upstream that does not keep case. */
@@ -323,6 +327,7 @@ public final class TestUpstream implements AutoCloseable {
             }
             try {
                 if (delayMillis > 0) {
+                    // A sleep by design: a slow server, whose answers leave one after another, each this late.
                     Thread.sleep(delayMillis);
                 }
                 Name no = refused;
@@ -367,7 +372,7 @@ public final class TestUpstream implements AutoCloseable {
                 udp.send(new DatagramPacket(forged, forged.length, h.getSocketAddress()));
             }
         }
-        Thread.sleep(100); // the random ones are read before the lucky ones, so none is dropped by a full buffer
+        Await.until("the random forgeries read", randomForgeriesRead);
         for (DatagramPacket h : queries) {
             Message q = new Message(h.getData());
             byte[] forged = forgery(q, q.getHeader().getID());
@@ -434,6 +439,7 @@ public final class TestUpstream implements AutoCloseable {
                     continue;
                 }
                 if (delayMillis > 0) {
+                    // A sleep by design: a slow server, each answer on a connection this late after the one before.
                     Thread.sleep(delayMillis);
                 }
                 Message q = new Message(query);
