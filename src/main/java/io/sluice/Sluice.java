@@ -98,6 +98,7 @@ public final class Sluice implements AutoCloseable {
     private Frontend frontend;
     private Reloader reloader;
     private AdminServer admin;
+
     /** Where a reload reads its settings. */
     @FunctionalInterface
     public interface SettingsSource {
