@@ -10,7 +10,7 @@ import io.sluice.forward.Upstream;
 import io.sluice.frontend.Frontend;
 import io.sluice.limit.Budgets;
 import io.sluice.limit.Limits;
-import io.sluice.limit.TopDomains;
+import io.sluice.top.TopDomains;
 import io.sluice.metrics.LatencyHistogram;
 import io.sluice.metrics.MetricsEndpoint;
 import io.sluice.metrics.Registry;

@@ -28,7 +28,7 @@ import io.sluice.limit.FloodWatch;
 import io.sluice.limit.LimitMeters;
 import io.sluice.limit.LimitStage;
 import io.sluice.limit.Limits;
-import io.sluice.limit.TopDomains;
+import io.sluice.top.TopDomains;
 import io.sluice.metrics.MetricsEndpoint;
 import io.sluice.metrics.Registry;
 import io.sluice.pipeline.GuardedReplies;

@@ -13,7 +13,7 @@ import io.sluice.config.SettingTable;
 import io.sluice.config.Values;
 import io.sluice.forward.Upstream;
 import io.sluice.limit.Budgets;
-import io.sluice.limit.TopDomains;
+import io.sluice.top.TopDomains;
 import io.sluice.metrics.LatencyHistogram;
 import java.net.IDN;
 import java.time.Duration;

@@ -6,7 +6,7 @@ import io.sluice.config.LimitSettings;
 import io.sluice.domain.RegistrableDomains;
 import io.sluice.forward.Upstream;
 import io.sluice.limit.Budgets;
-import io.sluice.limit.TopDomains;
+import io.sluice.top.TopDomains;
 import io.sluice.metrics.LatencyHistogram;
 import java.util.List;
 import java.util.Map;

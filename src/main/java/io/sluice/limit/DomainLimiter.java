@@ -217,7 +217,7 @@ public final class DomainLimiter {
 
     /**
      * From now on unlimited domains have counters as well, which are never refused: for the
-     * busiest domains ({@link TopDomains}), at the cost of a counter per domain within
+     * busiest domains ({@code top.TopDomains}), at the cost of a counter per domain within
      * {@code max-domains}. Before traffic.
      */
     public void trackUnlimited() {

@@ -7,6 +7,7 @@ import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.ParkedQuery;
 import io.sluice.pipeline.Query;
 import io.sluice.pipeline.Stage;
+import io.sluice.top.TopDomains;
 import io.sluice.wire.Answers;
 import io.sluice.wire.Wire;
 import java.net.Inet4Address;

@@ -1,4 +1,4 @@
-package io.sluice.limit;
+package io.sluice.top;
 
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import io.prometheus.metrics.model.snapshots.Labels;
