@@ -9,6 +9,7 @@ import io.sluice.limit.ManualClock;
 import io.sluice.pipeline.Outcome;
 import io.sluice.testing.Dns;
 import io.sluice.testing.StageHarness;
+import io.sluice.testing.TestSettings;
 import java.net.InetSocketAddress;
 import java.util.concurrent.atomic.LongAdder;
 import org.junit.jupiter.api.Test;
@@ -24,7 +25,7 @@ class AccessControlStageTest {
     private final LongAdder denied = new LongAdder();
 
     private StageHarness harness(String... keyValues) throws Exception {
-        Settings s = StageHarness.settings(keyValues);
+        Settings s = TestSettings.of(keyValues);
         ClientRules rules = new ClientRules(s.allowClients(), s.aclAction() == SettingTable.AclAction.DROP, s.proxyProtocolFrom());
         return new StageHarness(new ManualClock(), new AccessControl(rules, denied, new DeniedLog(denied)));
     }

@@ -8,14 +8,9 @@ import io.sluice.limit.ManualClock;
 import io.sluice.metrics.Registry;
 import io.sluice.testing.Dns;
 import io.sluice.testing.StageHarness;
-import java.net.InetAddress;
+import io.sluice.testing.TestSettings;
 import org.junit.jupiter.api.Test;
-import org.xbill.DNS.ARecord;
-import org.xbill.DNS.DClass;
-import org.xbill.DNS.Flags;
 import org.xbill.DNS.Message;
-import org.xbill.DNS.Name;
-import org.xbill.DNS.Record;
 import org.xbill.DNS.Section;
 import org.xbill.DNS.Type;
 
@@ -24,22 +19,12 @@ class CacheStageTest {
     private final ManualClock clock = new ManualClock();
 
     private StageHarness harness(String... keyValues) throws Exception {
-        Settings s = StageHarness.settings(keyValues);
+        Settings s = TestSettings.of(keyValues);
         AnswerCache cache = new AnswerCache(s.cache(), 1, clock::epochNanos, s.maxUdpSize(), new Registry());
         CacheStage stage = cache.stage();
-        return new StageHarness(clock, stage).replies(stage).record(answer("www.example.com.", 300));
+        return new StageHarness(clock, stage).replies(stage).record(Dns.answer("www.example.com.", 300));
     }
 
-    private static Message answer(String name, long ttl) throws Exception {
-        Message m = new Message();
-        m.getHeader().setFlag(Flags.QR);
-        m.getHeader().setFlag(Flags.RD);
-        m.getHeader().setFlag(Flags.RA);
-        Name n = Name.fromString(name);
-        m.addRecord(Record.newRecord(n, Type.A, DClass.IN), Section.QUESTION);
-        m.addRecord(new ARecord(n, DClass.IN, ttl, InetAddress.getByName("192.0.2.1")), Section.ANSWER);
-        return m;
-    }
 
     @Test
     void theSecondAskIsAnsweredFromTheCacheWithItsIdAndTheTtlAged() throws Exception {

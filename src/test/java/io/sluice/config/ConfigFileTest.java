@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.limit.Clock;
 import io.sluice.limit.Limits;
-import java.nio.file.Files;
+import io.sluice.testing.TestSettings;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -21,12 +21,7 @@ class ConfigFileTest {
     Path dir;
 
     private Settings load(String yaml) throws Exception {
-        Path f = dir.resolve("sluice.yml");
-        Files.writeString(f, yaml);
-        Settings.Builder b = new Settings.Builder();
-        ConfigFile.apply(f, b);
-        b.set("upstreams", List.of("127.0.0.1:53"));
-        return b.build();
+        return TestSettings.fromYaml(dir, yaml);
     }
 
     @Test

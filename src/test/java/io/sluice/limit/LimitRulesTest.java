@@ -7,15 +7,13 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.config.ConfigException;
-import io.sluice.config.ConfigFile;
 import io.sluice.config.LimitSettings;
 import io.sluice.config.Settings;
 import io.sluice.domain.DomainKey;
+import io.sluice.testing.TestSettings;
 import java.net.InetAddress;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -86,11 +84,6 @@ class LimitRulesTest {
     }
 
     private Settings settings(String yaml) throws Exception {
-        Path f = dir.resolve("sluice.yml");
-        Files.writeString(f, yaml);
-        Settings.Builder b = new Settings.Builder();
-        ConfigFile.apply(f, b);
-        b.set("upstreams", List.of("127.0.0.1:53"));
-        return b.build();
+        return TestSettings.fromYaml(dir, yaml);
     }
 }

@@ -9,18 +9,11 @@ import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.Stage;
 import io.sluice.testing.Dns;
 import io.sluice.testing.StageHarness;
-import java.net.InetAddress;
+import io.sluice.testing.TestSettings;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.xbill.DNS.ARecord;
-import org.xbill.DNS.DClass;
-import org.xbill.DNS.Flags;
-import org.xbill.DNS.Message;
-import org.xbill.DNS.Name;
 import org.xbill.DNS.Rcode;
-import org.xbill.DNS.Record;
-import org.xbill.DNS.Section;
 import org.xbill.DNS.Type;
 
 /** The limit stage alone, on the stage harness: budgets per registrable domain in time moved by hand. */
@@ -36,25 +29,17 @@ class LimitStageTest {
     }
 
     private StageHarness harness(String... keyValues) throws Exception {
-        Settings s = StageHarness.settings(keyValues);
+        Settings s = TestSettings.of(keyValues);
         limits = Limits.from(s.limits(), clock);
         Registry meters = new Registry();
         StageHarness h = new StageHarness(clock, loop -> List.<Stage>of(new LimitStage(limits, new LimitMeters(meters),
                 Decisions.local(limits.limiter()), loop, null, null)));
         for (String name : List.of("www.example.com.", "mail.example.com.", "www.example.org.")) {
-            h.record(answer(name));
+            h.record(Dns.answer(name, 300));
         }
         return h;
     }
 
-    private static Message answer(String name) throws Exception {
-        Message m = new Message();
-        m.getHeader().setFlag(Flags.QR);
-        Name n = Name.fromString(name);
-        m.addRecord(Record.newRecord(n, Type.A, DClass.IN), Section.QUESTION);
-        m.addRecord(new ARecord(n, DClass.IN, 300, InetAddress.getByName("192.0.2.1")), Section.ANSWER);
-        return m;
-    }
 
     @Test
     void aDomainOverItsBudgetIsRefusedNeverForwardedAndItsSubdomainsCountTogether() throws Exception {

@@ -6,6 +6,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.DatagramPacket;
 import java.net.DatagramSocket;
 import java.net.InetSocketAddress;
@@ -21,8 +22,10 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.xbill.DNS.ARecord;
 import org.xbill.DNS.DClass;
 import org.xbill.DNS.EDNSOption;
+import org.xbill.DNS.Flags;
 import org.xbill.DNS.Message;
 import org.xbill.DNS.Name;
 import org.xbill.DNS.OPTRecord;
@@ -47,6 +50,20 @@ public final class Dns {
         } catch (IOException e) {
             throw new IllegalArgumentException(name, e);
         }
+    }
+
+    /** An upstream's answer to {@code name}'s A query: one record, 192.0.2.1, of {@code ttl} seconds. */
+    public static Message answer(String name, long ttl) {
+        Message m = message(0, name, Type.A);
+        m.getHeader().setFlag(Flags.QR);
+        m.getHeader().setFlag(Flags.RA);
+        try {
+            m.addRecord(new ARecord(Name.fromString(name), DClass.IN, ttl, InetAddress.getByName("192.0.2.1")),
+                    Section.ANSWER);
+        } catch (IOException e) {
+            throw new IllegalArgumentException(name, e);
+        }
+        return m;
     }
 
     public static byte[] queryWithOpt(int id, String name, int type, List<EDNSOption> options) {

@@ -6,8 +6,6 @@ import io.netty.buffer.Unpooled;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.EventLoop;
 import io.netty.channel.embedded.EmbeddedChannel;
-import io.sluice.config.ConfigException;
-import io.sluice.config.Settings;
 import io.sluice.limit.ManualClock;
 import io.sluice.metrics.Registry;
 import io.sluice.pipeline.InternalErrors;
@@ -74,16 +72,6 @@ public final class StageHarness {
         all.add(new RecordedUpstream());
         pipeline = new Pipeline(channel.eventLoop(), responder, all, new InternalErrors(internalErrors),
                 clock::epochNanos);
-    }
-
-    /** Settings as a configuration would give them: alternating key and value over the defaults. */
-    public static Settings settings(String... keyValues) throws ConfigException {
-        Settings.Builder b = new Settings.Builder();
-        b.set("upstreams", List.of("127.0.0.1:53")); // never asked: the harness's upstream is recorded
-        for (int i = 0; i < keyValues.length; i += 2) {
-            b.set(keyValues[i], List.of(keyValues[i + 1]));
-        }
-        return b.build();
     }
 
     /** What sees the recorded upstream's answers, as a loop's forwarder hands them on (the cache, the flood watch). */
