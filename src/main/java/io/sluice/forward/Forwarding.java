@@ -33,12 +33,14 @@ public final class Forwarding implements AutoCloseable {
     /** How long past query-timeout a replaced generation stays open: its ticks may notice an expiry late. */
     private static final long RETIRE_MARGIN_MILLIS = 1000;
 
-    private final EventLoopGroup group;
-    private final Transport transport;
+    /** Makes and connects a generation from a set of settings, on every loop, handing its answers to the loops' hooks. */
+    @FunctionalInterface
+    private interface Generations {
+        Forwarders start(Settings settings) throws InterruptedException;
+    }
+
+    private final Generations generations;
     private final Registry meters;
-    private final List<? extends UpstreamReplies> replies;
-    private final InternalErrors errors;
-    private final MessageTap tap;
     private final List<ForwardStage> stages = new ArrayList<>();
     private volatile Forwarders current;
     /** The query timeout {@link #current} was made with: what its queries in flight may still take. */
@@ -48,14 +50,9 @@ public final class Forwarding implements AutoCloseable {
     private final ScheduledExecutorService retirer = Executors.newSingleThreadScheduledExecutor(
             new ThreadFactoryBuilder().setNameFormat("sluice-retire").setDaemon(true).build());
 
-    private Forwarding(EventLoopGroup group, Transport transport, Registry meters,
-                       List<? extends UpstreamReplies> replies, InternalErrors errors, MessageTap tap) {
-        this.group = group;
-        this.transport = transport;
+    private Forwarding(Generations generations, Registry meters) {
+        this.generations = generations;
         this.meters = meters;
-        this.replies = replies;
-        this.errors = errors;
-        this.tap = tap;
     }
 
     /**
@@ -68,8 +65,8 @@ public final class Forwarding implements AutoCloseable {
     public static Forwarding start(EventLoopGroup group, Transport transport, Settings settings, Registry meters,
                                    List<? extends UpstreamReplies> replies, InternalErrors errors, MessageTap tap)
             throws InterruptedException {
-        Forwarding made = new Forwarding(group, transport, meters, replies, errors, tap);
-        Forwarders first = Forwarders.start(group, transport, settings, meters, replies, errors, tap);
+        Forwarding made = new Forwarding(s -> Forwarders.start(group, transport, s, meters, replies, errors, tap), meters);
+        Forwarders first = made.generations.start(settings);
         for (Forwarder f : first.perLoop()) {
             made.stages.add(new ForwardStage(f));
         }
@@ -102,7 +99,7 @@ public final class Forwarding implements AutoCloseable {
         if (closed) {
             throw new IllegalStateException("stopping");
         }
-        Forwarders next = Forwarders.start(group, transport, applied, meters, replies, errors, tap);
+        Forwarders next = generations.start(applied);
         Forwarders old = current;
         for (int i = 0; i < stages.size(); i++) {
             ForwardStage stage = stages.get(i);
