@@ -8,7 +8,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.SimpleChannelInboundHandler;
-import io.netty.channel.epoll.EpollChannelOption;
+import io.netty.channel.unix.IntegerUnixChannelOption;
 import io.sluice.transport.SocketProtocol;
 import java.net.InetSocketAddress;
 import io.netty.handler.ssl.SslHandshakeCompletionEvent;
@@ -37,6 +37,17 @@ final class TcpUpstreamLink extends UpstreamLink {
     private boolean answeredOnce;
     /** How long after a read a query written may carry its acknowledgement ({@link #acknowledgeIfNoneWent}). */
     static final long ACK_DELAY_NANOS = TimeUnit.MICROSECONDS.toNanos(500);
+    /**
+     * TCP_QUICKACK set to 2, not 1: Linux then sends the acknowledgement it was delaying and goes
+     * back to delaying the next ones (an even value re-enters delayed-ACK mode once the pending
+     * ACK is out), where 1 leaves delayed-ACK mode. Out of it, the kernel
+     * acknowledges each answer on its own and the upstream, freed at once, writes each answer in
+     * a segment of its own: under load that took the segments a query from 0.86 to 1.4 and the
+     * TCP rate below the build without any acknowledgement of sluice's (docs/benchmarks.md, "TCP
+     * to the upstream"). Netty's boolean option can only set 1.
+     */
+    private static final IntegerUnixChannelOption ACK_NOW = new IntegerUnixChannelOption("TCP_QUICKACK_ONCE",
+            6 /* IPPROTO_TCP */, 12 /* TCP_QUICKACK */);
     private final Runnable acknowledge = this::acknowledgeIfNoneWent;
     /** A query was written since the last read of answers. */
     private boolean wroteSinceRead;
@@ -128,19 +139,14 @@ final class TcpUpstreamLink extends UpstreamLink {
      * An upstream that writes each answer without TCP_NODELAY (nsd does) holds its next small
      * answer until the last is acknowledged, and the kernel delays that acknowledgement up to 40
      * ms when it has nothing to send with it: queries pipelined on this one connection then wait in
-     * turns of 40 ms. With nsd, dnsperf over TCP, one loop: 41,094 and 34,312 qps (average 9.5 ms,
-     * at most 89 ms) without an acknowledgement of sluice's own, 212,699 and 209,811 (1.7 ms, at
-     * most 11 ms) with TCP_QUICKACK after every read (docs/benchmarks.md, "TCP to the upstream").
-     * But each such acknowledgement is a system call and a packet that frees nsd to write smaller
-     * segments, which made every TCP query cost more under load (docs/benchmarks.md, "TCP from
-     * clients"); under load a query follows within the delay and carries it for free. The kernel
-     * leaves quick-ack mode by itself, hence once per delay. NIO has no such option: there it is
-     * ignored.
+     * turns of 40 ms. Under load a query follows within the delay and carries the acknowledgement
+     * for free, so this is rare there (docs/benchmarks.md, "TCP to the upstream"). NIO has no such
+     * option: there it is ignored.
      */
     private void acknowledgeIfNoneWent() {
         ackDue = false;
         if (!wroteSinceRead && channel != null && anyWaiting()) {
-            channel.config().setOption(EpollChannelOption.TCP_QUICKACK, true);
+            channel.config().setOption(ACK_NOW, 2);
         }
     }
 
