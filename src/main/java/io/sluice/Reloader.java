@@ -2,6 +2,7 @@ package io.sluice;
 
 import io.sluice.acl.ClientRules;
 import io.sluice.config.ConfigException;
+import io.sluice.config.Setting.Applied;
 import io.sluice.config.SettingTable;
 import io.sluice.config.Settings;
 import io.sluice.dnstap.Dnstap;
@@ -86,16 +87,16 @@ final class Reloader {
             }
         }
         try {
-            if (!r.limitChanges().isEmpty()) {
+            if (!r.changesTo(Applied.LIMITS).isEmpty()) {
                 limits.check(r.applied().limits()); // before anything changes
             }
-            if (!r.forwardChanges().isEmpty()) {
+            if (!r.changesTo(Applied.FORWARDING).isEmpty()) {
                 forwarding.switchTo(r.applied());
             }
-            if (!r.limitChanges().isEmpty()) {
+            if (!r.changesTo(Applied.LIMITS).isEmpty()) {
                 limits.reload(r.applied().limits()); // checked above: it takes them
             }
-            if (!r.aclChanges().isEmpty()) {
+            if (!r.changesTo(Applied.CLIENT_RULES).isEmpty()) {
                 clientRules.replace(next.allowClients(), next.aclAction() == SettingTable.AclAction.DROP,
                         next.proxyProtocolFrom());
             }
@@ -107,7 +108,7 @@ final class Reloader {
             throw new ConfigException("upstreams: cannot use them: " + e.getMessage());
         }
         LogLevel.apply(next.logLevel());
-        if (!r.dnstapChanges().isEmpty()) {
+        if (!r.changesTo(Applied.DNSTAP).isEmpty()) {
             dnstap.reconfigure(r.applied().dnstap());
         }
         if (tls != null) {
@@ -115,10 +116,10 @@ final class Reloader {
         }
         settings = r.applied();
         reloads.increment();
-        List<String> all = new ArrayList<>(r.limitChanges());
-        all.addAll(r.aclChanges());
-        all.addAll(r.forwardChanges());
-        all.addAll(r.dnstapChanges());
+        List<String> all = new ArrayList<>();
+        for (Applied part : Applied.values()) {
+            all.addAll(r.changesTo(part));
+        }
         r.needRestart().forEach(k -> all.add(k + ": needs a restart, kept as it was"));
         if (tls != null) {
             all.add("tls-cert-file: read again, for new TLS connections");

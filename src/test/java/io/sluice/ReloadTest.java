@@ -19,8 +19,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * What a reload says it changed, key by key: every setting of the table, changed alone, is named
- * by its own key (as the file writes it), and applied while running exactly when the table says
- * it is {@link Setting#live live}; the rest are named as needing a restart.
+ * by its own key (as the file writes it), handed to the part the table names for it ({@link
+ * Setting#applied}) and in force after the reload exactly when that is not a restart; the rest are
+ * named as needing a restart and kept as they were.
  */
 class ReloadTest {
     @TempDir
@@ -128,14 +129,17 @@ class ReloadTest {
             changed.put(s.key(), value);
             Reload r = Reload.between(base.isEmpty() ? running : settings(base), settings(changed));
             List<String> applied = new ArrayList<>();
-            r.limitChanges().forEach(line -> applied.add(line.substring(0, line.indexOf(": "))));
-            r.aclChanges().forEach(line -> applied.add(line.substring(0, line.indexOf(": "))));
-            r.forwardChanges().forEach(line -> applied.add(line.substring(0, line.indexOf(": "))));
-            r.dnstapChanges().forEach(line -> applied.add(line.substring(0, line.indexOf(": "))));
+            List<String> elsewhere = new ArrayList<>(); // applied, by a part other than the one declared
+            r.changes().forEach((part, lines) -> lines.forEach(line ->
+                    (part == s.applied() ? applied : elsewhere).add(line.substring(0, line.indexOf(": ")))));
             String named = s.key().startsWith("limits.default") ? "limits.default" : s.key(); // one line for the budget
             List<String> expected = List.of(named);
-            if (!(s.live() ? applied : r.needRestart()).equals(expected) || !(s.live() ? r.needRestart() : applied).isEmpty()) {
-                wrong.add(s.key() + " (live " + s.live() + "): applied " + applied + ", restart " + r.needRestart());
+            Object kept = r.applied().value(s);
+            Object wanted = (s.live() ? settings(changed) : base.isEmpty() ? running : settings(base)).value(s);
+            if (!(s.live() ? applied : r.needRestart()).equals(expected) || !(s.live() ? r.needRestart() : applied).isEmpty()
+                    || !elsewhere.isEmpty() || !java.util.Objects.equals(kept, wanted)) {
+                wrong.add(s.key() + " (" + s.applied() + "): applied " + applied + ", elsewhere " + elsewhere
+                        + ", restart " + r.needRestart() + ", in force " + kept + " (wanted " + wanted + ")");
             }
         }
         assertEquals(List.of(), wrong);

@@ -37,16 +37,21 @@ public final class ConfigurationReference {
                 .append("Every key of the YAML file (`--config FILE`), with the flag that sets it from the command line"
                         + " where there is one (a flag overrides the file). `conf/sluice.yml` is the commented sample,"
                         + " with every key at its default. A reload (`SIGHUP`, `sluice ctl reload`, `POST /api/v1/reload`)"
-                        + " applies the keys marked *live*; a change to any other is kept as it was and named in the"
-                        + " reload's log line as needing a restart. A bad value names the key, and the file and line;"
-                        + " a start or reload with one changes nothing.\n");
+                        + " applies the keys marked *live*, each part taking all its changed keys at once: *live (limits)*"
+                        + " one new snapshot of the limits for the next query; *live (upstreams)* a new generation of"
+                        + " upstreams, queries in flight ending on the old; *live (clients)* the client rules for the"
+                        + " next datagram and connection; *live (dnstap)* where and what dnstap writes (while it is on);"
+                        + " *live (log)* the log level. A change to any other key is kept as it was and named in the"
+                        + " reload's log line as needing a restart, as is turning flood detection or dnstap on or off."
+                        + " A bad value names the key, and the file and line; a start or reload with one changes"
+                        + " nothing.\n");
         for (Map.Entry<String, List<Setting<?>>> section : sections().entrySet()) {
             out.append("\n## ").append(section.getKey().isEmpty() ? "Top level" : "`" + section.getKey() + "`")
                     .append("\n\n| key | flag | default | reload | meaning |\n|---|---|---|---|---|\n");
             for (Setting<?> s : section.getValue()) {
                 out.append("| `").append(s.key()).append("` | ").append(flag(s)).append(" | ")
                         .append(s.defaultText() == null ? "" : cell(s.defaultText())).append(" | ")
-                        .append(s.live() ? "live" : "restart").append(" | ")
+                        .append(reload(s.applied())).append(" | ")
                         .append(cell(s.help())).append(s.repeatable() && !s.help().contains("repeatable") ? " A list." : "")
                         .append(" |\n");
             }
@@ -67,6 +72,18 @@ public final class ConfigurationReference {
             sections.computeIfAbsent(dot < 0 ? "" : s.key().substring(0, dot), k -> new ArrayList<>()).add(s);
         }
         return sections;
+    }
+
+    /** What a reload does with a key, as the reload column says it. */
+    static String reload(Setting.Applied applied) {
+        return switch (applied) {
+            case RESTART -> "restart";
+            case LIMITS -> "live (limits)";
+            case CLIENT_RULES -> "live (clients)";
+            case FORWARDING -> "live (upstreams)";
+            case DNSTAP -> "live (dnstap)";
+            case LOG_LEVEL -> "live (log)";
+        };
     }
 
     private static String flag(Setting<?> s) {

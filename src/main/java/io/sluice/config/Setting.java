@@ -5,10 +5,9 @@ import java.util.List;
 /**
  * One setting, declared once in {@link SettingTable}: its YAML key, its flag (if it has one), how
  * its value is written and checked, its default, whether a reload applies it, and the line of
- * help that {@code --help} prints. The file reader, the flags and the validation errors all come
- * from these declarations; {@code conf/sluice.yml} and {@code docs/configuration.md} are checked against
- * them by a test, and what a reload does with each key against {@link #live} by another
- * ({@code ReloadTest}).
+ * help that {@code --help} prints. The file reader, the flags, the validation errors, what a
+ * reload does with each key and {@code docs/configuration.md} all come from these declarations;
+ * {@code conf/sluice.yml} is checked against them by a test.
  *
  * @param key         the YAML key, dotted inside sections ({@code limits.default.window})
  * @param flag        the command-line flag, or null for a key only the file sets
@@ -17,12 +16,37 @@ import java.util.List;
  * @param defaultValue the default value; null where it is worked out at start (from the host) or absent
  * @param parser      reads and checks the value(s) as written
  * @param repeatable  a flag that may be given more than once, or a YAML list
- * @param live        a reload applies it while running; the rest are kept as they were, named
- *                    as needing a restart
+ * @param applied     which part of the running server a reload hands a new value to, or
+ *                    {@link Applied#RESTART} when it is kept as it was until a restart
  * @param help        one line for {@code --help}
  */
 public record Setting<T>(String key, String flag, String label, String defaultText, T defaultValue,
-                         Parser<T> parser, boolean repeatable, boolean live, String help) {
+                         Parser<T> parser, boolean repeatable, Applied applied, String help) {
+
+    /**
+     * What a reload does with a new value: which part takes it while running (each part taking
+     * all of its keys' values at once), or none.
+     */
+    public enum Applied {
+        /** Kept as it was, named as needing a restart. */
+        RESTART,
+        /** The limits: one new snapshot of budgets, flood settings, action, dry run and exemptions. */
+        LIMITS,
+        /** allow-clients, acl-action and proxy-protocol-from, replaced together. */
+        CLIENT_RULES,
+        /** A new forwarding generation: the upstreams and every way they are asked. */
+        FORWARDING,
+        /** Where dnstap writes, as whom and which messages. */
+        DNSTAP,
+        /** The root logger's level. */
+        LOG_LEVEL
+    }
+
+    /** A reload puts it in force while running. */
+    public boolean live() {
+        return applied != Applied.RESTART;
+    }
+
 
     /** Reads a setting's values as written (one, or a list) into its type, or says what is wrong. */
     @FunctionalInterface

@@ -65,6 +65,9 @@ import org.xbill.DNS.Type;
  * @param adminTokenFile      the file of the admin API's bearer token, or null for none
  * @param configFile          the file the settings were read from, which a reload reads again; or null
  * @param logLevel            the root logger's level, or null to leave it to logback.xml
+ * @param values              every setting of {@link SettingTable} with the value the fields above were made
+ *                            from (defaults filled in, the upstreams and threads as worked out): what a
+ *                            reload compares key by key
  */
 public record Settings(
         List<InetSocketAddress> listen,
@@ -105,20 +108,77 @@ public record Settings(
         InetSocketAddress admin,
         Path adminTokenFile,
         Path configFile,
-        String logLevel) {
+        String logLevel,
+        Map<Setting<?>, Object> values) {
+
+    /** The value {@code s} has here (null where it has none). */
+    @SuppressWarnings("unchecked")
+    public <T> T value(Setting<T> s) {
+        return (T) values.get(s);
+    }
 
     /**
-     * What a reload puts in force: these settings, with {@code next}'s client rules, upstreams and
-     * the ways they are asked (a new forwarding generation takes them), {@code next}'s log level,
-     * {@code limits} and {@code dnstap}; everything else stays as running, waiting for a restart.
+     * These settings with {@code changes} in: each setting's new value, and the limits' domain
+     * overrides (with their origins) in place of these. Nothing is checked again: the values come
+     * from settings that were.
      */
-    public Settings reloaded(Settings next, LimitSettings limits, DnstapSettings dnstap) {
-        return new Settings(listen, tlsListen, httpsListen, tlsCertFile, tlsKeyFile, next.allowClients, next.aclAction,
-                next.aclIsDefault, next.proxyProtocolFrom, next.upstreams, next.upstreamPolicy, next.upstreamTlsCaFile, threads,
-                next.timeout, next.queryTimeout, next.maxInflight, maxTcpConnections, tcpIdleTimeout, tcpPerClient,
-                tcpConnectionRatePerClient, tcpQueriesPerConnection, tcpMaxDuration, next.upstreamSockets, next.upstreamSocketLifetime,
-                next.randomizeCase, maxUdpSize, udpSteering, next.maxFails, next.healthCheckInterval, next.healthCheck, limits,
-                cache, backend, dnstap, metrics, admin, adminTokenFile, configFile, next.logLevel);
+    public Settings with(Map<Setting<?>, Object> changes, Map<String, LimitSettings.DomainLimit> domains,
+                         Map<String, String> domainOrigins) {
+        Map<Setting<?>, Object> v = new HashMap<>(values);
+        v.putAll(changes);
+        return assemble(v, domains, domainOrigins, configFile);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T> T at(Map<Setting<?>, Object> values, Setting<T> s) {
+        return (T) values.get(s);
+    }
+
+    /** Settings made from each setting's value, the domain overrides' windows filled in. */
+    private static Settings assemble(Map<Setting<?>, Object> v, Map<String, LimitSettings.DomainLimit> domains,
+                                     Map<String, String> domainOrigins, Path configFile) {
+        LimitSettings limits = new LimitSettings(
+                new LimitSettings.DomainLimit(at(v, SettingTable.LIMIT), at(v, SettingTable.WINDOW)),
+                at(v, SettingTable.ALGORITHM), at(v, SettingTable.BURST), at(v, SettingTable.ACTION),
+                at(v, SettingTable.DRY_RUN), at(v, SettingTable.MAX_DOMAINS), at(v, SettingTable.JANITOR_INTERVAL),
+                at(v, SettingTable.PUBLIC_SUFFIX_LIST), domains, at(v, SettingTable.EXEMPT_CLIENTS), domainOrigins,
+                at(v, SettingTable.REVERSE_IPV4_PREFIX), at(v, SettingTable.REVERSE_IPV6_PREFIX),
+                new LimitSettings.PerClient(new LimitSettings.DomainLimit(at(v, SettingTable.PER_CLIENT_QUERIES),
+                        at(v, SettingTable.PER_CLIENT_WINDOW)), at(v, SettingTable.PER_CLIENT_IPV4_PREFIX),
+                        at(v, SettingTable.PER_CLIENT_IPV6_PREFIX)),
+                new LimitSettings.Flood(at(v, SettingTable.FLOOD_DETECT), at(v, SettingTable.FLOOD_NXDOMAIN_RATIO),
+                        at(v, SettingTable.FLOOD_MIN_ANSWERS), at(v, SettingTable.FLOOD_BUDGET),
+                        at(v, SettingTable.FLOOD_PRESSURE), at(v, SettingTable.FLOOD_EXEMPT_DOMAINS)));
+        BackendSettings backend = new BackendSettings(at(v, SettingTable.BACKEND), at(v, SettingTable.REDIS),
+                at(v, SettingTable.REDIS_CLUSTER), at(v, SettingTable.REDIS_MODE), at(v, SettingTable.REDIS_TIMEOUT),
+                at(v, SettingTable.REDIS_FAILURE), at(v, SettingTable.SYNC_INTERVAL), at(v, SettingTable.STATE_FILE),
+                at(v, SettingTable.RESET_CORRUPT_STATE_FILE));
+        CacheSettings cache = new CacheSettings(at(v, SettingTable.CACHE_SIZE), at(v, SettingTable.CACHE_MAX_BYTES),
+                at(v, SettingTable.CACHE_MAX_TTL), at(v, SettingTable.CACHE_MAX_NEGATIVE_TTL),
+                at(v, SettingTable.CACHE_SERVFAIL_TTL), at(v, SettingTable.CACHE_STALE_TTL),
+                at(v, SettingTable.CACHE_STALE_REFRESH_TIME), at(v, SettingTable.CACHE_STALE_WHEN_LIMITED),
+                at(v, SettingTable.CACHE_PREFETCH));
+        DnstapSettings dnstap = new DnstapSettings(at(v, SettingTable.DNSTAP_SOCKET), at(v, SettingTable.DNSTAP_IDENTITY),
+                at(v, SettingTable.DNSTAP_VERSION), at(v, SettingTable.DNSTAP_QUEUE_SIZE),
+                at(v, SettingTable.DNSTAP_MESSAGES));
+        List<Network> allowClients = at(v, SettingTable.ALLOW_CLIENTS);
+        return new Settings(at(v, SettingTable.LISTEN), at(v, SettingTable.TLS_LISTEN), at(v, SettingTable.HTTPS_LISTEN),
+                at(v, SettingTable.TLS_CERT_FILE), at(v, SettingTable.TLS_KEY_FILE), allowClients,
+                at(v, SettingTable.ACL_ACTION), allowClients.equals(SettingTable.PRIVATE_NETWORKS),
+                at(v, SettingTable.PROXY_PROTOCOL_FROM), at(v, SettingTable.UPSTREAMS),
+                at(v, SettingTable.UPSTREAM_POLICY), at(v, SettingTable.UPSTREAM_TLS_CA_FILE),
+                at(v, SettingTable.THREADS), at(v, SettingTable.TIMEOUT), at(v, SettingTable.QUERY_TIMEOUT),
+                at(v, SettingTable.MAX_INFLIGHT), at(v, SettingTable.MAX_TCP_CONNECTIONS),
+                at(v, SettingTable.TCP_IDLE_TIMEOUT), at(v, SettingTable.MAX_TCP_CONNECTIONS_PER_CLIENT),
+                at(v, SettingTable.TCP_CONNECTION_RATE_PER_CLIENT), at(v, SettingTable.MAX_TCP_QUERIES_PER_CONNECTION),
+                at(v, SettingTable.MAX_TCP_CONNECTION_DURATION), at(v, SettingTable.UPSTREAM_SOCKETS),
+                at(v, SettingTable.UPSTREAM_SOCKET_LIFETIME), at(v, SettingTable.RANDOMIZE_CASE),
+                at(v, SettingTable.MAX_UDP_SIZE), at(v, SettingTable.UDP_STEERING), at(v, SettingTable.MAX_FAILS),
+                at(v, SettingTable.HEALTH_CHECK_INTERVAL),
+                new HealthCheck(at(v, SettingTable.HEALTH_CHECK_NAME), at(v, SettingTable.HEALTH_CHECK_TYPE),
+                        at(v, SettingTable.HEALTH_CHECK_MUST_RESOLVE)),
+                limits, cache, backend, dnstap, at(v, SettingTable.METRICS), at(v, SettingTable.ADMIN),
+                at(v, SettingTable.ADMIN_TOKEN_FILE), configFile, at(v, SettingTable.LOG_LEVEL), v);
     }
 
     public Settings {
@@ -128,6 +188,7 @@ public record Settings(
         allowClients = List.copyOf(allowClients);
         proxyProtocolFrom = List.copyOf(proxyProtocolFrom);
         upstreams = List.copyOf(upstreams);
+        values = Collections.unmodifiableMap(new HashMap<>(values)); // some values are null: no Map.copyOf
     }
 
     /**
@@ -311,63 +372,25 @@ public record Settings(
             checkNoLoop(l, upstreamAddresses, where("upstreams"));
             checkUpstreamTls(u);
             Duration window = get(SettingTable.WINDOW);
-            LimitSettings.DomainLimit defaultLimit = new LimitSettings.DomainLimit(get(SettingTable.LIMIT), window);
             Map<String, LimitSettings.DomainLimit> overrides = new LinkedHashMap<>();
             domains.forEach((name, d) -> overrides.put(name,
                     d.window() == null ? new LimitSettings.DomainLimit(d.queries(), window) : d));
             LimitSettings.Algorithm algorithm = get(SettingTable.ALGORITHM);
-            long burst = get(SettingTable.BURST);
-            LimitSettings limits = new LimitSettings(defaultLimit, algorithm, burst, get(SettingTable.ACTION),
-                    get(SettingTable.DRY_RUN), get(SettingTable.MAX_DOMAINS), get(SettingTable.JANITOR_INTERVAL),
-                    get(SettingTable.PUBLIC_SUFFIX_LIST), overrides, get(SettingTable.EXEMPT_CLIENTS), domainOrigins,
-                    get(SettingTable.REVERSE_IPV4_PREFIX), get(SettingTable.REVERSE_IPV6_PREFIX),
-                    new LimitSettings.PerClient(new LimitSettings.DomainLimit(get(SettingTable.PER_CLIENT_QUERIES),
-                            get(SettingTable.PER_CLIENT_WINDOW)), get(SettingTable.PER_CLIENT_IPV4_PREFIX),
-                            get(SettingTable.PER_CLIENT_IPV6_PREFIX)),
-                    new LimitSettings.Flood(get(SettingTable.FLOOD_DETECT), get(SettingTable.FLOOD_NXDOMAIN_RATIO),
-                            get(SettingTable.FLOOD_MIN_ANSWERS), get(SettingTable.FLOOD_BUDGET),
-                            get(SettingTable.FLOOD_PRESSURE), get(SettingTable.FLOOD_EXEMPT_DOMAINS)));
-            BackendSettings.Kind backend = get(SettingTable.BACKEND);
-            if (burst != 0 && algorithm != LimitSettings.Algorithm.TOKEN_BUCKET) {
+            if (get(SettingTable.BURST) != 0 && algorithm != LimitSettings.Algorithm.TOKEN_BUCKET) {
                 throw new ConfigException(where("limits.burst") + ": only token-bucket has a burst (the algorithm is "
                         + algorithm + ")");
             }
-            BackendSettings b = new BackendSettings(backend, get(SettingTable.REDIS), get(SettingTable.REDIS_CLUSTER),
-                    get(SettingTable.REDIS_MODE), get(SettingTable.REDIS_TIMEOUT), get(SettingTable.REDIS_FAILURE),
-                    get(SettingTable.SYNC_INTERVAL), get(SettingTable.STATE_FILE),
-                    get(SettingTable.RESET_CORRUPT_STATE_FILE));
-            CacheSettings cache = new CacheSettings(get(SettingTable.CACHE_SIZE), get(SettingTable.CACHE_MAX_BYTES),
-                    get(SettingTable.CACHE_MAX_TTL), get(SettingTable.CACHE_MAX_NEGATIVE_TTL),
-                    get(SettingTable.CACHE_SERVFAIL_TTL), get(SettingTable.CACHE_STALE_TTL),
-                    get(SettingTable.CACHE_STALE_REFRESH_TIME), get(SettingTable.CACHE_STALE_WHEN_LIMITED),
-                    get(SettingTable.CACHE_PREFETCH));
+            Map<Setting<?>, Object> resolved = new HashMap<>();
+            for (Setting<?> s : SettingTable.ALL) {
+                resolved.put(s, get(s));
+            }
             Integer threads = get(SettingTable.THREADS);
-            int loops = threads == null ? Runtime.getRuntime().availableProcessors() : threads;
-            checkCacheFits(cache, loops);
-            List<InetSocketAddress> tls = get(SettingTable.TLS_LISTEN);
-            List<InetSocketAddress> https = get(SettingTable.HTTPS_LISTEN);
-            checkTls(tls, https, l);
-            return new Settings(l, tls, https, get(SettingTable.TLS_CERT_FILE), get(SettingTable.TLS_KEY_FILE),
-                    get(SettingTable.ALLOW_CLIENTS), get(SettingTable.ACL_ACTION),
-                    get(SettingTable.ALLOW_CLIENTS).equals(SettingTable.PRIVATE_NETWORKS),
-                    get(SettingTable.PROXY_PROTOCOL_FROM), u, get(SettingTable.UPSTREAM_POLICY),
-                    get(SettingTable.UPSTREAM_TLS_CA_FILE), loops,
-                    get(SettingTable.TIMEOUT), get(SettingTable.QUERY_TIMEOUT), get(SettingTable.MAX_INFLIGHT),
-                    get(SettingTable.MAX_TCP_CONNECTIONS), get(SettingTable.TCP_IDLE_TIMEOUT),
-                    get(SettingTable.MAX_TCP_CONNECTIONS_PER_CLIENT), get(SettingTable.TCP_CONNECTION_RATE_PER_CLIENT),
-                    get(SettingTable.MAX_TCP_QUERIES_PER_CONNECTION),
-                    get(SettingTable.MAX_TCP_CONNECTION_DURATION),
-                    get(SettingTable.UPSTREAM_SOCKETS), get(SettingTable.UPSTREAM_SOCKET_LIFETIME),
-                    get(SettingTable.RANDOMIZE_CASE), get(SettingTable.MAX_UDP_SIZE), get(SettingTable.UDP_STEERING),
-                    get(SettingTable.MAX_FAILS),
-                    get(SettingTable.HEALTH_CHECK_INTERVAL),
-                    new HealthCheck(get(SettingTable.HEALTH_CHECK_NAME), get(SettingTable.HEALTH_CHECK_TYPE),
-                            get(SettingTable.HEALTH_CHECK_MUST_RESOLVE)),
-                    limits, cache, b, new DnstapSettings(get(SettingTable.DNSTAP_SOCKET),
-                            get(SettingTable.DNSTAP_IDENTITY), get(SettingTable.DNSTAP_VERSION),
-                            get(SettingTable.DNSTAP_QUEUE_SIZE), get(SettingTable.DNSTAP_MESSAGES)),
-                    get(SettingTable.METRICS), admin, get(SettingTable.ADMIN_TOKEN_FILE), configFile,
-                    get(SettingTable.LOG_LEVEL));
+            resolved.put(SettingTable.THREADS, threads == null ? Runtime.getRuntime().availableProcessors() : threads);
+            resolved.put(SettingTable.UPSTREAMS, u);
+            Settings settings = assemble(resolved, overrides, domainOrigins, configFile);
+            checkCacheFits(settings.cache(), settings.threads());
+            checkTls(settings.tlsListen(), settings.httpsListen(), l);
+            return settings;
         }
 
         /** TLS listeners need a certificate and a key that make a TLS context, and addresses of their own. */

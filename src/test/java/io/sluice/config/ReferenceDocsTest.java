@@ -23,7 +23,8 @@ class ReferenceDocsTest {
         String page = ConfigurationReference.markdown();
         for (Setting<?> s : SettingTable.ALL) {
             String row = page.lines().filter(l -> l.startsWith("| `" + s.key() + "` |")).findFirst().orElse("");
-            assertTrue(row.contains(s.live() ? "| live |" : "| restart |"), s.key() + ": " + row);
+            assertTrue(row.contains("| " + ConfigurationReference.reload(s.applied()) + " |"), s.key() + ": " + row);
+            assertTrue(row.contains(s.live() ? "| live (" : "| restart |"), s.key() + ": " + row);
             if (s.flag() != null) {
                 assertTrue(row.contains("`" + s.flag()), s.key() + " without its flag: " + row);
             }
