@@ -24,14 +24,12 @@ import io.sluice.frontend.Frontend;
 import io.sluice.limit.Backend;
 import io.sluice.limit.Clock;
 import io.sluice.limit.Decisions;
-import io.sluice.limit.FloodWatch;
 import io.sluice.limit.LimitMeters;
 import io.sluice.limit.LimitStage;
 import io.sluice.limit.Limits;
 import io.sluice.top.TopDomains;
 import io.sluice.metrics.MetricsEndpoint;
 import io.sluice.metrics.Registry;
-import io.sluice.pipeline.GuardedReplies;
 import io.sluice.pipeline.InternalErrors;
 import io.sluice.pipeline.MessageCheck;
 import io.sluice.pipeline.OnLoop;
@@ -152,39 +150,33 @@ public final class Sluice implements AutoCloseable {
                 "Exceptions caught on the query path (a stage, or what sees the upstreams' answers): a bug, logged with its stack at most once a minute; the query is dropped, or goes on without what failed."));
         cache = settings.cache().on() ? new AnswerCache(settings.cache(), settings.threads(), clock::epochNanos,
                 settings.maxUdpSize(), meters) : null;
-        LimitMeters limitMeters = new LimitMeters(meters);
-        List<CacheStage> cacheStages = new ArrayList<>();
-        List<UpstreamReplies> upstreamReplies = new ArrayList<>();
-        for (int i = 0; i < settings.threads(); i++) {
-            CacheStage stage = cache == null ? null : cache.stage();
-            List<UpstreamReplies> each = new ArrayList<>();
-            if (stage != null) {
-                each.add(GuardedReplies.of(stage, errors));
-            }
-            if (limits.active() && limits.limiter().floods() != null) {
-                each.add(GuardedReplies.of(new FloodWatch(limits, limitMeters), errors));
-            }
-            cacheStages.add(stage);
-            upstreamReplies.add(UpstreamReplies.of(each));
-        }
         if (limits.active()) {
             backend = Backends.start(settings, limits.limiter(), meters, transport == Transport.EPOLL ? group : null,
                     errors);
             stops.push(backend::close); // before the loops stop: Redis's connection may be on one
         }
-        forwarding = Forwarding.start(group, transport, settings, meters, upstreamReplies, errors, dnstap);
-        stops.push(forwarding::close);
         if (settings.admin() != null && limits.active()) {
             top = new TopDomains();
             stops.push(top::close);
             limits.limiter().trackUnlimited(); // so that the busiest domains include unlimited ones
             top.declareGauges(meters, TOP_GAUGES);
         }
+        LimitMeters limitMeters = new LimitMeters(meters);
+        List<List<Stage>> stages = new ArrayList<>();
+        List<UpstreamReplies> answers = new ArrayList<>();
+        for (EventExecutor e : group) {
+            List<Stage> loopStages = stages((EventLoop) e, backend, limitMeters, aclDenied, deniedLog);
+            stages.add(loopStages);
+            answers.add(Pipeline.answersOf(loopStages, errors));
+        }
+        forwarding = Forwarding.start(group, transport, settings, meters, answers, errors, dnstap);
+        stops.push(forwarding::close);
         int i = 0;
         for (EventExecutor e : group) {
-            pipelines.add(pipeline((EventLoop) e, forwarding.stage(i), backend, limitMeters, aclDenied, deniedLog,
-                    cacheStages.get(i), errors, clock));
-            i++;
+            ForwardStage last = forwarding.stage(i);
+            List<Stage> loopStages = stages.get(i++);
+            loopStages.add(last);
+            pipelines.add(new Pipeline((EventLoop) e, last, loopStages, errors, clock::epochNanos));
         }
         limits.declareGauges(meters);
         metrics = new MetricsEndpoint(meters);
@@ -224,29 +216,28 @@ public final class Sluice implements AutoCloseable {
     }
 
     /**
-     * The query path of one event loop, in order. A new stage is one class and one line here.
+     * The query path of one event loop, in order, but for the last stage (the forwarder's, made
+     * once the stages' answer sides are known). A new stage is one class and one line here.
      *
      * @param decisions how the limit stage decides, or null when nothing is limited
-     * @param cache     the loop's side of the answer cache, or null without one
      */
-    private Pipeline pipeline(EventLoop loop, ForwardStage last, Decisions.Maker decisions, LimitMeters limitMeters,
-                              LongAdder aclDenied, DeniedLog deniedLog, CacheStage cache, InternalErrors errors,
-                              Clock clock) {
+    private List<Stage> stages(EventLoop loop, Decisions.Maker decisions, LimitMeters limitMeters,
+                               LongAdder aclDenied, DeniedLog deniedLog) {
         List<Stage> stages = new ArrayList<>();
         if (dnstap != null) {
             stages.add(dnstap.clientQueries());
         }
         stages.add(new AccessControl(clientRules, aclDenied, deniedLog));
         stages.add(new MessageCheck(meters));
-        if (cache != null) {
-            stages.add(cache);
+        CacheStage cacheStage = cache == null ? null : cache.stage();
+        if (cacheStage != null) {
+            stages.add(cacheStage);
         }
         if (decisions != null) {
             stages.add(new LimitStage(limits, limitMeters, decisions, loop, top,
-                    cache == null ? null : cache.staleAnswers()));
+                    cacheStage == null ? null : cacheStage.staleAnswers()));
         }
-        stages.add(last);
-        return new Pipeline(loop, last, stages, errors, clock::epochNanos);
+        return stages;
     }
 
     /** Every metric in the Prometheus text format, the JVM's included. */

@@ -17,8 +17,8 @@ import io.sluice.wire.ZoneTransfer;
 /**
  * One loop's side of the {@link AnswerCache}: as a stage, it answers a query from a fresh entry
  * and passes every other on, so that the limits after it count only what reaches an upstream; as
- * the loop's forwarder's {@link UpstreamReplies}, it keeps the upstreams' answers and serves a stale
- * one when none came. Its scratch key and readers are the loop's own, so nothing is allocated to
+ * its own answer side ({@link #answers}), it keeps the upstreams' answers and serves a stale one
+ * when none came. Its scratch key and readers are the loop's own, so nothing is allocated to
  * look an answer up.
  */
 public final class CacheStage implements Stage, UpstreamReplies {
@@ -109,6 +109,12 @@ public final class CacheStage implements Stage, UpstreamReplies {
             q.send(write(Transport.ALLOCATOR, q.message(), q.view(), a, now, true));
             return Outcome.ANSWERED;
         };
+    }
+
+    /** The way back is this stage's own: it keeps answers and has stale ones for queries left unanswered. */
+    @Override
+    public UpstreamReplies answers() {
+        return this;
     }
 
     @Override

@@ -9,8 +9,8 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 
 /**
- * One loop's feed of {@link Floods}: each answer an upstream gives (a cache miss, with the cache
- * on) is counted against its domain's counter, NXDOMAIN or not. A domain without a counter of its
+ * The limit stage's answer side, one loop's feed of {@link Floods}: each answer an upstream gives
+ * (a cache miss, with the cache on) is counted against its domain's counter, NXDOMAIN or not. A domain without a counter of its
  * own (no budget, or past the table's bound) is not watched.
  *
  * <p>The limit stage notes in the query the counter it decided on ({@link #note}), and the
@@ -19,7 +19,7 @@ import java.util.function.Supplier;
  * (docs/benchmarks.md, "Flood"). The name is reduced here only for a log line, or for a query
  * without the note, or whose counter's slot holds another domain by now.
  */
-public final class FloodWatch implements UpstreamReplies, Supplier<String> {
+final class FloodWatch implements UpstreamReplies, Supplier<String> {
     private final Limits limits;
     private final Floods floods;
     private final LongAdder detected;
@@ -28,7 +28,7 @@ public final class FloodWatch implements UpstreamReplies, Supplier<String> {
     private ByteBuf query;
     private QueryView view;
 
-    public FloodWatch(Limits limits, LimitMeters meters) {
+    FloodWatch(Limits limits, LimitMeters meters) {
         this.limits = limits;
         this.floods = limits.limiter().floods();
         this.detected = meters.floodsDetected;

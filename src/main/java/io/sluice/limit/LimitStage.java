@@ -7,6 +7,7 @@ import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.ParkedQuery;
 import io.sluice.pipeline.Query;
 import io.sluice.pipeline.Stage;
+import io.sluice.pipeline.UpstreamReplies;
 import io.sluice.top.TopDomains;
 import io.sluice.wire.Answers;
 import io.sluice.wire.Wire;
@@ -45,6 +46,8 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
     private final LongAdder limitedPerClient;
     /** Asked first to answer a query over its budget (a stale cached answer); null for nothing. */
     private final Stage whenOver;
+    /** The way back: each answer counted for flood detection; null when detection is off. */
+    private final FloodWatch floodWatch;
     private Continuation next;
 
     /**
@@ -64,6 +67,12 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
         this.limitedDryRun = meters.limitedDryRun;
         this.limitedPrefetches = meters.limitedPrefetches;
         this.decisions = maker.forLoop(loop, this);
+        this.floodWatch = limits.limiter().floods() == null ? null : new FloodWatch(limits, meters);
+    }
+
+    @Override
+    public UpstreamReplies answers() {
+        return floodWatch;
     }
 
     @Override

@@ -6,6 +6,7 @@ import io.netty.channel.EventLoop;
 import io.sluice.transport.UdpSocket;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.function.LongSupplier;
 
@@ -34,6 +35,22 @@ public final class Pipeline {
         for (int i = 0; i < this.stages.length; i++) {
             this.stages[i].attach(new After(i + 1));
         }
+    }
+
+    /**
+     * The answer sides of {@code stages} ({@link Stage#answers}), the last stage's first, each
+     * guarded so that a bug in one costs neither the answer nor the others: what the forwarder of
+     * their loop hands every upstream answer to.
+     */
+    public static UpstreamReplies answersOf(List<Stage> stages, InternalErrors errors) {
+        List<UpstreamReplies> back = new ArrayList<>();
+        for (int i = stages.size() - 1; i >= 0; i--) {
+            UpstreamReplies answers = stages.get(i).answers();
+            if (answers != null) {
+                back.add(GuardedReplies.of(answers, errors));
+            }
+        }
+        return UpstreamReplies.of(back);
     }
 
     /**

@@ -1,8 +1,9 @@
 package io.sluice.pipeline;
 
 /**
- * One step of the query path. Each event loop has its own instances, so a stage may keep scratch
- * state without locks; every method runs on that loop.
+ * One step of the query path, both ways: the query on its way to the upstream ({@link #handle}),
+ * and the upstream's answer on its way back ({@link #answers}). Each event loop has its own
+ * instances, so a stage may keep scratch state without locks; every method runs on that loop.
  */
 public interface Stage {
     /** Decides what to do with {@code q}, or {@link Outcome#CONTINUE} to pass it on. */
@@ -17,6 +18,16 @@ public interface Stage {
 
     /** The end of a read burst (every datagram or frame one wake-up read): what was parked may go out. */
     default void endOfBurst() {
+    }
+
+    /**
+     * The way back: what this stage does with an upstream's answer to a query it passed on, or
+     * with none coming; null when it does nothing there. The forwarder hands each answer to the
+     * stages' answer sides in reverse order, the stage nearest the upstream first, as a CoreDNS
+     * plugin sees the reply of the plugins after it ({@link Pipeline#answersOf}).
+     */
+    default UpstreamReplies answers() {
+        return null;
     }
 
     /** Queries this stage holds parked now, for draining at stop. */

@@ -6,10 +6,10 @@ import io.sluice.wire.QueryView;
 import java.util.List;
 
 /**
- * What sees the upstreams' answers after the last stage: a loop's forwarder hands each answer it
- * relays to this, and asks it for an answer when no upstream answered. The answer cache keeps the
- * answers and has stale ones; the flood watch counts the NXDOMAINs. The forwarder knows them only
- * as this. Called on the loop; the buffers, and the forwarder's one reading of the query that
+ * A stage's answer side ({@link Stage#answers}): a loop's forwarder hands each answer it relays to
+ * the stages' answer sides, the last stage's first, and asks them for an answer when no upstream
+ * answered. The answer cache keeps the answers and has stale ones; the limit stage's flood watch
+ * counts the NXDOMAINs. The forwarder knows them only as this. Called on the loop; the buffers, and the forwarder's one reading of the query that
  * {@code view} holds, are valid only during the call.
  */
 public interface UpstreamReplies {

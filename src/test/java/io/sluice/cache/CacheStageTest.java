@@ -22,7 +22,7 @@ class CacheStageTest {
         Settings s = TestSettings.of(keyValues);
         AnswerCache cache = new AnswerCache(s.cache(), 1, clock::epochNanos, s.maxUdpSize(), new Registry());
         CacheStage stage = cache.stage();
-        return new StageHarness(clock, stage).replies(stage).record(Dns.answer("www.example.com.", 300));
+        return new StageHarness(clock, stage).record(Dns.answer("www.example.com.", 300));
     }
 
 

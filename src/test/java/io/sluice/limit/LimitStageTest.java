@@ -78,4 +78,31 @@ class LimitStageTest {
         }
         assertEquals(3, exempt.upstreamQueries(), "127.0.0.1 is never limited");
     }
+
+    /**
+     * The flood watch is the limit stage's way back: the upstream's NXDOMAINs, seen on the answer
+     * side, cut a domain whose misses press on its budget, and spare one far under it.
+     */
+    @Test
+    void nxdomainsSeenOnTheWayBackCutAFloodPressingOnItsBudgetAndSpareOneUnderIt() throws Exception {
+        StageHarness h = harness("limits.default.queries", "100", "limits.default.window", "1s");
+        h.nxdomainUnder("victim.com.").nxdomainUnder("dnsbl.example.");
+        int id = 1;
+        for (int i = 0; i < 100; i++) {
+            assertEquals(Rcode.NXDOMAIN, Dns.rcode(h.ask(Dns.query(id++, "r" + i + ".victim.com.", Type.A))));
+        }
+        for (int i = 0; i < 50; i++) { // a DNSBL's lookups: all NXDOMAIN, half its budget
+            assertEquals(Rcode.NXDOMAIN, Dns.rcode(h.ask(Dns.query(id++, i + ".4.3.2.dnsbl.example.", Type.A))));
+        }
+        clock.advanceMillis(1000); // the next window's first answer judges this one
+        int refusedVictim = 0;
+        int refusedDnsbl = 0;
+        for (int i = 0; i < 30; i++) {
+            refusedVictim += Dns.rcode(h.ask(Dns.query(id++, "s" + i + ".victim.com.", Type.A))) == Rcode.REFUSED ? 1 : 0;
+            refusedDnsbl += Dns.rcode(h.ask(Dns.query(id++, i + ".5.3.2.dnsbl.example.", Type.A))) == Rcode.REFUSED ? 1 : 0;
+        }
+        assertEquals(20, refusedVictim, "cut to a tenth of 100: 10 of 30 pass");
+        assertEquals(0, refusedDnsbl, "50 misses of a budget of 100 buy the upstream nothing when cut");
+        assertEquals(0, h.internalErrors());
+    }
 }

@@ -47,7 +47,10 @@ public final class StageHarness {
     private final Map<String, Message> recorded = new HashMap<>();
     private final LongAdder internalErrors = new LongAdder();
     private final Pipeline pipeline;
-    private UpstreamReplies replies = UpstreamReplies.NONE;
+    /** The stages' answer sides, as the loop's forwarder hands them the upstream's answers. */
+    private final UpstreamReplies replies;
+    /** Zones under which the upstream answers NXDOMAIN for every name not recorded. */
+    private final List<String> nxdomainZones = new ArrayList<>();
     private int upstreamQueries;
     private Outcome last;
 
@@ -70,13 +73,14 @@ public final class StageHarness {
         all.add(new MessageCheck(new Registry()));
         all.addAll(stages.apply(channel.eventLoop()));
         all.add(new RecordedUpstream());
-        pipeline = new Pipeline(channel.eventLoop(), responder, all, new InternalErrors(internalErrors),
-                clock::epochNanos);
+        InternalErrors errors = new InternalErrors(internalErrors);
+        replies = Pipeline.answersOf(all, errors);
+        pipeline = new Pipeline(channel.eventLoop(), responder, all, errors, clock::epochNanos);
     }
 
-    /** What sees the recorded upstream's answers, as a loop's forwarder hands them on (the cache, the flood watch). */
-    public StageHarness replies(UpstreamReplies replies) {
-        this.replies = replies;
+    /** The upstream answers NXDOMAIN for every name under {@code zone} (absolute, lower case) not recorded. */
+    public StageHarness nxdomainUnder(String zone) {
+        nxdomainZones.add(zone);
         return this;
     }
 
@@ -130,7 +134,10 @@ public final class StageHarness {
         return q.getName().toString().toLowerCase() + "/" + q.getType();
     }
 
-    /** The last stage: answers as an upstream that holds the recorded answers would, SERVFAIL for any other name. */
+    /**
+     * The last stage: answers as an upstream that holds the recorded answers would, NXDOMAIN under
+     * the zones named so, SERVFAIL for any other name; what it answers goes by the stages' answer sides.
+     */
     private final class RecordedUpstream implements Stage {
         @Override
         public Outcome handle(Query q) {
@@ -142,6 +149,13 @@ public final class StageHarness {
                 throw new IllegalStateException("the message check passed what dnsjava cannot read", e);
             }
             Message answer = recorded.get(key(query));
+            String name = query.getQuestion().getName().toString().toLowerCase();
+            if (answer == null && nxdomainZones.stream().anyMatch(z -> name.endsWith("." + z) || name.equals(z))) {
+                answer = new Message();
+                answer.getHeader().setFlag(org.xbill.DNS.Flags.QR);
+                answer.getHeader().setRcode(Rcode.NXDOMAIN);
+                answer.addRecord(query.getQuestion(), Section.QUESTION);
+            }
             ByteBuf reply;
             if (answer == null) {
                 reply = replies.unanswered(ByteBufAllocator.DEFAULT, q.message(), q.view(), q.overUdp(), true);
