@@ -10,7 +10,6 @@ import io.sluice.admin.AdminServer;
 import io.sluice.admin.Operations;
 import io.sluice.backend.Backends;
 import io.sluice.cache.AnswerCache;
-import io.sluice.cache.CacheStage;
 import io.sluice.config.BackendSettings;
 import io.sluice.config.ConfigException;
 import io.sluice.config.SettingTable;
@@ -229,13 +228,11 @@ public final class Sluice implements AutoCloseable {
         }
         stages.add(new AccessControl(clientRules, aclDenied, deniedLog));
         stages.add(new MessageCheck(meters));
-        CacheStage cacheStage = cache == null ? null : cache.stage();
-        if (cacheStage != null) {
-            stages.add(cacheStage);
+        if (cache != null) {
+            stages.add(cache.stage());
         }
         if (decisions != null) {
-            stages.add(new LimitStage(limits, limitMeters, decisions, loop, top,
-                    cacheStage == null ? null : cacheStage.staleAnswers()));
+            stages.add(new LimitStage(limits, limitMeters, decisions, loop, top));
         }
         return stages;
     }

@@ -91,24 +91,23 @@ public final class CacheStage implements Stage, UpstreamReplies {
     }
 
     /**
-     * A stage for the limits to ask before acting on a query over its budget: it answers with a
-     * stale entry when there is one ({@code cache.stale-when-limited}), else passes the query on.
-     * It looks the query up again: a parked query comes back after others have been looked up.
+     * A query over its budget, about to be turned away by the limits, gets a stale entry when there
+     * is one ({@code cache.stale-when-limited}). It looks the query up again: a parked query comes
+     * back after others have been looked up.
      */
-    public Stage staleAnswers() {
-        return q -> {
-            if (!serveStale || !probe(q.message(), q.view(), q.overUdp())) {
-                return Outcome.CONTINUE;
-            }
-            long now = q.now();
-            CachedAnswer a = find(q.message(), q.view(), now);
-            if (a == null || !a.staleAt(now)) {
-                return Outcome.CONTINUE;
-            }
-            cache.staleServed.increment();
-            q.send(write(Transport.ALLOCATOR, q.message(), q.view(), a, now, true));
-            return Outcome.ANSWERED;
-        };
+    @Override
+    public Outcome overBudget(Query q) {
+        if (!serveStale || !probe(q.message(), q.view(), q.overUdp())) {
+            return Outcome.CONTINUE;
+        }
+        long now = q.now();
+        CachedAnswer a = find(q.message(), q.view(), now);
+        if (a == null || !a.staleAt(now)) {
+            return Outcome.CONTINUE;
+        }
+        cache.staleServed.increment();
+        q.send(write(Transport.ALLOCATOR, q.message(), q.view(), a, now, true));
+        return Outcome.ANSWERED;
     }
 
     /** The way back is this stage's own: it keeps answers and has stale ones for queries left unanswered. */

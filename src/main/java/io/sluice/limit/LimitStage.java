@@ -44,20 +44,15 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
     private final int ipv4Prefix;
     private final int ipv6Prefix;
     private final LongAdder limitedPerClient;
-    /** Asked first to answer a query over its budget (a stale cached answer); null for nothing. */
-    private final Stage whenOver;
     /** The way back: each answer counted for flood detection; null when detection is off. */
     private final FloodWatch floodWatch;
     private Continuation next;
 
     /**
      * @param top      where the busiest domains are worked out, or null for nowhere
-     * @param whenOver a stage that may answer a query over its budget before the action does, or null
      */
-    public LimitStage(Limits limits, LimitMeters meters, Decisions.Maker maker, ScheduledExecutorService loop, TopDomains top,
-                      Stage whenOver) {
+    public LimitStage(Limits limits, LimitMeters meters, Decisions.Maker maker, ScheduledExecutorService loop, TopDomains top) {
         this.limits = limits;
-        this.whenOver = whenOver;
         this.recent = top == null ? null : top.ring();
         this.perClient = limits.perClient();
         this.ipv4Prefix = limits.perClientSettings().ipv4Prefix();
@@ -223,7 +218,8 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
 
     /**
      * Acts on a query over the budget of the domain {@code wire[0, length)}, {@code slot} of
-     * {@code limiter}: answered by {@link #whenOver} if it can, else answered or dropped by the
+     * {@code limiter}: answered by a stage before this one if it can (the cache's stale answer,
+     * {@link Continuation#overBudget}), else answered or dropped by the
      * action of {@code rules}, or (dry run) counted and passed on.
      */
     private Outcome refuse(LimitRules rules, DomainLimiter limiter, int slot, byte[] wire, int length, Query q) {
@@ -241,8 +237,8 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
         }
         LimitSettings.Action action = rules.action();
         // truncate over UDP exists to make a spoofed source prove itself over TCP: no answer for it here
-        if (whenOver != null && !(action == LimitSettings.Action.TRUNCATE && q.overUdp())) {
-            Outcome o = whenOver.handle(q);
+        if (!(action == LimitSettings.Action.TRUNCATE && q.overUdp())) {
+            Outcome o = next.overBudget(q);
             if (o != Outcome.CONTINUE) {
                 return o;
             }

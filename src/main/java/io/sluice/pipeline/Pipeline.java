@@ -151,6 +151,17 @@ public final class Pipeline {
         }
 
         @Override
+        public Outcome overBudget(Query q) {
+            for (int i = from - 2; i >= 0; i--) { // from - 1 is the stage that asks
+                Outcome o = stages[i].overBudget(q);
+                if (o != Outcome.CONTINUE) {
+                    return o;
+                }
+            }
+            return Outcome.CONTINUE;
+        }
+
+        @Override
         public Outcome proceed(Query q) {
             try {
                 return run(q, from);

@@ -3,6 +3,7 @@ package io.sluice.limit;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
+import io.sluice.cache.AnswerCache;
 import io.sluice.config.Settings;
 import io.sluice.metrics.Registry;
 import io.sluice.pipeline.Outcome;
@@ -13,7 +14,9 @@ import io.sluice.testing.TestSettings;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.xbill.DNS.Message;
 import org.xbill.DNS.Rcode;
+import org.xbill.DNS.Section;
 import org.xbill.DNS.Type;
 
 /** The limit stage alone, on the stage harness: budgets per registrable domain in time moved by hand. */
@@ -33,7 +36,7 @@ class LimitStageTest {
         limits = Limits.from(s.limits(), clock);
         Registry meters = new Registry();
         StageHarness h = new StageHarness(clock, loop -> List.<Stage>of(new LimitStage(limits, new LimitMeters(meters),
-                Decisions.local(limits.limiter()), loop, null, null)));
+                Decisions.local(limits.limiter()), loop, null)));
         for (String name : List.of("www.example.com.", "mail.example.com.", "www.example.org.")) {
             h.record(Dns.answer(name, 300));
         }
@@ -103,6 +106,28 @@ class LimitStageTest {
         }
         assertEquals(20, refusedVictim, "cut to a tenth of 100: 10 of 30 pass");
         assertEquals(0, refusedDnsbl, "50 misses of a budget of 100 buy the upstream nothing when cut");
+        assertEquals(0, h.internalErrors());
+    }
+
+    /**
+     * Over its budget, a query is first offered to the stages before the limits, the nearest
+     * first: the cache answers with the stale answer it still holds, and only a name it lacks is refused.
+     */
+    @Test
+    void aQueryOverItsBudgetGetsTheStaleAnswerAStageBeforeHolds() throws Exception {
+        Settings s = TestSettings.of("limits.default.queries", "1", "limits.default.window", "1h", "cache.size", "1000");
+        limits = Limits.from(s.limits(), clock);
+        AnswerCache cache = new AnswerCache(s.cache(), 1, clock::epochNanos, s.maxUdpSize(), new Registry());
+        StageHarness h = new StageHarness(clock, loop -> List.<Stage>of(cache.stage(), new LimitStage(limits,
+                new LimitMeters(new Registry()), Decisions.local(limits.limiter()), loop, null)));
+        h.record(Dns.answer("www.example.com.", 300));
+        assertEquals(Rcode.NOERROR, Dns.rcode(h.ask(Dns.query(1, "www.example.com.", Type.A))), "the budget's one query");
+        clock.advanceMillis(301_000); // past the TTL, within stale-ttl and the hour's window
+        Message stale = Dns.parse(h.ask(Dns.query(2, "www.example.com.", Type.A)));
+        assertEquals(Rcode.NOERROR, stale.getRcode());
+        assertEquals(1, stale.getSection(Section.ANSWER).size(), "the stale answer, not a refusal");
+        assertEquals(Rcode.REFUSED, Dns.rcode(h.ask(Dns.query(3, "mail.example.com.", Type.A))), "nothing cached for it");
+        assertEquals(1, h.upstreamQueries());
         assertEquals(0, h.internalErrors());
     }
 }

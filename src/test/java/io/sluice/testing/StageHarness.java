@@ -46,6 +46,7 @@ public final class StageHarness {
     private final List<byte[]> sent = new ArrayList<>();
     private final Map<String, Message> recorded = new HashMap<>();
     private final LongAdder internalErrors = new LongAdder();
+    private final Registry metrics = new Registry();
     private final Pipeline pipeline;
     /** The stages' answer sides, as the loop's forwarder hands them the upstream's answers. */
     private final UpstreamReplies replies;
@@ -70,7 +71,7 @@ public final class StageHarness {
             message.release();
         };
         List<Stage> all = new ArrayList<>();
-        all.add(new MessageCheck(new Registry()));
+        all.add(new MessageCheck(metrics));
         all.addAll(stages.apply(channel.eventLoop()));
         all.add(new RecordedUpstream());
         InternalErrors errors = new InternalErrors(internalErrors);
@@ -108,6 +109,11 @@ public final class StageHarness {
     /** {@link #ask(byte[], InetSocketAddress)} from {@link #CLIENT}. */
     public byte[] ask(byte[] query) {
         return ask(query, CLIENT);
+    }
+
+    /** The counters of the message check, which runs first. */
+    public Registry metrics() {
+        return metrics;
     }
 
     /** How the last query's run through the stages ended. */
