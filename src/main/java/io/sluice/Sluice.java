@@ -3,16 +3,14 @@ package io.sluice;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
-import io.sluice.acl.AccessControl;
+import io.sluice.acl.ClientAccess;
 import io.sluice.acl.ClientRules;
-import io.sluice.acl.DeniedLog;
 import io.sluice.admin.AdminServer;
 import io.sluice.admin.Operations;
 import io.sluice.backend.Backends;
 import io.sluice.cache.AnswerCache;
 import io.sluice.config.BackendSettings;
 import io.sluice.config.ConfigException;
-import io.sluice.config.SettingTable;
 import io.sluice.config.Settings;
 import io.sluice.config.UpstreamAddress;
 import io.sluice.dnstap.Dnstap;
@@ -22,7 +20,6 @@ import io.sluice.forward.Upstream;
 import io.sluice.frontend.Frontend;
 import io.sluice.limit.Backend;
 import io.sluice.limit.Clock;
-import io.sluice.limit.Decisions;
 import io.sluice.limit.LimitMeters;
 import io.sluice.limit.LimitStage;
 import io.sluice.limit.Limits;
@@ -31,6 +28,7 @@ import io.sluice.metrics.MetricsEndpoint;
 import io.sluice.metrics.Registry;
 import io.sluice.pipeline.InternalErrors;
 import io.sluice.pipeline.MessageCheck;
+import io.sluice.pipeline.Module;
 import io.sluice.pipeline.OnLoop;
 import io.sluice.pipeline.Pipeline;
 import io.sluice.pipeline.Stage;
@@ -47,7 +45,6 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -138,11 +135,9 @@ public final class Sluice implements AutoCloseable {
             dnstap = Dnstap.start(settings.dnstap(), "sluice " + Main.Version.get(), clock::epochNanos, meters);
             stops.push(dnstap::close); // after the loops: it writes out what they queued
         }
-        LongAdder aclDenied = meters.counter("acl_denied", "Queries (and TCP connections) from clients outside allow-clients.");
-        clientRules = new ClientRules(settings.allowClients(), settings.aclAction() == SettingTable.AclAction.DROP,
-                settings.proxyProtocolFrom());
-        DeniedLog deniedLog = new DeniedLog(aclDenied);
-        stops.push(deniedLog::close);
+        ClientAccess access = new ClientAccess(settings, meters);
+        stops.push(access::close);
+        clientRules = access.rules();
         EventLoopGroup group = transport.newGroup(settings.threads(), "sluice-loop");
         stops.push(() -> group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly());
         InternalErrors errors = new InternalErrors(meters.counter("internal_errors",
@@ -160,11 +155,25 @@ public final class Sluice implements AutoCloseable {
             limits.limiter().trackUnlimited(); // so that the busiest domains include unlimited ones
             top.declareGauges(meters, TOP_GAUGES);
         }
-        LimitMeters limitMeters = new LimitMeters(meters);
+        // The query path, in order: a new stage is one class and one module here.
+        List<Module> modules = new ArrayList<>();
+        if (dnstap != null) {
+            modules.add(dnstap); // first: what every later stage refuses is in its log too
+        }
+        modules.add(access);
+        modules.add(loop -> new MessageCheck(meters));
+        if (cache != null) {
+            modules.add(cache);
+        }
+        if (limits.active()) {
+            LimitMeters limitMeters = new LimitMeters(meters);
+            modules.add(loop -> new LimitStage(limits, limitMeters, backend, loop, top));
+        }
         List<List<Stage>> stages = new ArrayList<>();
         List<UpstreamReplies> answers = new ArrayList<>();
         for (EventExecutor e : group) {
-            List<Stage> loopStages = stages((EventLoop) e, backend, limitMeters, aclDenied, deniedLog);
+            List<Stage> loopStages = new ArrayList<>();
+            modules.forEach(m -> loopStages.add(m.stage((EventLoop) e)));
             stages.add(loopStages);
             answers.add(Pipeline.answersOf(loopStages, errors));
         }
@@ -200,7 +209,7 @@ public final class Sluice implements AutoCloseable {
                     frontend::tlsExpiresAt);
         }
         limits.start();
-        deniedLog.start();
+        modules.forEach(Module::start);
         if (top != null) {
             top.start();
         }
@@ -212,29 +221,6 @@ public final class Sluice implements AutoCloseable {
             }
             stops.push(admin::close);
         }
-    }
-
-    /**
-     * The query path of one event loop, in order, but for the last stage (the forwarder's, made
-     * once the stages' answer sides are known). A new stage is one class and one line here.
-     *
-     * @param decisions how the limit stage decides, or null when nothing is limited
-     */
-    private List<Stage> stages(EventLoop loop, Decisions.Maker decisions, LimitMeters limitMeters,
-                               LongAdder aclDenied, DeniedLog deniedLog) {
-        List<Stage> stages = new ArrayList<>();
-        if (dnstap != null) {
-            stages.add(dnstap.clientQueries());
-        }
-        stages.add(new AccessControl(clientRules, aclDenied, deniedLog));
-        stages.add(new MessageCheck(meters));
-        if (cache != null) {
-            stages.add(cache.stage());
-        }
-        if (decisions != null) {
-            stages.add(new LimitStage(limits, limitMeters, decisions, loop, top));
-        }
-        return stages;
     }
 
     /** Every metric in the Prometheus text format, the JVM's included. */

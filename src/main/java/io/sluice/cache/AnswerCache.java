@@ -1,10 +1,13 @@
 package io.sluice.cache;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.channel.EventLoop;
 import io.sluice.config.CacheSettings;
 import io.sluice.domain.DomainBytes;
 import io.sluice.metrics.Registry;
+import io.sluice.pipeline.Module;
 import io.sluice.pipeline.Responder;
+import io.sluice.pipeline.Stage;
 import io.sluice.wire.ReplyRecords;
 import io.sluice.wire.Wire;
 import java.util.ArrayList;
@@ -23,7 +26,7 @@ import java.util.function.LongSupplier;
  * <p>What is kept, and for how long, is decided here ({@link #toKeep}); what is served, by each
  * loop's {@link CacheStage}.
  */
-public final class AnswerCache {
+public final class AnswerCache implements Module {
     private final AnswerTable table;
     private final int loops;
     private final AtomicInteger stages = new AtomicInteger();
@@ -114,6 +117,12 @@ public final class AnswerCache {
     }
 
     /** A stage for one event loop, which then stores answers in its own ring: one per loop. */
+    /** The loop's side of the cache, as its stage: {@link #stage()}. */
+    @Override
+    public Stage stage(EventLoop loop) {
+        return stage();
+    }
+
     public CacheStage stage() {
         int loop = stages.getAndIncrement();
         if (loop >= loops) {

@@ -3,10 +3,12 @@ package io.sluice.dnstap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.Channel;
+import io.netty.channel.EventLoop;
 import io.netty.util.internal.PlatformDependent;
 import io.sluice.config.DnstapSettings;
 import io.sluice.metrics.Registry;
 import io.sluice.pipeline.MessageTap;
+import io.sluice.pipeline.Module;
 import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.Query;
 import io.sluice.pipeline.Stage;
@@ -32,7 +34,7 @@ import java.util.function.LongSupplier;
  * does the rest. A full queue (a slow reader), or no reader at all, drops the message and counts
  * it in {@code dnstap_dropped}: a query never waits for its log.
  */
-public final class Dnstap implements MessageTap, AutoCloseable {
+public final class Dnstap implements MessageTap, Module {
     private final Queue<DnstapEvent> queue;
     private final LongAdder dropped;
     private final LongSupplier clock;
@@ -68,6 +70,12 @@ public final class Dnstap implements MessageTap, AutoCloseable {
     }
 
     /** The stage that logs each client's query: first in the path, so that it sees what every other stage refuses. */
+    /** The stage that logs each client's message as it came, first on each loop: {@link #clientQueries}. */
+    @Override
+    public Stage stage(EventLoop loop) {
+        return clientQueries();
+    }
+
     public Stage clientQueries() {
         return new Stage() {
             @Override

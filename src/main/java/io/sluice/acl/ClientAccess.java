@@ -1,0 +1,47 @@
+package io.sluice.acl;
+
+import io.netty.channel.EventLoop;
+import io.sluice.config.SettingTable;
+import io.sluice.config.Settings;
+import io.sluice.metrics.Registry;
+import io.sluice.pipeline.Module;
+import io.sluice.pipeline.Stage;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The client rules as a module: {@code allow-clients}, {@code acl-action} and
+ * {@code proxy-protocol-from} made into the rules the loops and the TCP listener read (and a
+ * reload replaces), an {@link AccessControl} stage on each loop, and the log of denied clients.
+ */
+public final class ClientAccess implements Module {
+    private final ClientRules rules;
+    private final LongAdder denied;
+    private final DeniedLog log;
+
+    public ClientAccess(Settings settings, Registry meters) {
+        this.rules = new ClientRules(settings.allowClients(), settings.aclAction() == SettingTable.AclAction.DROP,
+                settings.proxyProtocolFrom());
+        this.denied = meters.counter("acl_denied", "Queries (and TCP connections) from clients outside allow-clients.");
+        this.log = new DeniedLog(denied);
+    }
+
+    /** The rules in force, which the TCP listener reads too and a reload replaces. */
+    public ClientRules rules() {
+        return rules;
+    }
+
+    @Override
+    public Stage stage(EventLoop loop) {
+        return new AccessControl(rules, denied, log);
+    }
+
+    @Override
+    public void start() {
+        log.start();
+    }
+
+    @Override
+    public void close() {
+        log.close();
+    }
+}
