@@ -282,6 +282,11 @@ final class TcpListener extends ChannelInitializer<Channel> {
     private static final class Connection extends ChannelDuplexHandler {
         static final int MAX_OWED = 1000;
         static final long MAX_BACKLOG_BYTES = 1 << 20;
+        /**
+         * How long a close waits for the loop's next reads ({@link #closeIfDone}): a task scheduled
+         * past this turn of the loop runs only after its next I/O.
+         */
+        static final long CLOSE_AFTER_READS_MILLIS = 1;
 
         private final Pipeline pipeline;
         private final ListenerMeters meters;
@@ -363,7 +368,11 @@ final class TcpListener extends ChannelInitializer<Channel> {
         private void closeIfDone(ChannelHandlerContext ctx) {
             if ((boundReached || inputShutdown || stopped) && owed <= 0 && waiting.isEmpty() && !closing) {
                 closing = true;
-                closeWhenWritten(ctx);
+                // After the loop's next reads, not now: a stop turns reading back on to discard what
+                // the client sent, and that read happens in the loop's I/O, after this task. Closed
+                // before it, with the client's bytes unread, the connection is reset, and the reset
+                // discards the answers still in the kernel's send buffer: the client got none.
+                ctx.executor().schedule(() -> closeWhenWritten(ctx), CLOSE_AFTER_READS_MILLIS, TimeUnit.MILLISECONDS);
             }
         }
 
