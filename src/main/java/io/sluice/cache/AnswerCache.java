@@ -116,13 +116,13 @@ public final class AnswerCache implements Module {
         return clock.getAsLong();
     }
 
-    /** A stage for one event loop, which then stores answers in its own ring: one per loop. */
     /** The loop's side of the cache, as its stage: {@link #stage()}. */
     @Override
     public Stage stage(EventLoop loop) {
         return stage();
     }
 
+    /** A stage for one event loop, which then stores answers in its own ring: one per loop. */
     public CacheStage stage() {
         int loop = stages.getAndIncrement();
         if (loop >= loops) {

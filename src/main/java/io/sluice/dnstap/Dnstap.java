@@ -69,13 +69,13 @@ public final class Dnstap implements MessageTap, Module {
         return d;
     }
 
-    /** The stage that logs each client's query: first in the path, so that it sees what every other stage refuses. */
-    /** The stage that logs each client's message as it came, first on each loop: {@link #clientQueries}. */
+    /** This module's stage on each loop: {@link #clientQueries}. */
     @Override
     public Stage stage(EventLoop loop) {
         return clientQueries();
     }
 
+    /** The stage that logs each client's query: first in the path, so that it sees what every other stage refuses. */
     public Stage clientQueries() {
         return new Stage() {
             @Override
