@@ -14,6 +14,7 @@ import io.sluice.config.ConfigException;
 import io.sluice.config.Settings;
 import io.sluice.config.UpstreamAddress;
 import io.sluice.dnstap.Dnstap;
+import io.sluice.flood.Floods;
 import io.sluice.forward.ForwardStage;
 import io.sluice.forward.Forwarding;
 import io.sluice.forward.Upstream;
@@ -167,7 +168,9 @@ public final class Sluice implements AutoCloseable {
         }
         if (limits.active()) {
             LimitMeters limitMeters = new LimitMeters(meters);
-            modules.add(loop -> new LimitStage(limits, limitMeters, backend, loop, top));
+            Floods floods = Floods.watch(limits, meters);
+            modules.add(loop -> new LimitStage(limits, limitMeters, backend, loop, top,
+                    floods == null ? null : floods.watcher(limits, limitMeters)));
         }
         List<List<Stage>> stages = new ArrayList<>();
         List<UpstreamReplies> answers = new ArrayList<>();

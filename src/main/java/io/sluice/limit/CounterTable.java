@@ -49,7 +49,7 @@ public final class CounterTable {
     public static final long DEAD = Long.MIN_VALUE;
     /** Key flag: the domain has an override; its budget is looked up by fingerprint. */
     static final long OVERRIDDEN = 1;
-    /** Key flag: the domain is in a random-subdomain flood ({@link Floods}): its budget is the cut. */
+    /** Key flag: the domain is in a random-subdomain flood ({@code flood.Floods}): its budget is the cut. */
     static final long FLOODED = 2;
     /** Key flag: the janitor is emptying the slot; no lookup matches it. */
     static final long EMPTYING = 4;

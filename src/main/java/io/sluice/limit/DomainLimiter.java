@@ -61,15 +61,15 @@ public final class DomainLimiter {
     private volatile boolean trackUnlimited;
     /** Whether any query is counted: some domain has a budget, or unlimited ones are tracked. */
     private volatile boolean counting;
-    /** Flood detection, or null when off; set before traffic. */
-    private volatile Floods floods;
+    /** Flood detection's state beside the flags, or null when off; set before traffic. */
+    private volatile FloodState floods;
 
     /**
      * The rules in force as a decision reads them: the rules, each budget's flood cut and the text
      * a refusal gives of each, made once per change so that no decision allocates.
      */
     private record View(LimitRules rules, Map<Policy, Policy> cuts, Map<Policy, byte[]> texts) {
-        static View of(LimitRules rules, Floods floods) {
+        static View of(LimitRules rules, boolean watched) {
             PolicyTable table = rules.budgets();
             Map<Policy, Policy> cuts = new IdentityHashMap<>();
             Map<Policy, byte[]> texts = new IdentityHashMap<>();
@@ -77,10 +77,10 @@ public final class DomainLimiter {
             all.add(table.defaultPolicy());
             for (Policy p : all) {
                 texts.put(p, p.toString().getBytes(StandardCharsets.US_ASCII));
-                if (floods != null && p != Policy.UNLIMITED) {
-                    Policy cut = Floods.cut(p, rules.flood());
+                if (watched && p != Policy.UNLIMITED) {
+                    Policy cut = cut(p, rules.flood());
                     cuts.put(p, cut);
-                    texts.put(cut, Floods.cutText(cut).getBytes(StandardCharsets.US_ASCII));
+                    texts.put(cut, cutText(cut).getBytes(StandardCharsets.US_ASCII));
                 }
             }
             return new View(rules, cuts, texts);
@@ -113,7 +113,7 @@ public final class DomainLimiter {
         this.overflowFingerprint = CounterTable.fingerprint(overflowName.hash64());
         table.setExtraKey(overflowFingerprint);
         store.bind(table);
-        this.view = View.of(rules, null);
+        this.view = View.of(rules, false);
         this.counting = !rules.budgets().unlimited();
     }
 
@@ -152,7 +152,7 @@ public final class DomainLimiter {
      * this write whenever the walk below missed the slot.
      */
     void rules(LimitRules next) {
-        view = View.of(next, floods);
+        view = View.of(next, floods != null);
         counting = trackUnlimited || !next.budgets().unlimited();
         PolicyTable t = next.budgets();
         table.forEachLive((slot, key) -> reflag(slot, key, t));
@@ -162,22 +162,57 @@ public final class DomainLimiter {
         long fp = CounterTable.fingerprintOf(key);
         Policy o = t.override(fp);
         table.flag(slot, fp, CounterTable.OVERRIDDEN, o != null);
-        Floods f = floods;
+        FloodState f = floods;
         if (o == Policy.UNLIMITED && table.swapFlag(slot, fp, CounterTable.FLOODED, false) && f != null) {
             f.cleared(fp); // nothing to cut
         }
     }
 
-    /** From now on the upstream's answers to each domain are watched for floods; before traffic. */
-    public void watchFloods(LimitSettings.Flood settings) {
+    /**
+     * From now on a domain whose slot is flagged flooded ({@link #markFlooded}) decides against its
+     * cut, under {@code settings}; {@code state} is told of the flagged counters' ends. Before traffic.
+     */
+    public void watchFloods(LimitSettings.Flood settings, FloodState state) {
         LimitRules r = view.rules();
-        floods = new Floods(clock, table.capacity());
-        view = View.of(new LimitRules(r.budgets(), settings, r.action(), r.dryRun(), r.exempt()), floods);
+        floods = state;
+        view = View.of(new LimitRules(r.budgets(), settings, r.action(), r.dryRun(), r.exempt()), true);
     }
 
-    /** Flood detection, or null when off. */
-    public Floods floods() {
+    /** Flood detection's state, or null when off. */
+    FloodState floods() {
         return floods;
+    }
+
+    /**
+     * Flags {@code slot}, of the domain with {@code fp}, as flooded or not: true when this call
+     * changed it (a compare-and-set, so each change is made, and logged, once).
+     */
+    public boolean markFlooded(int slot, long fp, boolean flooded) {
+        return table.swapFlag(slot, fp, CounterTable.FLOODED, flooded);
+    }
+
+    /** What a flooded domain with policy {@code p} gets under {@code settings}: the flood's cut. */
+    public static Policy cut(Policy p, LimitSettings.Flood settings) {
+        return p.scaled(settings.fraction());
+    }
+
+    /** How the refusal text and the refusal log say a cut budget. */
+    static String cutText(Policy cut) {
+        return cut + " (cut: a random-subdomain flood)";
+    }
+
+    /**
+     * The note a query carries to the flood watch with its answer: the slot it was counted on, and
+     * 32 bits of the slot's fingerprint, which tell whether the slot still holds that domain then.
+     */
+    public long answerNote(int slot) {
+        return fingerprint(slot) << 32 | slot;
+    }
+
+    /** The slot {@code note} ({@link #answerNote}) names while it still holds the noted domain; else {@link #NONE}. */
+    public int notedSlot(long note) {
+        int slot = (int) note;
+        return (int) fingerprint(slot) == (int) (note >>> 32) ? slot : NONE;
     }
 
     /** The counter of {@code domain} if it has one; never makes one. */
@@ -260,7 +295,7 @@ public final class DomainLimiter {
     private Policy cut(Policy p) {
         View v = view;
         Policy c = v.cuts().get(p);
-        return c != null ? c : floods != null ? Floods.cut(p, v.rules().flood()) : p; // a policy set since the view was made: rare
+        return c != null ? c : floods != null ? cut(p, v.rules().flood()) : p; // a policy set since the view was made: rare
     }
 
     /**
@@ -345,7 +380,7 @@ public final class DomainLimiter {
         Policy budget = budget(slot);
         byte[] b = view.texts().get(budget);
         if (b == null) {
-            b = (isCut(slot, budget) ? Floods.cutText(budget) : budget.toString()).getBytes(StandardCharsets.US_ASCII);
+            b = (isCut(slot, budget) ? cutText(budget) : budget.toString()).getBytes(StandardCharsets.US_ASCII);
         }
         int n = REFUSAL_PREFIX.length;
         System.arraycopy(REFUSAL_PREFIX, 0, out, 0, n);
@@ -369,7 +404,7 @@ public final class DomainLimiter {
      */
     int evictIdle() {
         long now = clock.epochNanos();
-        Floods f = floods;
+        FloodState f = floods;
         int retired = table.retireIdle((slot, key, word) -> store.idle(table, slot, word, policy(slot), algorithm, now),
                 (slot, key) -> {
                     if (f != null && (key & CounterTable.FLOODED) != 0) {
@@ -382,7 +417,7 @@ public final class DomainLimiter {
 
     /** Empties the counters {@link #evictIdle} retired, a grace after it, for new domains to take. */
     void emptyRetired() {
-        Floods f = floods;
+        FloodState f = floods;
         table.emptyRetired((slot, key) -> {
             if (f != null) {
                 f.emptied(slot, CounterTable.fingerprintOf(key));

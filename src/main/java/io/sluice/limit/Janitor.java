@@ -47,7 +47,7 @@ public final class Janitor implements AutoCloseable {
         thread.schedule(() -> pass(interval.toMillis(), grace), interval.toMillis(), TimeUnit.MILLISECONDS);
         thread.scheduleWithFixedDelay(() -> {
             limiter.refusals().drain(dryRun.getAsBoolean() ? "dry run, would refuse" : "limiting");
-            Floods floods = limiter.floods();
+            FloodState floods = limiter.floods();
             if (floods != null) {
                 floods.drain(dryRun.getAsBoolean() ? "dry run, nothing refused: " : "");
             }

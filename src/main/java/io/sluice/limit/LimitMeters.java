@@ -11,7 +11,7 @@ public final class LimitMeters {
     final LongAdder limitedDryRun;
     final LongAdder limitedPerClient;
     final LongAdder limitedPrefetches;
-    final LongAdder floodsDetected;
+    private final LongAdder floodsDetected;
 
     public LimitMeters(Registry r) {
         for (LimitSettings.Action a : LimitSettings.Action.values()) {
@@ -25,5 +25,10 @@ public final class LimitMeters {
                 "Cache prefetches over a budget: not sent upstream, and not in limited (no client was refused).");
         floodsDetected = r.counter("floods_detected",
                 "Times a domain's upstream answers were mostly NXDOMAIN and its budget was cut (limits.flood).");
+    }
+
+    /** Floods detected: counted by {@code flood.FloodWatch}, exported with the rest even while detection is off. */
+    public LongAdder floodsDetected() {
+        return floodsDetected;
     }
 }

@@ -44,14 +44,16 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
     private final int ipv4Prefix;
     private final int ipv6Prefix;
     private final LongAdder limitedPerClient;
-    /** The way back: each answer counted for flood detection; null when detection is off. */
-    private final FloodWatch floodWatch;
+    /** The way back: each answer counted for flood detection ({@code flood.FloodWatch}); null when detection is off. */
+    private final UpstreamReplies floodWatch;
     private Continuation next;
 
     /**
-     * @param top      where the busiest domains are worked out, or null for nowhere
+     * @param top        where the busiest domains are worked out, or null for nowhere
+     * @param floodWatch this loop's feed of flood detection, the stage's answer side; null when off
      */
-    public LimitStage(Limits limits, LimitMeters meters, Decisions.Maker maker, ScheduledExecutorService loop, TopDomains top) {
+    public LimitStage(Limits limits, LimitMeters meters, Decisions.Maker maker, ScheduledExecutorService loop,
+                      TopDomains top, UpstreamReplies floodWatch) {
         this.limits = limits;
         this.recent = top == null ? null : top.ring();
         this.perClient = limits.perClient();
@@ -62,7 +64,7 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
         this.limitedDryRun = meters.limitedDryRun;
         this.limitedPrefetches = meters.limitedPrefetches;
         this.decisions = maker.forLoop(loop, this);
-        this.floodWatch = limits.limiter().floods() == null ? null : new FloodWatch(limits, meters);
+        this.floodWatch = floodWatch;
     }
 
     @Override
@@ -117,7 +119,7 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
             return Outcome.CONTINUE;
         }
         if (c != limiter.overflowSlot()) {
-            q.answerNote(FloodWatch.note(c, limiter.fingerprint(c))); // for the flood watch, with the upstream's answer
+            q.answerNote(limiter.answerNote(c)); // for the flood watch, with the upstream's answer
         }
         if (limiter.policy(c) == Policy.UNLIMITED) { // counted for the busiest domains only, or made unlimited while running
             if (recent != null) {

@@ -74,9 +74,6 @@ public final class Limits implements AutoCloseable {
                 LimitRules.of(new PolicyTable(Budgets.policy(s.defaultLimit(), s.burst()), overrides), s),
                 s.maxDomains(), clock);
         made[0] = limiter;
-        if (s.flood().detect()) {
-            limiter.watchFloods(s.flood());
-        }
         DomainLimiter perClient = s.perClient().off() ? null : new DomainLimiter(Algorithm.of(s.algorithm()),
                 new HeapCounters(), LimitRules.of(new PolicyTable(Budgets.policy(s.perClient().limit(), 0), Map.of())),
                 s.maxDomains(), clock);
@@ -189,13 +186,9 @@ public final class Limits implements AutoCloseable {
         return budgets != null;
     }
 
-    /** The limits' gauges: domains tracked, and with them on, flooded domains and the state file's entries. */
+    /** The limits' gauges: domains tracked, and with them on, the state file's entries. */
     public void declareGauges(Registry meters) {
         meters.gauge("tracked_domains", "Registrable domains with a counter now.", this::tracked);
-        if (active() && limiter.floods() != null) {
-            meters.gauge("flooded_domains", "Domains whose budget is cut now: their upstream answers are mostly NXDOMAIN.",
-                    limiter::floodedDomains);
-        }
         if (active() && limiter.store().size() >= 0) {
             meters.gauge("state_file_domains", "Entries in the state file.", () -> limiter.store().size());
             meters.counter("state_file_failures", "Decisions the state file could not take, and allowed.",

@@ -48,7 +48,7 @@ final class RefusalLog {
             unlisted.increment();
             return;
         }
-        queue.offer(new Entry(name.toString(), cut ? Floods.cutText(budget) : budget.toString()));
+        queue.offer(new Entry(name.toString(), cut ? DomainLimiter.cutText(budget) : budget.toString()));
     }
 
     void drain(String verb) {

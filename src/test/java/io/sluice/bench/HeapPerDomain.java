@@ -3,6 +3,7 @@ package io.sluice.bench;
 import io.sluice.config.LimitSettings;
 import io.sluice.domain.DomainProbe;
 import io.sluice.domain.RegistrableDomains;
+import io.sluice.flood.Floods;
 import io.sluice.limit.Clock;
 import io.sluice.limit.Algorithm;
 import io.sluice.limit.Decide;
@@ -39,7 +40,7 @@ public final class HeapPerDomain {
     private static DomainLimiter track(RegistrableDomains psl, LimitSettings.Algorithm a, int n) {
         DomainLimiter limiter = new DomainLimiter(Algorithm.of(a), new HeapCounters(),
                 LimitRules.of(new PolicyTable(Policy.of(100, Duration.ofHours(1), 0), Map.of())), n, Clock.system());
-        limiter.watchFloods(new LimitSettings.Flood(true, 0.5, 20, 0.1, 0.8, java.util.List.of()));
+        Floods.watch(limiter, new LimitSettings.Flood(true, 0.5, 20, 0.1, 0.8, java.util.List.of()));
         DomainProbe p = new DomainProbe();
         for (int pass = 0; pass < 2; pass++) { // the second fills the last tenth: domains asked again
             for (int d = 0; d < n; d++) {

@@ -238,26 +238,4 @@ class DomainLimiterTest {
         // its second query earns it, or its first by a false positive (the probe's hash seed is the JVM's own)
         assertTrue(asked <= 2, "queries before its counter: " + asked);
     }
-
-    @Test
-    void aFloodThatPausesEveryOtherWindowIsStillCut() {
-        DomainLimiter l = limiter(Algorithm.FIXED_WINDOW, 100, Map.of(), 1000);
-        l.watchFloods(new io.sluice.config.LimitSettings.Flood(true, 0.5, 20, 0.1, 0.5, java.util.List.of()));
-        DomainProbe p = new DomainProbe();
-        PSL.reduce("x1.victim.example", p);
-        int c = l.counterFor(p);
-        for (int i = 0; i < 50; i++) {
-            assertEquals(Floods.Change.NONE, l.floods().answered(l, c, p::toString, true));
-        }
-        clock.advanceMillis(2000); // a window of quiet, then the next burst's first answer
-        assertEquals(Floods.Change.ENTERED, l.floods().answered(l, c, p::toString, true), "judged on the window it ran");
-        assertEquals(10, l.budget(c).queries());
-        assertEquals("sluice: victim.example over 10 queries per 1s (cut: a random-subdomain flood)",
-                refusalText(l, c, p));
-        clock.advanceMillis(9000); // nine windows of quiet: over
-        assertEquals(Floods.Change.LEFT, l.floods().answered(l, c, p::toString, true));
-        assertEquals(100, l.budget(c).queries());
-        assertEquals("sluice: victim.example over 100 queries per 1s",
-                refusalText(l, c, p));
-    }
 }

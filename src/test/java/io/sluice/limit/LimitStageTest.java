@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.sluice.cache.AnswerCache;
 import io.sluice.config.Settings;
+import io.sluice.flood.Floods;
 import io.sluice.metrics.Registry;
 import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.Stage;
@@ -35,8 +36,10 @@ class LimitStageTest {
         Settings s = TestSettings.of(keyValues);
         limits = Limits.from(s.limits(), clock);
         Registry meters = new Registry();
-        StageHarness h = new StageHarness(clock, loop -> List.<Stage>of(new LimitStage(limits, new LimitMeters(meters),
-                Decisions.local(limits.limiter()), loop, null)));
+        LimitMeters limitMeters = new LimitMeters(meters);
+        Floods floods = Floods.watch(limits, meters);
+        StageHarness h = new StageHarness(clock, loop -> List.<Stage>of(new LimitStage(limits, limitMeters,
+                Decisions.local(limits.limiter()), loop, null, floods == null ? null : floods.watcher(limits, limitMeters))));
         for (String name : List.of("www.example.com.", "mail.example.com.", "www.example.org.")) {
             h.record(Dns.answer(name, 300));
         }
@@ -119,7 +122,7 @@ class LimitStageTest {
         limits = Limits.from(s.limits(), clock);
         AnswerCache cache = new AnswerCache(s.cache(), 1, clock::epochNanos, s.maxUdpSize(), new Registry());
         StageHarness h = new StageHarness(clock, loop -> List.<Stage>of(cache.stage(), new LimitStage(limits,
-                new LimitMeters(new Registry()), Decisions.local(limits.limiter()), loop, null)));
+                new LimitMeters(new Registry()), Decisions.local(limits.limiter()), loop, null, null)));
         h.record(Dns.answer("www.example.com.", 300));
         assertEquals(Rcode.NOERROR, Dns.rcode(h.ask(Dns.query(1, "www.example.com.", Type.A))), "the budget's one query");
         clock.advanceMillis(301_000); // past the TTL, within stale-ttl and the hour's window

@@ -1,4 +1,4 @@
-package io.sluice.limit;
+package io.sluice.flood;
 
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -9,6 +9,10 @@ import io.netty.buffer.Unpooled;
 import io.sluice.config.ConfigFile;
 import io.sluice.config.Settings;
 import io.sluice.domain.DomainProbe;
+import io.sluice.limit.DomainLimiter;
+import io.sluice.limit.LimitMeters;
+import io.sluice.limit.Limits;
+import io.sluice.limit.ManualClock;
 import io.sluice.metrics.Registry;
 import io.sluice.pipeline.UpstreamReplies;
 import io.sluice.testing.Dns;
@@ -29,7 +33,7 @@ class FloodWatchTest {
     Path dir;
     private final ManualClock clock = new ManualClock();
     private Limits limits;
-    private FloodWatch watch;
+    private UpstreamReplies watch;
 
     @BeforeEach
     void start() throws Exception {
@@ -40,7 +44,7 @@ class FloodWatchTest {
         ConfigFile.apply(f, b);
         b.set("upstreams", List.of("127.0.0.1:53"));
         limits = Limits.from(b.build().limits(), clock);
-        watch = new FloodWatch(limits, new LimitMeters(new Registry()));
+        watch = watcher();
     }
 
     @AfterEach
@@ -51,7 +55,7 @@ class FloodWatchTest {
     @Test
     void aNotedAnswerCountsForTheNotedCounter() {
         int victim = counter("victim.example");
-        long note = FloodWatch.note(victim, limits.limiter().fingerprint(victim));
+        long note = limits.limiter().answerNote(victim);
         nxdomains("victim.example", note, 90);
         clock.advanceMillis(1000);
         nxdomains("victim.example", note, 1); // the next window's first answer judges the last
@@ -65,7 +69,7 @@ class FloodWatchTest {
         assertNotEquals(victim, other);
         // The slot of other.example, with victim.example's fingerprint: what a note looks like once
         // the janitor has emptied victim.example's slot and another domain has taken it.
-        long stale = FloodWatch.note(other, limits.limiter().fingerprint(victim));
+        long stale = limits.limiter().answerNote(victim) & ~0xffff_ffffL | other;
         nxdomains("victim.example", stale, 90);
         clock.advanceMillis(1000);
         nxdomains("victim.example", stale, 1);
@@ -87,7 +91,7 @@ class FloodWatchTest {
         limits.close();
         limits = Limits.from(settings("  flood: { detect: true, nxdomain-ratio: 0.5, min-answers: 20, budget: 0.1,"
                 + " exempt-domains: [zen.spamhaus.org] }\n").limits(), clock);
-        watch = new FloodWatch(limits, new LimitMeters(new Registry()));
+        watch = watcher();
         int dnsbl = counter("spamhaus.org");
         int victim = counter("victim.example");
         for (int window = 0; window < 3; window++) {
@@ -123,6 +127,11 @@ class FloodWatchTest {
         clock.advanceMillis(1000);
         nxdomains("dnsbl.example", UpstreamReplies.NO_NOTE, 1);
         assertTrue(limits.limiter().flooded(dnsbl));
+    }
+
+    private UpstreamReplies watcher() {
+        Registry meters = new Registry();
+        return Floods.watch(limits, meters).watcher(limits, new LimitMeters(meters));
     }
 
     private Settings settings(String flood) throws Exception {

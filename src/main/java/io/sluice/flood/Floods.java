@@ -1,6 +1,14 @@
-package io.sluice.limit;
+package io.sluice.flood;
 
 import io.sluice.config.LimitSettings;
+import io.sluice.limit.Clock;
+import io.sluice.limit.DomainLimiter;
+import io.sluice.limit.FloodState;
+import io.sluice.limit.LimitMeters;
+import io.sluice.limit.Limits;
+import io.sluice.limit.Policy;
+import io.sluice.metrics.Registry;
+import io.sluice.pipeline.UpstreamReplies;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Map;
@@ -15,7 +23,9 @@ import org.slf4j.LoggerFactory;
  * Random-subdomain flood detection for the domains of one limiter: each counter counts the
  * upstream's answers for its domain in the domain's windows, and each window, once over, is
  * judged: enough answers ({@link #answersToJudge}: the budget pressed on, not a domain far under it)
- * of which at least nxdomain-ratio were NXDOMAIN, and not a domain named in exempt-domains, and the domain's budget becomes its cut ({@link DomainLimiter#budget});
+ * of which at least nxdomain-ratio were NXDOMAIN, and not a domain named in exempt-domains, and the
+ * slot's flood flag is set ({@link DomainLimiter#markFlooded}): the domain's budget becomes its cut
+ * ({@link DomainLimiter#budget});
  * a window below the ratio, or more than {@link #MAX_GAP_WINDOWS} quiet ones, and it is whole
  * again. NXDOMAIN is the signal because random labels
  * do not exist: a victim's real names, answered by the cache or the upstream, are not.
@@ -31,11 +41,11 @@ import org.slf4j.LoggerFactory;
  * old answers. A counter idle for a window is retired and its count zeroed long before. The
  * loop whose CAS moves the word into a new window judges the window it ends, so each window is
  * judged exactly once, without a lock, whichever loops its answers came on; the slot's
- * {@link CounterTable#FLOODED} flag moves by compare-and-set, so each change into or out of a
+ * flood flag moves by compare-and-set, so each change into or out of a
  * flood is made and logged once, and the cut is worked out from the policy in force by each
- * decision. What is logged is queued and written by the {@link Janitor}, never on a loop.
+ * decision. What is logged is queued and written by the limits' janitor, never on a loop.
  */
-public final class Floods {
+public final class Floods implements FloodState {
     private static final Logger log = LoggerFactory.getLogger(Floods.class);
     private static final int COUNT_BITS = 11;
     /** Answers a window counts: the first 2,047 judge it, and min-answers asks at most that many. */
@@ -69,6 +79,32 @@ public final class Floods {
     }
 
     /**
+     * Starts watching the domains of {@code limits} for floods, under {@code limits.flood}, with
+     * its gauge in {@code meters}; before traffic. Null when detection is off or nothing is limited.
+     */
+    public static Floods watch(Limits limits, Registry meters) {
+        if (!limits.active() || !limits.settings().flood().detect()) {
+            return null;
+        }
+        Floods floods = watch(limits.limiter(), limits.settings().flood());
+        meters.gauge("flooded_domains", "Domains whose budget is cut now: their upstream answers are mostly NXDOMAIN.",
+                limits.limiter()::floodedDomains);
+        return floods;
+    }
+
+    /** Starts watching the domains of {@code limiter} for floods under {@code settings}; before traffic. */
+    public static Floods watch(DomainLimiter limiter, LimitSettings.Flood settings) {
+        Floods floods = new Floods(limiter.clock(), limiter.table().capacity());
+        limiter.watchFloods(settings, floods);
+        return floods;
+    }
+
+    /** A loop's feed of this: the limit stage's answer side. */
+    public UpstreamReplies watcher(Limits limits, LimitMeters meters) {
+        return new FloodWatch(limits, this, meters.floodsDetected());
+    }
+
+    /**
      * Counts one upstream answer for the domain whose counter is {@code slot} of {@code limiter};
      * judges the window it ends, if any. A window followed by more than {@link #MAX_GAP_WINDOWS}
      * quiet ones is not: the domain was quiet, and a flood of it is over. {@code name} gives the
@@ -78,7 +114,7 @@ public final class Floods {
         Policy p = limiter.policy(slot);
         long fp = limiter.fingerprint(slot);
         if (p == Policy.UNLIMITED) {
-            if (limiter.table().swapFlag(slot, fp, CounterTable.FLOODED, false)) {
+            if (limiter.markFlooded(slot, fp, false)) {
                 floodedNames.remove(fp); // made unlimited as it entered a flood: nothing to cut
             }
             return Change.NONE;
@@ -121,9 +157,9 @@ public final class Floods {
                 return Change.NONE; // named by the operator: its NXDOMAINs are its normal answers
             }
             String line = name + ": random-subdomain flood: " + nx + " of " + answers + " upstream answers in a"
-                    + " window were NXDOMAIN; its budget for cache misses is " + cut(p, settings) + " (was " + p
+                    + " window were NXDOMAIN; its budget for cache misses is " + DomainLimiter.cut(p, settings) + " (was " + p
                     + ") until they fall below " + Math.round(settings.nxdomainRatio() * 100) + "%";
-            if (!limiter.table().swapFlag(slot, fp, CounterTable.FLOODED, true)) {
+            if (!limiter.markFlooded(slot, fp, true)) {
                 return Change.NONE;
             }
             floodedNames.put(fp, name);
@@ -136,7 +172,7 @@ public final class Floods {
                     ? "named in limits.flood.exempt-domains" : answers == 0 ? "quiet for more than " + MAX_GAP_WINDOWS
                     + " windows" : nx + " of " + answers + " upstream answers in a window were NXDOMAIN")
                     + "; its budget is " + p + " again";
-            if (!limiter.table().swapFlag(slot, fp, CounterTable.FLOODED, false)) {
+            if (!limiter.markFlooded(slot, fp, false)) {
                 return Change.NONE;
             }
             floodedNames.remove(fp);
@@ -160,30 +196,20 @@ public final class Floods {
         return Math.min(Math.max(floor, pressing), COUNT_MAX);
     }
 
-    /** What a flooded domain with policy {@code p} gets under {@code settings}. */
-    static Policy cut(Policy p, LimitSettings.Flood settings) {
-        return p.scaled(settings.fraction());
-    }
-
-    /** How the refusal text and the log say a cut budget. */
-    static String cutText(Policy cut) {
-        return cut + " (cut: a random-subdomain flood)";
-    }
-
-    /** A flooded domain's counter was retired: nothing asked for it for a window. */
-    void forgotten(long fingerprint) {
+    @Override
+    public void forgotten(long fingerprint) {
         String name = floodedNames.remove(fingerprint);
         note((name != null ? name : "a domain") + ": flood over: no queries for a window; its counter is gone");
     }
 
-    /** {@code slot}, of the domain with {@code fingerprint}, was emptied: the next domain in it starts unwatched. */
-    void emptied(int slot, long fingerprint) {
+    @Override
+    public void emptied(int slot, long fingerprint) {
         WATCH.setVolatile(watch, slot, 0);
         floodedNames.remove(fingerprint); // flooded as the slot was retired: no line for it
     }
 
-    /** The domain with {@code fingerprint} is no longer flooded, by a change of its budget: no line for it. */
-    void cleared(long fingerprint) {
+    @Override
+    public void cleared(long fingerprint) {
         floodedNames.remove(fingerprint);
     }
 
@@ -195,8 +221,8 @@ public final class Floods {
         lines.offer(line);
     }
 
-    /** Writes what was noted, each line after {@code prefix}; on the janitor's thread. */
-    void drain(String prefix) {
+    @Override
+    public void drain(String prefix) {
         String line;
         while ((line = lines.poll()) != null) {
             queued.decrementAndGet();

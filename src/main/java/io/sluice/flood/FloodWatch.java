@@ -1,7 +1,9 @@
-package io.sluice.limit;
+package io.sluice.flood;
 
 import io.netty.buffer.ByteBuf;
 import io.sluice.domain.DomainProbe;
+import io.sluice.limit.DomainLimiter;
+import io.sluice.limit.Limits;
 import io.sluice.pipeline.UpstreamReplies;
 import io.sluice.wire.QueryView;
 import io.sluice.wire.Wire;
@@ -13,7 +15,7 @@ import java.util.function.Supplier;
  * (a cache miss, with the cache on) is counted against its domain's counter, NXDOMAIN or not. A domain without a counter of its
  * own (no budget, or past the table's bound) is not watched.
  *
- * <p>The limit stage notes in the query the counter it decided on ({@link #note}), and the
+ * <p>The limit stage notes in the query the counter it decided on ({@link DomainLimiter#answerNote}), and the
  * forwarder hands the note back with the answer, carrying it without knowing what it is: reducing
  * each answer's name again and looking its counter up cost 8% of a saturated loop
  * (docs/benchmarks.md, "Flood"). The name is reduced here only for a log line, or for a query
@@ -28,18 +30,10 @@ final class FloodWatch implements UpstreamReplies, Supplier<String> {
     private ByteBuf query;
     private QueryView view;
 
-    FloodWatch(Limits limits, LimitMeters meters) {
+    FloodWatch(Limits limits, Floods floods, LongAdder detected) {
         this.limits = limits;
-        this.floods = limits.limiter().floods();
-        this.detected = meters.floodsDetected;
-    }
-
-    /**
-     * The note for a query counted on {@code slot} of the domain with {@code fingerprint}: the
-     * slot, and 32 bits of the fingerprint to tell whether the slot still holds that domain.
-     */
-    static long note(int slot, long fingerprint) {
-        return fingerprint << 32 | slot;
+        this.floods = floods;
+        this.detected = detected;
     }
 
     @Override
@@ -50,8 +44,8 @@ final class FloodWatch implements UpstreamReplies, Supplier<String> {
         }
         this.query = query;
         this.view = view;
-        int slot = (int) note;
-        if (note == NO_NOTE || (int) limiter.fingerprint(slot) != (int) (note >>> 32)) {
+        int slot = note == NO_NOTE ? DomainLimiter.NONE : limiter.notedSlot(note);
+        if (slot == DomainLimiter.NONE) {
             slot = limiter.existing(reduced()); // not noted, or the slot emptied and taken by another domain since
         }
         if (slot != DomainLimiter.NONE && floods.answered(limiter, slot, this, Wire.rcode(reply) == Wire.RCODE_NXDOMAIN)
