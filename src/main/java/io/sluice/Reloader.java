@@ -5,6 +5,7 @@ import io.sluice.config.ConfigException;
 import io.sluice.config.Setting.Applied;
 import io.sluice.config.SettingTable;
 import io.sluice.config.Settings;
+import io.sluice.config.SettingsSource;
 import io.sluice.dnstap.Dnstap;
 import io.sluice.forward.Forwarding;
 import io.sluice.frontend.Frontend;
@@ -33,7 +34,7 @@ final class Reloader {
     private final LongAdder reloadFailures;
     private volatile Settings settings;
     /** Reads the settings again: the file, then the same flags. Set after start, read by the admin and signal threads. */
-    private volatile Sluice.SettingsSource source = () -> {
+    private volatile SettingsSource source = () -> {
         throw new ConfigException("nothing to reload: sluice was started without --config");
     };
 
@@ -55,7 +56,7 @@ final class Reloader {
     }
 
     /** Where {@link #reload} reads from. */
-    void readFrom(Sluice.SettingsSource source) {
+    void readFrom(SettingsSource source) {
         this.source = source;
     }
 

@@ -6,6 +6,7 @@ import io.sluice.config.Settings;
 import io.sluice.metrics.Registry;
 import io.sluice.pipeline.Module;
 import io.sluice.pipeline.Stage;
+import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -17,12 +18,24 @@ public final class ClientAccess implements Module {
     private final ClientRules rules;
     private final LongAdder denied;
     private final DeniedLog log;
+    private final String description;
 
     public ClientAccess(Settings settings, Registry meters) {
         this.rules = new ClientRules(settings.allowClients(), settings.aclAction() == SettingTable.AclAction.DROP,
                 settings.proxyProtocolFrom());
         this.denied = meters.counter("acl_denied", "Queries (and TCP connections) from clients outside allow-clients.");
         this.log = new DeniedLog(denied);
+        List<?> allowed = settings.allowClients();
+        List<?> proxies = settings.proxyProtocolFrom();
+        this.description = "clients " + (settings.aclIsDefault() ? "private networks"
+                : allowed.size() == 1 ? allowed.get(0).toString() : allowed.size() + " networks")
+                + " (else " + settings.aclAction() + ")"
+                + (proxies.isEmpty() ? "" : "; PROXY v2 from " + proxies.size() + (proxies.size() == 1 ? " network" : " networks"));
+    }
+
+    /** For the startup line: who may ask, and through which proxies, as started. */
+    public String describe() {
+        return description;
     }
 
     /** The rules in force, which the TCP listener reads too and a reload replaces. */

@@ -7,9 +7,11 @@ import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.sluice.config.ConfigException;
+import io.sluice.transport.Addresses;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.URLDecoder;
@@ -53,11 +55,11 @@ public final class AdminServer implements AutoCloseable {
      * Starts serving {@code ops} on {@code address}.
      *
      * @param tokenFile the bearer token's file, or null for none
-     * @throws IOException     when the address cannot be bound
+     * @throws BindException   when the address cannot be bound
      * @throws ConfigException when the token file cannot be read or is empty
      */
     public static AdminServer start(InetSocketAddress address, Path tokenFile, Operations ops)
-            throws IOException, ConfigException {
+            throws BindException, ConfigException {
         byte[] token = null;
         if (tokenFile != null) {
             String t;
@@ -71,7 +73,12 @@ public final class AdminServer implements AutoCloseable {
             }
             token = t.getBytes(StandardCharsets.UTF_8);
         }
-        HttpServer server = HttpServer.create(address, 64);
+        HttpServer server;
+        try {
+            server = HttpServer.create(address, 64);
+        } catch (IOException e) {
+            throw Addresses.bindFailure(address, "http (admin)", e);
+        }
         server.setExecutor(Executors.newSingleThreadExecutor(
                 new ThreadFactoryBuilder().setNameFormat("sluice-admin").setDaemon(true).build()));
         AdminServer admin = new AdminServer(server, ops, token);

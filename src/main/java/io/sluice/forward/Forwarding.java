@@ -18,6 +18,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 
 /**
  * The forwarding side over the server's life: each loop's {@link ForwardStage}, the generation of
@@ -42,6 +43,8 @@ public final class Forwarding implements AutoCloseable {
     private final Generations generations;
     private final Registry meters;
     private final List<ForwardStage> stages = new ArrayList<>();
+    /** The upstreams and timeouts as started, for the startup line. */
+    private String description;
     private volatile Forwarders current;
     /** The query timeout {@link #current} was made with: what its queries in flight may still take. */
     private long drainMillis;
@@ -71,7 +74,15 @@ public final class Forwarding implements AutoCloseable {
             made.stages.add(new ForwardStage(f));
         }
         made.use(first, settings);
+        made.description = "upstreams " + settings.upstreams().stream().map(Object::toString)
+                .collect(Collectors.joining(", ")) + " (timeout " + settings.timeout().toMillis() + " ms, query-timeout "
+                + settings.queryTimeout().toMillis() + " ms)";
         return made;
+    }
+
+    /** For the startup line: the upstreams and their timeouts, as started. */
+    public String describe() {
+        return description;
     }
 
     /** The last stage of the {@code loop}-th loop's query path, in the group's order. */

@@ -26,10 +26,12 @@ import java.net.BindException;
 import java.net.DatagramSocket;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntSupplier;
 import java.util.stream.Collectors;
 import javax.net.ssl.SSLException;
 import org.slf4j.Logger;
@@ -43,6 +45,7 @@ import org.slf4j.LoggerFactory;
 public final class Frontend {
     private static final Logger log = LoggerFactory.getLogger(Frontend.class);
     private static final int TCP_BACKLOG = 1024;
+    private static final long DRAIN_POLL_MILLIS = 10;
     private static final int EPHEMERAL_BIND_ATTEMPTS = 10;
 
     private final List<UdpSocket> udp = new ArrayList<>();
@@ -83,6 +86,11 @@ public final class Frontend {
             byLoop.put(p.loop(), p);
         }
         Frontend frontend = new Frontend(settings.udpSteering(), allowed, meters);
+        if (!settings.tlsListen().isEmpty() || !settings.httpsListen().isEmpty()) {
+            metrics.gauge("tls_certificate_expiry_timestamp_seconds",
+                    "When the certificate served over TLS and HTTPS expires, in seconds since the epoch; a reload reads it again.",
+                    frontend::tlsExpiresAt);
+        }
         frontend.tcpListener = new TcpListener(byLoop, meters, allowed, frontend.tcpConnections, settings, clock);
         try {
             for (InetSocketAddress address : settings.listen()) {
@@ -347,6 +355,26 @@ public final class Frontend {
             n += ch.config().isAutoRead() ? 0 : 1;
         }
         return n;
+    }
+
+    /**
+     * Stops taking queries, lets those in flight and parked ({@code inFlight} counts them) finish,
+     * and the TCP connections answer what they have read, for up to {@code timeout}; then closes.
+     */
+    public void drainAndClose(Duration timeout, IntSupplier inFlight) {
+        stopReading();
+        long deadline = System.nanoTime() + timeout.toNanos();
+        // A query a TCP connection holds back (its client reads its answers slowly) is in no
+        // forwarder yet: the connection's close, once it has answered, says it is done.
+        while ((inFlight.getAsInt() > 0 || openTcpConnections() > 0) && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(DRAIN_POLL_MILLIS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        close();
     }
 
     public void close() {

@@ -5,9 +5,11 @@ import io.prometheus.metrics.exporter.httpserver.HTTPServer;
 import io.prometheus.metrics.instrumentation.jvm.JvmMetrics;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import io.sluice.transport.Addresses;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 
@@ -42,13 +44,20 @@ public final class MetricsEndpoint implements AutoCloseable {
     }
 
     /**
-     * Serves {@code /metrics} on {@code address} as well.
+     * Serves {@code /metrics} on {@code address} as well; nowhere when it is null.
      *
-     * @throws IOException when the address cannot be bound
+     * @throws BindException when the address cannot be bound
      */
-    public void serve(InetSocketAddress address) throws IOException {
-        server = HTTPServer.builder().inetAddress(address.getAddress()).port(address.getPort()).registry(registry)
-                .buildAndStart();
+    public void serve(InetSocketAddress address) throws BindException {
+        if (address == null) {
+            return;
+        }
+        try {
+            server = HTTPServer.builder().inetAddress(address.getAddress()).port(address.getPort()).registry(registry)
+                    .buildAndStart();
+        } catch (IOException e) {
+            throw Addresses.bindFailure(address, "http (metrics)", e);
+        }
         bound = new InetSocketAddress(address.getAddress(), server.getPort());
     }
 

@@ -1,5 +1,6 @@
 package io.sluice.pipeline;
 
+import io.sluice.metrics.Registry;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
@@ -22,6 +23,12 @@ public final class InternalErrors {
 
     public InternalErrors(LongAdder count) {
         this.count = count;
+    }
+
+    /** Counting into {@code internal_errors} of {@code meters}. */
+    public static InternalErrors declaredIn(Registry meters) {
+        return new InternalErrors(meters.counter("internal_errors",
+                "Exceptions caught on the query path (a stage, or what sees the upstreams' answers): a bug, logged with its stack at most once a minute; the query is dropped, or goes on without what failed."));
     }
 
     /**

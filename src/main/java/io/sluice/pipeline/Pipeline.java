@@ -132,6 +132,15 @@ public final class Pipeline {
         return loop;
     }
 
+    /** Queries parked now in {@code pipelines}, each counted on its loop; from outside the loops. */
+    public static int parkedIn(List<Pipeline> pipelines) {
+        int n = 0;
+        for (Pipeline p : pipelines) {
+            n += OnLoop.count(p.loop(), p::parked);
+        }
+        return n;
+    }
+
     private final class After implements Stage.Continuation {
         private final int from;
 

@@ -4,6 +4,7 @@ import io.sluice.Sluice;
 import io.sluice.config.ConfigException;
 import io.sluice.config.ConfigFile;
 import io.sluice.config.Settings;
+import io.sluice.config.SettingsSource;
 import io.sluice.limit.Clock;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -44,7 +45,7 @@ public final class RunningSluice implements AutoCloseable {
     /** Starts in front of upstreams given as HOST:PORT, a real nsd say. */
     public static RunningSluice startFor(List<String> upstreams, Clock clock, Customizer more,
                                          String... keyValues) throws Exception {
-        Sluice.SettingsSource settings = () -> {
+        SettingsSource settings = () -> {
             try {
                 return settings(upstreams, more, keyValues);
             } catch (ConfigException e) {
