@@ -59,6 +59,20 @@ build_tests_if_stale() {
   touch -d "@$since" "$stamp"
 }
 
+# test_classpath: the classpath of the test classes, sluice's and every dependency's, built first
+# when stale. The dependencies' list only pom.xml changes; Maven leaves its file alone when the
+# content would not change, hence the touch.
+test_classpath() {
+  local r=$sluice_lib_root
+  build_tests_if_stale
+  if [ ! -f "$r/target/test.classpath" ] || [ "$r/pom.xml" -nt "$r/target/test.classpath" ]; then
+    mvn_build target/test.classpath dependency:build-classpath -Dmdep.outputFile=target/test.classpath
+    touch "$r/target/test.classpath"
+  fi
+  printf '%s
+' "$r/target/test-classes:$r/target/classes:$(cat "$r/target/test.classpath")"
+}
+
 # harness_dir: the reference harness, $BENCH_HARNESS or ../shared/bench beside the project
 harness_dir() { printf '%s\n' "${BENCH_HARNESS:-$sluice_lib_root/../shared/bench}"; }
 
