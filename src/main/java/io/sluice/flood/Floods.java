@@ -38,7 +38,8 @@ import org.slf4j.LoggerFactory;
  * domain kept tracked with no upstream answer for a multiple of 1,024 windows, give or take
  * {@link #MAX_GAP_WINDOWS} (17 minutes of 1 s windows; with every upstream down, say), has its
  * old window judged as if the gap were short, or added to, at the exact multiple: one verdict on
- * old answers. A counter idle for a window is retired and its count zeroed long before. The
+ * old answers. A counter idle for a window is retired and its count zeroed long before (a flooded
+ * one once {@link #MAX_GAP_WINDOWS} windows passed without an answer: {@link #keeps}). The
  * loop whose CAS moves the word into a new window judges the window it ends, so each window is
  * judged exactly once, without a lock, whichever loops its answers came on; the slot's
  * flood flag moves by compare-and-set, so each change into or out of a
@@ -61,7 +62,7 @@ public final class Floods implements FloodState {
     private static final long MAX_GAP_WINDOWS = 8;
 
     /** What an answer changed. */
-    enum Change { NONE, ENTERED, LEFT }
+    public enum Change { NONE, ENTERED, LEFT }
 
     private static final VarHandle WATCH = MethodHandles.arrayElementVarHandle(int[].class);
 
@@ -110,7 +111,7 @@ public final class Floods implements FloodState {
      * quiet ones is not: the domain was quiet, and a flood of it is over. {@code name} gives the
      * domain's name, asked only for the line a change writes.
      */
-    Change answered(DomainLimiter limiter, int slot, Supplier<String> name, boolean nxdomain) {
+    public Change answered(DomainLimiter limiter, int slot, Supplier<String> name, boolean nxdomain) {
         Policy p = limiter.policy(slot);
         long fp = limiter.fingerprint(slot);
         if (p == Policy.UNLIMITED) {
@@ -196,10 +197,18 @@ public final class Floods implements FloodState {
         return Math.min(Math.max(floor, pressing), COUNT_MAX);
     }
 
+    /** Kept while a window of its last answers is judged still ({@link #MAX_GAP_WINDOWS}): an attack that pauses stays cut. */
+    @Override
+    public boolean keeps(int slot, Policy p, long now) {
+        int w = (int) WATCH.getVolatile(watch, slot);
+        int window = (int) (now / p.windowNanos()) & WINDOW_MASK;
+        return ((window - (w >>> WINDOW_SHIFT)) & WINDOW_MASK) <= MAX_GAP_WINDOWS;
+    }
+
     @Override
     public void forgotten(long fingerprint) {
         String name = floodedNames.remove(fingerprint);
-        note((name != null ? name : "a domain") + ": flood over: no queries for a window; its counter is gone");
+        note((name != null ? name : "a domain") + ": flood over: no answers for more than " + MAX_GAP_WINDOWS + " windows; its counter is gone");
     }
 
     @Override

@@ -405,7 +405,8 @@ public final class DomainLimiter {
     int evictIdle() {
         long now = clock.epochNanos();
         FloodState f = floods;
-        int retired = table.retireIdle((slot, key, word) -> store.idle(table, slot, word, policy(slot), algorithm, now),
+        int retired = table.retireIdle((slot, key, word) -> (f == null || (key & CounterTable.FLOODED) == 0
+                        || !f.keeps(slot, policy(slot), now)) && store.idle(table, slot, word, policy(slot), algorithm, now),
                 (slot, key) -> {
                     if (f != null && (key & CounterTable.FLOODED) != 0) {
                         f.forgotten(CounterTable.fingerprintOf(key));

@@ -7,6 +7,13 @@ package io.sluice.limit;
  * makes too; none may block.
  */
 public interface FloodState {
+    /**
+     * Whether the counter of {@code slot}, flagged flooded and idle at {@code now} under policy
+     * {@code p}, is kept all the same: its flood paused, and may resume flagged, cut from its first
+     * query, rather than with a whole budget for its first window. On the janitor's thread.
+     */
+    boolean keeps(int slot, Policy p, long now);
+
     /** The counter of the flooded domain with {@code fingerprint} was retired: nothing asked for it for a window. */
     void forgotten(long fingerprint);
 

@@ -8,6 +8,7 @@ import io.sluice.config.LimitSettings.Algorithm;
 import io.sluice.domain.DomainKey;
 import io.sluice.domain.DomainProbe;
 import io.sluice.domain.RegistrableDomains;
+import io.sluice.flood.Floods;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
@@ -237,5 +238,29 @@ class DomainLimiterTest {
         assertTrue(l.existing(p) != DomainLimiter.NONE, "a counter of its own within three queries");
         // its second query earns it, or its first by a false positive (the probe's hash seed is the JVM's own)
         assertTrue(asked <= 2, "queries before its counter: " + asked);
+    }
+
+    /**
+     * A flooded domain's counter outlives a pause in the attack: retired, its next burst would get
+     * a whole budget for its first window before being judged again.
+     */
+    @Test
+    void aFloodedCounterIsKeptThroughAPauseAndRetiredOnceTheFloodIsOver() {
+        DomainLimiter l = limiter(Algorithm.FIXED_WINDOW, 100, Map.of(), 1000);
+        Floods floods = Floods.watch(l, new io.sluice.config.LimitSettings.Flood(true, 0.5, 20, 0.1, 0.5, java.util.List.of()));
+        DomainProbe p = probe("x1.victim.example");
+        int c = l.counterFor(p);
+        for (int i = 0; i < 100; i++) {
+            Decide.allowed(l, p);
+            floods.answered(l, c, p::toString, true);
+        }
+        clock.advanceMillis(1000);
+        floods.answered(l, c, p::toString, true); // judges the window before: flooded
+        assertTrue(l.flooded(c));
+        clock.advanceMillis(3000); // the attack pauses: three windows without a query
+        assertEquals(0, l.evictIdle(), "kept: the flood may resume");
+        assertEquals(10, l.budget(c).queries(), "and resumes cut");
+        clock.advanceMillis(9000); // past eight quiet windows: over
+        assertEquals(1, l.evictIdle());
     }
 }
