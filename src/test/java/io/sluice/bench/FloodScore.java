@@ -150,13 +150,13 @@ public final class FloodScore {
         double share = budget / 100.0;
         return List.of(
                 new Load("popular", true, 300 * share, 20, "127.0.1.",
-                        r -> (r.nextInt(4) == 0 ? "mail.d" : "www.d") + popular.next(r) + ".example", false, 0, 0),
+                        r -> (r.nextInt(4) == 0 ? "mail.d" : "www.d") + (popular.rank(r.nextDouble()) + 1) + ".example", false, 0, 0),
                 new Load("dnsbl", true, 30 * share, 1, "127.0.2.",
                         r -> r.nextInt(256) + "." + r.nextInt(256) + "." + r.nextInt(256) + "." + r.nextInt(256)
                                 + ".zen.dnsbl.example", false, 0, 0),
                 new Load("cdn", true, 50 * share, 5, "127.0.3.", r -> label(r, 16) + ".cdn.example", false, 0, 0),
                 new Load("search list", true, 60 * share, 10, "127.0.4.",
-                        r -> "host" + typed.next(r) + ".corp.example", false, 0, 0),
+                        r -> "host" + (typed.rank(r.nextDouble()) + 1) + ".corp.example", false, 0, 0),
                 new Load("victim's names", true, 20 * share, 1, "127.0.5.",
                         r -> r.nextBoolean() ? "www.victim.example" : "mail.victim.example", false, 0, 0));
     }
@@ -583,28 +583,6 @@ public final class FloodScore {
             c[i] = (char) ('a' + r.nextInt(26));
         }
         return new String(c);
-    }
-
-    /** Zipf's law over 1..n, by inverting its cumulative distribution. */
-    private static final class Zipf {
-        private final double[] cumulative;
-
-        Zipf(int n, double s) {
-            cumulative = new double[n];
-            double sum = 0;
-            for (int i = 0; i < n; i++) {
-                sum += 1 / Math.pow(i + 1, s);
-                cumulative[i] = sum;
-            }
-            for (int i = 0; i < n; i++) {
-                cumulative[i] /= sum;
-            }
-        }
-
-        int next(SplittableRandom r) {
-            int i = java.util.Arrays.binarySearch(cumulative, r.nextDouble());
-            return (i >= 0 ? i : -i - 1) + 1;
-        }
     }
 
     private static int positive(String option, String value) {

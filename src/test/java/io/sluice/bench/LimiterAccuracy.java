@@ -70,7 +70,7 @@ public final class LimiterAccuracy {
         for (int d = 0; d < domains; d++) {
             names[d] = DomainProbe.of("d" + d + ".example");
         }
-        double[] cumulative = zipf(domains);
+        Zipf zipf = new Zipf(domains, ZIPF_EXPONENT);
         long[] sluiceAllowed = new long[domains];
         long[] modelAllowed = new long[domains];
         SplittableRandom random = new SplittableRandom(seed);
@@ -81,7 +81,7 @@ public final class LimiterAccuracy {
             if (now[0] >= end) {
                 break;
             }
-            int d = pick(cumulative, random.nextDouble());
+            int d = zipf.rank(random.nextDouble());
             queries++;
             if (Decide.allowed(limiter, names[d])) {
                 sluiceAllowed[d]++;
@@ -99,34 +99,6 @@ public final class LimiterAccuracy {
             under += Math.max(0, modelAllowed[d] - sluiceAllowed[d]);
         }
         return new Result(algorithm, queries, allowed, over, under);
-    }
-
-    /** The cumulative shares of domains 0..n-1 under Zipf's law, the first the busiest. */
-    private static double[] zipf(int n) {
-        double[] c = new double[n];
-        double sum = 0;
-        for (int i = 0; i < n; i++) {
-            sum += 1 / Math.pow(i + 1, ZIPF_EXPONENT);
-            c[i] = sum;
-        }
-        for (int i = 0; i < n; i++) {
-            c[i] /= sum;
-        }
-        return c;
-    }
-
-    private static int pick(double[] cumulative, double u) {
-        int lo = 0;
-        int hi = cumulative.length - 1;
-        while (lo < hi) {
-            int mid = (lo + hi) >>> 1;
-            if (cumulative[mid] < u) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        return lo;
     }
 
     private interface Model {
