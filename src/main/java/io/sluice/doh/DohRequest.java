@@ -16,11 +16,10 @@ import java.util.Locale;
  * for another method, 415 for a POST of another content type, 400 for the rest (a {@code dns}
  * value that is not base64url, a message shorter than a DNS header or longer than 65,535 bytes).
  *
- * @param status  200 when {@code message} holds the query, else the status to answer
  * @param message the DNS message (the caller releases it), or null
- * @param error   why the request is refused, for the response's body; null with a message
+ * @param refusal what to answer instead, when {@code message} is null
  */
-public record DohRequest(HttpResponseStatus status, ByteBuf message, String error) {
+public record DohRequest(ByteBuf message, Refusal refusal) {
     public static final String PATH = "/dns-query";
     public static final String CONTENT_TYPE = "application/dns-message";
     /** A DNS message's largest size over a stream (RFC 1035 section 4.2.2's two-byte length). */
@@ -68,14 +67,15 @@ public record DohRequest(HttpResponseStatus status, ByteBuf message, String erro
         int size = m.readableBytes();
         if (size < Wire.HEADER_BYTES || size > MAX_MESSAGE) {
             m.release();
-            return refused(HttpResponseStatus.BAD_REQUEST, size < Wire.HEADER_BYTES
-                    ? "not a DNS message: shorter than its header" : "a DNS message is at most 65535 bytes");
+            return size < Wire.HEADER_BYTES
+                    ? refused(HttpResponseStatus.BAD_REQUEST, "not a DNS message: shorter than its header")
+                    : new DohRequest(null, Refusal.TOO_LARGE);
         }
-        return new DohRequest(HttpResponseStatus.OK, m, null);
+        return new DohRequest(m, null);
     }
 
     private static DohRequest refused(HttpResponseStatus status, String error) {
-        return new DohRequest(status, null, error);
+        return new DohRequest(null, new Refusal(status, error));
     }
 
     /** The media type without its parameters, lower case: {@code application/dns-message; charset=x} is the type. */

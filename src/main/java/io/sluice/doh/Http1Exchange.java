@@ -1,6 +1,8 @@
 package io.sluice.doh;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
@@ -16,14 +18,18 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.util.ReferenceCountUtil;
+import io.sluice.pipeline.DroppedQuery;
 import java.util.ArrayDeque;
 
 /**
  * DNS over HTTPS on an HTTP/1.1 connection: one request answered at a time, in order, as HTTP/1.1
  * requires of pipelined requests; those read meanwhile wait, and the connection is not read while
  * any does. A request that asks to close ({@code Connection: close}) is answered, then closed.
+ * The query path writes the DNS answer to this connection's channel, and it passes
+ * {@link #write} on its way out, where it becomes the response: {@code 200}, with
+ * {@code cache-control: max-age} the answer's smallest TTL.
  */
-final class Http1Exchange extends DohExchange {
+final class Http1Exchange extends ChannelDuplexHandler {
     /** What the aggregator reads in place of a body too large for a DNS message: answered 400, in its turn. */
     static final Object OVERSIZED = new Object();
     /** Requests read while one is in the query path, and {@link #OVERSIZED}s: answered in order. */
@@ -33,10 +39,13 @@ final class Http1Exchange extends DohExchange {
     private boolean keepAlive = true;
     /** A bound was reached or the server stops: the answer owed is the last, sent with Connection: close. */
     private boolean windingDown;
+    /** The request in the query path is owed an answer: its answer, or its drop, settles it. */
+    private boolean owed;
     private ChannelHandlerContext ctx;
+    private final DohConnection connection;
 
     Http1Exchange(DohConnection connection) {
-        super(connection);
+        this.connection = connection;
     }
 
     @Override
@@ -61,7 +70,7 @@ final class Http1Exchange extends DohExchange {
     private void handle(ChannelHandlerContext ctx, Object msg) {
         busy = true;
         if (msg == OVERSIZED) { // the connection stays open: the aggregator drops the rest of that body
-            refuse(ctx, HttpResponseStatus.BAD_REQUEST, "a DNS message is at most 65535 bytes");
+            refuse(ctx, Refusal.TOO_LARGE);
             return;
         }
         FullHttpRequest request = (FullHttpRequest) msg;
@@ -69,7 +78,7 @@ final class Http1Exchange extends DohExchange {
         try {
             if (request.decoderResult().isFailure()) {
                 keepAlive = false;
-                refuse(ctx, HttpResponseStatus.BAD_REQUEST, "not an HTTP request");
+                refuse(ctx, new Refusal(HttpResponseStatus.BAD_REQUEST, "not an HTTP request"));
                 return;
             }
             ask(ctx, DohRequest.read(request.method().name(), request.uri(),
@@ -79,9 +88,72 @@ final class Http1Exchange extends DohExchange {
         }
     }
 
+    /** Runs {@code request}'s message through the query path, or answers its refusal. Releases the message. */
+    private void ask(ChannelHandlerContext ctx, DohRequest request) {
+        if (request.message() == null) {
+            refuse(ctx, request.refusal());
+            return;
+        }
+        try {
+            owed = true; // before the ask: the answer may come inside it
+            Refusal refusal = connection.ask(request.message(), ctx.channel());
+            if (refusal != null) {
+                owed = false;
+                refuse(ctx, refusal);
+            }
+        } finally {
+            request.message().release();
+        }
+    }
+
+    /** The DNS answer the query path writes for the request in it: sent as the response. */
     @Override
-    void respond(ChannelHandlerContext ctx, HttpResponseStatus status, String contentType, long maxAge, ByteBuf body,
-                 ChannelPromise promise) {
+    public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+        if (msg instanceof ByteBuf answer && owed) {
+            owed = false;
+            respond(ctx, HttpResponseStatus.OK, DohRequest.CONTENT_TYPE, connection.maxAge(answer), answer, promise);
+        } else {
+            ctx.write(msg, promise);
+        }
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (evt instanceof DroppedQuery && owed) { // a parked query, dropped after all
+            owed = false;
+            refuse(ctx, Refusal.REFUSED);
+        } else {
+            ctx.fireUserEventTriggered(evt);
+        }
+    }
+
+    @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) {
+        connection.endOfRead();
+        ctx.fireChannelReadComplete();
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        connection.meters.ioErrors().increment(); // reset by peer and the like: close quietly
+        ctx.close();
+    }
+
+    /** Answers {@code refusal} at once, its text the body. */
+    private void refuse(ChannelHandlerContext ctx, Refusal refusal) {
+        respond(ctx, refusal.status(), "text/plain; charset=utf-8", -1,
+                ByteBufUtil.writeUtf8(ctx.alloc(), refusal.text() + "\n"), ctx.newPromise());
+        ctx.flush();
+    }
+
+    /**
+     * Writes the response (whose body's reference this takes) with {@code promise}; the caller
+     * or the loop's end of wake-up flushes it.
+     *
+     * @param maxAge the freshness lifetime in seconds for {@code cache-control}, or -1 for none
+     */
+    private void respond(ChannelHandlerContext ctx, HttpResponseStatus status, String contentType, long maxAge,
+                         ByteBuf body, ChannelPromise promise) {
         FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, body);
         response.headers().set(HttpHeaderNames.CONTENT_TYPE, contentType)
                 .setInt(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes());
@@ -168,6 +240,7 @@ final class Http1Exchange extends DohExchange {
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
+        owed = false; // an answer still in the path finds the channel closed and is dropped
         releaseWaiting();
         ctx.fireChannelInactive();
     }

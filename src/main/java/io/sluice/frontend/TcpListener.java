@@ -22,7 +22,7 @@ import io.sluice.config.Settings;
 import io.sluice.doh.DohConnection;
 import io.sluice.forward.TransferPart;
 import io.sluice.limit.Clock;
-import io.sluice.pipeline.Outcome;
+import io.sluice.pipeline.DroppedQuery;
 import io.sluice.pipeline.Pipeline;
 import io.sluice.transport.ConnectionBounds;
 import io.sluice.transport.ProxyHeader;
@@ -517,7 +517,7 @@ final class TcpListener extends ChannelInitializer<Channel> {
                 closeIfDone(ctx);
             } else if (evt instanceof SslHandshakeCompletionEvent h && !h.isSuccess()) {
                 meters.tlsHandshakeFailed.increment(); // the SslHandler closes the connection
-            } else if (evt == Outcome.DROPPED) { // a parked query, dropped after all (Query.droppedAfterParking)
+            } else if (evt instanceof DroppedQuery) { // a parked query, dropped after all
                 owed--;
                 answeredOne(ctx);
             }

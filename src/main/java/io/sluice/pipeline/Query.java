@@ -6,6 +6,7 @@ import io.sluice.transport.Transport;
 import io.sluice.transport.UdpSocket;
 import io.sluice.wire.Answers;
 import io.sluice.wire.QueryView;
+import io.sluice.wire.Wire;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.function.LongSupplier;
@@ -175,7 +176,8 @@ public final class Query {
      */
     public void droppedAfterParking() {
         if (address == null && !answersNobody) {
-            client.pipeline().fireUserEventTriggered(Outcome.DROPPED);
+            client.pipeline().fireUserEventTriggered(
+                    new DroppedQuery(message.getUnsignedShort(message.readerIndex() + Wire.ID_OFFSET)));
         }
     }
 }

@@ -18,15 +18,9 @@ public enum SocketProtocol {
         connection.attr(KIND).set(this);
     }
 
-    /**
-     * The protocol of a client's connection, or of the connection an HTTP/2 stream is part of;
-     * TCP for a connection never marked.
-     */
+    /** The protocol of a client's connection; TCP for a connection never marked. */
     public static SocketProtocol of(Channel client) {
         SocketProtocol p = client.attr(KIND).get();
-        if (p == null && client.parent() != null) {
-            p = client.parent().attr(KIND).get(); // an HTTP/2 stream's parent is its connection
-        }
         return p != null ? p : TCP;
     }
 }

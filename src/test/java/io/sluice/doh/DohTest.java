@@ -14,12 +14,14 @@ import io.sluice.testing.TestUpstream;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HexFormat;
 import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.xbill.DNS.Message;
 import org.xbill.DNS.Rcode;
 import org.xbill.DNS.Type;
 
@@ -127,15 +129,41 @@ class DohTest {
                     .redirectErrorStream(true).start();
             try {
                 Await.until("the stalled client's streams taken",
-                        () -> s.sluice().metrics().count("queries", "protocol", "https") >= DohConnection.MAX_STREAMS);
+                        () -> s.sluice().metrics().count("queries", "protocol", "https") >= Http2Streams.MAX_STREAMS);
                 assertStatus(200, DohClients.curl(dir, url(s) + "?dns=" + Base64.getUrlEncoder().withoutPadding()
                         .encodeToString(Dns.query(0, "other.example.", Type.A)), "--http2"), "another client, served");
-                assertEquals(DohConnection.MAX_STREAMS + 1, s.sluice().metrics().count("queries", "protocol", "https"),
+                assertEquals(Http2Streams.MAX_STREAMS + 1, s.sluice().metrics().count("queries", "protocol", "https"),
                         "no stream past the hundred: the stalled connection holds a hundred answers at most");
             } finally {
                 nghttp.destroy();
                 nghttp.waitFor();
             }
+        }
+    }
+
+    @Test
+    void manyStreamsOfOneConnectionAllWithIdZeroEachGetTheAnswerToTheirOwnQuestion() throws Exception {
+        try (TestUpstream up = new TestUpstream(); RunningSluice s = serving(up)) {
+            up.delayMillis(20); // answers come back while the other streams are still asking
+            List<String> command = new ArrayList<>(List.of("curl", "-sk", "--http2", "--parallel",
+                    "--parallel-max", "50", "-w", "%{num_connects}\n"));
+            int n = 120;
+            for (int i = 0; i < n; i++) {
+                String dns = Base64.getUrlEncoder().withoutPadding().encodeToString(
+                        Dns.query(0, "n" + i + ".many.example.", i % 2 == 0 ? Type.A : Type.AAAA));
+                command.addAll(List.of("-o", dir.resolve("a" + i).toString(), url(s) + "?dns=" + dns));
+            }
+            DohClients.Run r = DohClients.run(command.toArray(String[]::new));
+            assertEquals(0, r.exit(), r.output());
+            for (int i = 0; i < n; i++) {
+                Message answer = new Message(Files.readAllBytes(dir.resolve("a" + i)));
+                assertEquals(0, answer.getHeader().getID(), "the client's ID back, not the tag it was asked with");
+                assertEquals("n" + i + ".many.example.", answer.getQuestion().getName().toString());
+                assertEquals(i % 2 == 0 ? Type.A : Type.AAAA, answer.getQuestion().getType());
+                assertEquals(Rcode.NOERROR, answer.getRcode());
+            }
+            assertTrue(r.output().lines().filter(l -> l.matches("[0-9]+")).mapToInt(Integer::parseInt).sum() < 10,
+                    "the streams shared a few connections: " + r.output());
         }
     }
 
