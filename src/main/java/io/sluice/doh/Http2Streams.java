@@ -199,18 +199,20 @@ final class Http2Streams extends Http2ConnectionHandler {
         }
     }
 
-    /** A DNS answer the query path writes to this connection (else a frame's bytes, passed on): sent to its stream. */
+    /**
+     * A DNS answer the query path writes to this connection, sent to its stream. Only the query
+     * path writes to the channel: HTTP/2's own frames leave from this handler's context, below it.
+     */
     @Override
     public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) throws Exception {
-        if (!(msg instanceof ByteBuf answer) || answer.readableBytes() < Wire.HEADER_BYTES) {
+        if (!(msg instanceof ByteBuf answer)) {
             super.write(ctx, msg, promise);
             return;
         }
         int at = answer.readerIndex() + Wire.ID_OFFSET;
-        long exchange = asked.release(answer.getUnsignedShort(at));
-        int streamId = exchange < 0 ? -1 : (int) (exchange >>> 16);
-        Http2Stream stream = streamId < 0 ? null : connection().stream(streamId);
-        if (stream == null || stream.state() != Http2Stream.State.HALF_CLOSED_REMOTE) { // reset, or the connection closing
+        long exchange = answer.readableBytes() < Wire.HEADER_BYTES ? -1 : asked.release(answer.getUnsignedShort(at));
+        int streamId = awaiting(exchange);
+        if (streamId < 0) { // the client reset the stream, or the connection closes; never raw bytes on the connection
             answer.release();
             promise.trySuccess();
         } else {
@@ -220,13 +222,24 @@ final class Http2Streams extends Http2ConnectionHandler {
         closeIfDone();
     }
 
+    /**
+     * The stream of a tag's {@code exchange} ({@link StreamTags#release}'s) if it still awaits its
+     * response, else -1: the tag was no query's, the client reset the stream, or the connection closes.
+     */
+    private int awaiting(long exchange) {
+        if (exchange < 0) {
+            return -1;
+        }
+        int streamId = (int) (exchange >>> 16);
+        Http2Stream stream = connection().stream(streamId);
+        return stream != null && stream.state() == Http2Stream.State.HALF_CLOSED_REMOTE ? streamId : -1;
+    }
+
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
         if (evt instanceof DroppedQuery d) { // a parked query, dropped after all
-            long exchange = asked.release(d.id());
-            int streamId = exchange < 0 ? -1 : (int) (exchange >>> 16);
-            Http2Stream stream = streamId < 0 ? null : connection().stream(streamId);
-            if (stream != null && stream.state() == Http2Stream.State.HALF_CLOSED_REMOTE) {
+            int streamId = awaiting(asked.release(d.id()));
+            if (streamId >= 0) {
                 refuse(ctx, streamId, Refusal.REFUSED);
             }
             closeIfDone();
