@@ -106,14 +106,20 @@ final class Http1Exchange extends ChannelDuplexHandler {
         }
     }
 
-    /** The DNS answer the query path writes for the request in it: sent as the response. */
+    /**
+     * The DNS answer the query path writes for the request in it: sent as the response. Only the
+     * query path writes to the channel; the responses leave from this handler's context, below it.
+     */
     @Override
     public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
-        if (msg instanceof ByteBuf answer && owed) {
+        if (!(msg instanceof ByteBuf answer)) {
+            ctx.write(msg, promise);
+        } else if (owed) {
             owed = false;
             respond(ctx, HttpResponseStatus.OK, DohRequest.CONTENT_TYPE, connection.maxAge(answer), answer, promise);
-        } else {
-            ctx.write(msg, promise);
+        } else { // no request waits for it: never raw bytes on the connection
+            answer.release();
+            promise.trySuccess();
         }
     }
 
