@@ -232,7 +232,9 @@ final class Http2Streams extends Http2ConnectionHandler {
         }
         int streamId = (int) (exchange >>> 16);
         Http2Stream stream = connection().stream(streamId);
-        return stream != null && stream.state() == Http2Stream.State.HALF_CLOSED_REMOTE ? streamId : -1;
+        // OPEN too: an answer made at once, inside the frame that ends the request, comes before
+        // the codec half-closes the stream
+        return stream != null && stream.state().localSideOpen() ? streamId : -1;
     }
 
     @Override

@@ -168,6 +168,22 @@ class DohTest {
     }
 
     @Test
+    void anAnswerMadeAtOnceReachesAPostAsAGet() throws Exception {
+        try (TestUpstream up = new TestUpstream(); RunningSluice s = serving(up)) {
+            // a question cut short: FORMERR, answered inside the DATA frame that ends the request
+            Path malformed = Files.write(dir.resolve("malformed.bin"),
+                    new byte[] {0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 3, 'a', 'b'});
+            for (String version : List.of("--http2", "--http1.1")) {
+                DohClients.Run r = DohClients.curl(dir, url(s), version, "-H", "content-type: application/dns-message",
+                        "--data-binary", "@" + malformed);
+                assertStatus(200, r, version);
+                assertEquals(Rcode.FORMERR, Dns.rcode(body(r)), version);
+            }
+            assertEquals(2, s.sluice().metrics().count("formerr"));
+        }
+    }
+
+    @Test
     void theLimitsApplyOverHttps() throws Exception {
         try (TestUpstream up = new TestUpstream(); RunningSluice s = serving(up, "limits.default.queries", "1",
                 "limits.default.window", "1h")) {
