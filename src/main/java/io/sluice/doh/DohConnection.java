@@ -121,19 +121,19 @@ public final class DohConnection {
 
     /**
      * Runs {@code message}, a request's DNS query, through the loop's query path as a TCP client's
-     * (no truncation, the cache's TCP answers, every limit), its answer to be written to
-     * {@code client}, this connection's channel, where the HTTP handler makes it the response.
+     * (no truncation, the cache's TCP answers, every limit), its answer to be written to this
+     * connection's channel, where the HTTP handler makes it the response.
      * The caller keeps and releases {@code message}.
      *
      * @return null when the query is answered or will be, else what to answer instead at once
      */
-    Refusal ask(ByteBuf message, Channel client) {
+    Refusal ask(ByteBuf message) {
         if (view.read(message) == QueryView.Check.QUERY && view.hasQuestion()
                 && (view.qtype() == Wire.TYPE_AXFR || view.qtype() == Wire.TYPE_IXFR)) {
             return Refusal.ZONE_TRANSFER;
         }
         meters.queries().increment();
-        Outcome outcome = pipeline.handleTcp(message, client, client.attr(proxiedKey).get());
+        Outcome outcome = pipeline.handleTcp(message, channel, channel.attr(proxiedKey).get());
         if (maxQueries > 0 && ++queries >= maxQueries) {
             stop(); // past max-tcp-queries-per-connection: this one is answered, then the connection winds down
         }

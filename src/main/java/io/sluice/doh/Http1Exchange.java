@@ -1,7 +1,6 @@
 package io.sluice.doh;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
@@ -96,7 +95,7 @@ final class Http1Exchange extends ChannelDuplexHandler {
         }
         try {
             owed = true; // before the ask: the answer may come inside it
-            Refusal refusal = connection.ask(request.message(), ctx.channel());
+            Refusal refusal = connection.ask(request.message());
             if (refusal != null) {
                 owed = false;
                 refuse(ctx, refusal);
@@ -147,8 +146,7 @@ final class Http1Exchange extends ChannelDuplexHandler {
 
     /** Answers {@code refusal} at once, its text the body. */
     private void refuse(ChannelHandlerContext ctx, Refusal refusal) {
-        respond(ctx, refusal.status(), "text/plain; charset=utf-8", -1,
-                ByteBufUtil.writeUtf8(ctx.alloc(), refusal.text() + "\n"), ctx.newPromise());
+        respond(ctx, refusal.status(), Refusal.CONTENT_TYPE, -1, refusal.body(ctx.alloc()), ctx.newPromise());
         ctx.flush();
     }
 
@@ -158,7 +156,7 @@ final class Http1Exchange extends ChannelDuplexHandler {
      *
      * @param maxAge the freshness lifetime in seconds for {@code cache-control}, or -1 for none
      */
-    private void respond(ChannelHandlerContext ctx, HttpResponseStatus status, String contentType, long maxAge,
+    private void respond(ChannelHandlerContext ctx, HttpResponseStatus status, CharSequence contentType, long maxAge,
                          ByteBuf body, ChannelPromise promise) {
         FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, body);
         response.headers().set(HttpHeaderNames.CONTENT_TYPE, contentType)
@@ -167,7 +165,7 @@ final class Http1Exchange extends ChannelDuplexHandler {
             response.headers().set(HttpHeaderNames.CACHE_CONTROL, "max-age=" + maxAge);
         }
         if (status == HttpResponseStatus.METHOD_NOT_ALLOWED) {
-            response.headers().set(HttpHeaderNames.ALLOW, "GET, POST");
+            response.headers().set(HttpHeaderNames.ALLOW, Refusal.ALLOWED);
         }
         if (!keepAlive) {
             response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
