@@ -11,7 +11,6 @@ import io.sluice.config.ConfigException;
 import io.sluice.config.Settings;
 import io.sluice.config.SettingsSource;
 import io.sluice.dnstap.Dnstap;
-import io.sluice.forward.ForwardStage;
 import io.sluice.forward.Forwarding;
 import io.sluice.forward.Upstream;
 import io.sluice.frontend.Frontend;
@@ -26,11 +25,13 @@ import io.sluice.pipeline.Pipeline;
 import io.sluice.pipeline.Stage;
 import io.sluice.transport.Addresses;
 import io.sluice.transport.Transport;
+import io.sluice.transport.WriteBatch;
 import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * A running forwarder: its event loops, modules, upstreams and listeners. Start makes the parts in
@@ -107,15 +108,17 @@ public final class Sluice implements AutoCloseable {
                 modules);
         List<EventLoop> loops = new ArrayList<>();
         group.forEach(e -> loops.add((EventLoop) e));
-        List<List<Stage>> stages = loops.stream().map(loop -> Module.stagesOf(modules, loop)).toList();
-        forwarding = Forwarding.start(group, transport, settings, meters,
-                stages.stream().map(loopStages -> Pipeline.answersOf(loopStages, errors)).toList(), errors, dnstap);
+        // One batch of writes per loop, which its routes back to clients and its forwarders share.
+        LongAdder ioErrors = meters.counter("io_errors", "Write failures and other socket errors, not logged one by one.");
+        List<WriteBatch> writes = loops.stream().map(loop -> new WriteBatch(loop, ioErrors)).toList();
+        forwarding = Forwarding.start(group, transport, settings, meters, writes, errors, dnstap);
         stops.push(forwarding::close);
+        Pipeline.Meters answers = Pipeline.Meters.declaredIn(meters);
         for (int i = 0; i < loops.size(); i++) {
-            ForwardStage last = forwarding.stage(i); // the last stage of each loop's path
-            List<Stage> loopStages = new ArrayList<>(stages.get(i));
-            loopStages.add(last);
-            pipelines.add(new Pipeline(loops.get(i), last, loopStages, errors, clock::epochNanos));
+            List<Stage> loopStages = Module.stagesOf(modules, loops.get(i));
+            loopStages.add(forwarding.stage(i)); // the last stage of each loop's path
+            pipelines.add(new Pipeline(loops.get(i), writes.get(i), loopStages, errors, clock::epochNanos, answers,
+                    dnstap));
         }
         metrics = new MetricsEndpoint(meters);
         stops.push(metrics::close);

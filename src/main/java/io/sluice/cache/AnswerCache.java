@@ -6,7 +6,6 @@ import io.sluice.config.CacheSettings;
 import io.sluice.domain.DomainBytes;
 import io.sluice.metrics.Registry;
 import io.sluice.pipeline.Module;
-import io.sluice.pipeline.Responder;
 import io.sluice.pipeline.Stage;
 import io.sluice.wire.ReplyRecords;
 import io.sluice.wire.Wire;
@@ -40,7 +39,6 @@ public final class AnswerCache implements Module {
     final LongAdder bypassed;
     final LongAdder truncated;
     final LongAdder prefetches;
-    final LongAdder[] answers;
 
     /**
      * @param loops the event loops, each of which asks for one {@link #stage}
@@ -66,7 +64,6 @@ public final class AnswerCache implements Module {
                 "Answers evicted to keep the cache within its bounds, or overwritten by the ring of bytes as it wraps.");
         LongAdder rejected = metrics.counter("cache_rejected",
                 "Answers not kept: their bucket of the cache full and their name not stored lately (its next answer is kept), or too large.");
-        answers = Responder.answerCounters(metrics, "cache");
         this.table = new AnswerTable(settings.size(), settings.ringBytes(loops), loops, evictions,
                 rejected);
         metrics.gauge("cache_entries", "Answers in the cache now, expired ones not yet replaced included.", table::entries);

@@ -2,10 +2,11 @@ package io.sluice.cache;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.sluice.pipeline.Answer;
+import io.sluice.pipeline.AnswerSide;
 import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.Query;
 import io.sluice.pipeline.Stage;
-import io.sluice.pipeline.UpstreamReplies;
 import io.sluice.transport.Transport;
 import io.sluice.wire.Answers;
 import io.sluice.wire.QueryEdns;
@@ -17,11 +18,11 @@ import io.sluice.wire.ZoneTransfer;
 /**
  * One loop's side of the {@link AnswerCache}: as a stage, it answers a query from a fresh entry
  * and passes every other on, so that the limits after it count only what reaches an upstream; as
- * its own answer side ({@link #answers}), it keeps the upstreams' answers and serves a stale one
- * when none came. Its scratch key and readers are the loop's own, so nothing is allocated to
+ * its own answer side ({@link #answers}), it keeps the upstreams' answers and puts a stale one in
+ * the place of a SERVFAIL. Its scratch key and readers are the loop's own, so nothing is allocated to
  * look an answer up.
  */
-public final class CacheStage implements Stage, UpstreamReplies {
+public final class CacheStage implements Stage, AnswerSide {
     private final AnswerCache cache;
     private final CacheKey probe = new CacheKey();
     /** What a lookup found. */
@@ -63,7 +64,7 @@ public final class CacheStage implements Stage, UpstreamReplies {
         CachedAnswer a = find(q.message(), q.view(), now);
         if (a != null && a.freshAt(now)) {
             cache.hits.increment();
-            q.send(write(Transport.ALLOCATOR, q.message(), q.view(), a, now, false));
+            q.answer(write(Transport.ALLOCATOR, q.message(), q.view(), a, now, false), Answer.Source.CACHE);
             if (prefetch && a.prefetchDueAt(now)) {
                 prefetch(q, a);
             }
@@ -71,7 +72,7 @@ public final class CacheStage implements Stage, UpstreamReplies {
         }
         if (a != null && a.staleWithoutAskingAt(now)) { // the upstreams failed to refresh it just now
             cache.staleServed.increment();
-            q.send(write(Transport.ALLOCATOR, q.message(), q.view(), a, now, true));
+            q.answer(write(Transport.ALLOCATOR, q.message(), q.view(), a, now, true), Answer.Source.CACHE);
             return Outcome.ANSWERED;
         }
         cache.misses.increment();
@@ -106,18 +107,43 @@ public final class CacheStage implements Stage, UpstreamReplies {
             return Outcome.CONTINUE;
         }
         cache.staleServed.increment();
-        q.send(write(Transport.ALLOCATOR, q.message(), q.view(), a, now, true));
+        q.answer(write(Transport.ALLOCATOR, q.message(), q.view(), a, now, true), Answer.Source.CACHE);
         return Outcome.ANSWERED;
     }
 
     /** The way back is this stage's own: it keeps answers and has stale ones for queries left unanswered. */
     @Override
-    public UpstreamReplies answers() {
+    public AnswerSide answers() {
         return this;
     }
 
+    /**
+     * An upstream's answer is kept; in the place of a SERVFAIL (the upstream's, or sluice's when
+     * none answered or none could be asked) goes what the cache still has for the query.
+     */
     @Override
-    public void answered(ByteBuf query, QueryView view, boolean overUdp, ByteBuf reply, long note) {
+    public void answer(Answer a) {
+        switch (a.source()) {
+            case UPSTREAM -> {
+                keep(a.query(), a.view(), a.datagram(), a.message());
+                if (Wire.rcode(a.message()) == Wire.RCODE_SERVFAIL) {
+                    instead(a, true);
+                }
+            }
+            case UPSTREAMS_FAILED -> instead(a, true);
+            case NOT_FORWARDED -> instead(a, false);
+            default -> { }
+        }
+    }
+
+    private void instead(Answer a, boolean refreshFailed) {
+        ByteBuf stored = unanswered(Transport.ALLOCATOR, a.query(), a.view(), a.datagram(), refreshFailed);
+        if (stored != null) {
+            a.replace(stored, Answer.Source.CACHE);
+        }
+    }
+
+    private void keep(ByteBuf query, QueryView view, boolean overUdp, ByteBuf reply) {
         if (!probe(query, view, overUdp)) {
             return;
         }
@@ -136,8 +162,7 @@ public final class CacheStage implements Stage, UpstreamReplies {
      * waited, or a stale one; after a failed refresh, the stale one is then served without asking
      * for {@code stale-refresh-time} ({@link AnswerCache#refreshFailed}).
      */
-    @Override
-    public ByteBuf unanswered(ByteBufAllocator alloc, ByteBuf query, QueryView view, boolean overUdp,
+    private ByteBuf unanswered(ByteBufAllocator alloc, ByteBuf query, QueryView view, boolean overUdp,
                               boolean refreshFailed) {
         if (!probe(query, view, overUdp)) {
             return null;
@@ -194,7 +219,6 @@ public final class CacheStage implements Stage, UpstreamReplies {
      */
     private ByteBuf write(ByteBufAllocator alloc, ByteBuf query, QueryView view, CachedAnswer a, long now,
                           boolean stale) {
-        cache.answers[a.rcode()].increment();
         if (udpLimit != 0 && a.length(stale) > udpLimit) {
             cache.truncated.increment();
             return Answers.underUpstreamHeader(alloc, query, view, a.message(), true);

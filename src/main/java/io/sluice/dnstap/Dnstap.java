@@ -2,7 +2,6 @@ package io.sluice.dnstap;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
-import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
 import io.netty.util.internal.PlatformDependent;
 import io.sluice.config.DnstapSettings;
@@ -11,12 +10,11 @@ import io.sluice.pipeline.MessageTap;
 import io.sluice.pipeline.Module;
 import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.Query;
+import io.sluice.pipeline.Route;
 import io.sluice.pipeline.Stage;
 import io.sluice.transport.SocketProtocol;
-import io.sluice.transport.UdpSocket;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.SocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -80,7 +78,7 @@ public final class Dnstap implements MessageTap, Module {
         return new Stage() {
             @Override
             public Outcome handle(Query q) {
-                clientQuery(q.message(), q.client(), q.udpSocket(), q.udpAddress(), q.now());
+                offerClient(DnstapSettings.Message.CLIENT_QUERY, q.message(), q.route(), q.now());
                 return Outcome.CONTINUE;
             }
         };
@@ -101,14 +99,8 @@ public final class Dnstap implements MessageTap, Module {
     }
 
     @Override
-    public void clientQuery(ByteBuf message, Channel client, UdpSocket socket, InetSocketAddress address,
-                            long epochNanos) {
-        offerClient(DnstapSettings.Message.CLIENT_QUERY, message, client, socket, address, epochNanos);
-    }
-
-    @Override
-    public void clientResponse(ByteBuf message, Channel client, UdpSocket socket, InetSocketAddress address) {
-        offerClient(DnstapSettings.Message.CLIENT_RESPONSE, message, client, socket, address, clock.getAsLong());
+    public void clientResponse(ByteBuf message, Route route) {
+        offerClient(DnstapSettings.Message.CLIENT_RESPONSE, message, route, clock.getAsLong());
     }
 
     @Override
@@ -123,15 +115,9 @@ public final class Dnstap implements MessageTap, Module {
         offer(DnstapSettings.Message.FORWARDER_RESPONSE, protocol, local, upstream, clock.getAsLong(), message);
     }
 
-    /** A message between a client and sluice: in a datagram when {@code address} is set, else on {@code client}. */
-    private void offerClient(DnstapSettings.Message kind, ByteBuf message, Channel client, UdpSocket socket,
-                             InetSocketAddress address, long epochNanos) {
-        if (address != null) {
-            offer(kind, SocketProtocol.UDP, address, socket.localAddress(), epochNanos, message);
-        } else {
-            offer(kind, SocketProtocol.of(client), inet(client.remoteAddress()), inet(client.localAddress()),
-                    epochNanos, message);
-        }
+    /** A message between a client and sluice, named by its route: the client a PROXY header named, if any. */
+    private void offerClient(DnstapSettings.Message kind, ByteBuf message, Route route, long epochNanos) {
+        offer(kind, route.protocol(), route.clientAddress(), route.serverAddress(), epochNanos, message);
     }
 
     /** Queues the message unless its kind is not written (a read of a volatile), or the queue is full (dropped). */
@@ -172,9 +158,5 @@ public final class Dnstap implements MessageTap, Module {
         }
         String env = System.getenv("HOSTNAME");
         return env != null && !env.isBlank() ? env : "sluice";
-    }
-
-    private static InetSocketAddress inet(SocketAddress a) {
-        return a instanceof InetSocketAddress i ? i : null;
     }
 }

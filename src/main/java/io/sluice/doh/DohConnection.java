@@ -12,13 +12,15 @@ import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.AttributeKey;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.sluice.pipeline.ChannelRoute;
 import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.Pipeline;
 import io.sluice.transport.ConnectionBounds;
+import io.sluice.transport.SocketProtocol;
 import io.sluice.wire.QueryView;
 import io.sluice.wire.ReplyRecords;
 import io.sluice.wire.Wire;
-import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -46,12 +48,13 @@ public final class DohConnection {
 
     private final Pipeline pipeline;
     final Meters meters;
-    private final AttributeKey<InetAddress> proxiedKey;
+    private final AttributeKey<InetSocketAddress> proxiedKey;
     /** What requests and answers are read with, one at a time. */
     private final QueryView view = new QueryView();
     private final ReplyRecords records = new ReplyRecords();
     private final Channel channel;
     private final int maxQueries;
+    private ChannelRoute route;
     private int queries;
     private boolean stopping;
     /** The client chose HTTP/2: told of a wind-down by GOAWAY. */
@@ -60,7 +63,7 @@ public final class DohConnection {
     private Http1Exchange http1;
 
     private DohConnection(Channel channel, Pipeline pipeline, Meters meters, int maxQueries,
-                          AttributeKey<InetAddress> proxiedKey) {
+                          AttributeKey<InetSocketAddress> proxiedKey) {
         this.channel = channel;
         this.maxQueries = maxQueries;
         this.pipeline = pipeline;
@@ -74,7 +77,7 @@ public final class DohConnection {
      * @param proxiedKey where the listener noted the client a PROXY header named, if any
      */
     public static DohConnection addTo(Channel ch, Pipeline pipeline, Meters meters, ConnectionBounds bounds,
-                                      AttributeKey<InetAddress> proxiedKey) {
+                                      AttributeKey<InetSocketAddress> proxiedKey) {
         DohConnection c = new DohConnection(ch, pipeline, meters, bounds.maxQueries(), proxiedKey);
         ScheduledFuture<?> lifetime = ch.eventLoop().schedule(c::stop, bounds.maxDurationNanos(), TimeUnit.NANOSECONDS);
         ch.closeFuture().addListener(f -> lifetime.cancel(false));
@@ -133,7 +136,10 @@ public final class DohConnection {
             return Refusal.ZONE_TRANSFER;
         }
         meters.queries().increment();
-        Outcome outcome = pipeline.handleTcp(message, channel, channel.attr(proxiedKey).get());
+        if (route == null) { // at the first query: a proxy's PROXY header has named the client by now
+            route = new ChannelRoute(channel, SocketProtocol.DOH, channel.attr(proxiedKey).get(), pipeline.writes());
+        }
+        Outcome outcome = pipeline.handle(message, route);
         if (maxQueries > 0 && ++queries >= maxQueries) {
             stop(); // past max-tcp-queries-per-connection: this one is answered, then the connection winds down
         }

@@ -4,9 +4,12 @@ import io.netty.buffer.ByteBuf;
 import io.sluice.domain.DomainProbe;
 import io.sluice.limit.DomainLimiter;
 import io.sluice.limit.Limits;
-import io.sluice.pipeline.UpstreamReplies;
+import io.sluice.pipeline.Answer;
+import io.sluice.pipeline.AnswerSide;
+import io.sluice.pipeline.Query;
 import io.sluice.wire.QueryView;
 import io.sluice.wire.Wire;
+import io.sluice.wire.ZoneTransfer;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 
@@ -21,12 +24,12 @@ import java.util.function.Supplier;
  * (docs/benchmarks.md, "Flood"). The name is reduced here only for a log line, or for a query
  * without the note, or whose counter's slot holds another domain by now.
  */
-final class FloodWatch implements UpstreamReplies, Supplier<String> {
+final class FloodWatch implements AnswerSide, Supplier<String> {
     private final Limits limits;
     private final Floods floods;
     private final LongAdder detected;
     private final DomainProbe domain = new DomainProbe();
-    /** The answer being counted, for {@link #get}: valid during {@link #answered} only. */
+    /** The answer being counted, for {@link #get}: valid during {@link #answer} only. */
     private ByteBuf query;
     private QueryView view;
 
@@ -36,15 +39,19 @@ final class FloodWatch implements UpstreamReplies, Supplier<String> {
         this.detected = detected;
     }
 
+    /** Counts an upstream's answer to a query (not a zone transfer's last message) against its domain. */
     @Override
-    public void answered(ByteBuf query, QueryView view, boolean overUdp, ByteBuf reply, long note) {
+    public void answer(Answer a) {
         DomainLimiter limiter = limits.limiter();
-        if (!limiter.counting() || !view.hasQuestion()) {
+        if (a.source() != Answer.Source.UPSTREAM || !limiter.counting() || !a.view().hasQuestion()
+                || ZoneTransfer.isTransfer(a.view().qtype())) {
             return;
         }
-        this.query = query;
-        this.view = view;
-        int slot = note == NO_NOTE ? DomainLimiter.NONE : limiter.notedSlot(note);
+        ByteBuf reply = a.message();
+        long note = a.note();
+        this.query = a.query();
+        this.view = a.view();
+        int slot = note == Query.NO_NOTE ? DomainLimiter.NONE : limiter.notedSlot(note);
         if (slot == DomainLimiter.NONE) {
             slot = limiter.existing(reduced()); // not noted, or the slot emptied and taken by another domain since
         }

@@ -8,7 +8,7 @@ import io.sluice.limit.LimitMeters;
 import io.sluice.limit.Limits;
 import io.sluice.limit.Policy;
 import io.sluice.metrics.Registry;
-import io.sluice.pipeline.UpstreamReplies;
+import io.sluice.pipeline.AnswerSide;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Map;
@@ -101,7 +101,7 @@ public final class Floods implements FloodState {
     }
 
     /** A loop's feed of this: the limit stage's answer side. */
-    public UpstreamReplies watcher(Limits limits, LimitMeters meters) {
+    public AnswerSide watcher(Limits limits, LimitMeters meters) {
         return new FloodWatch(limits, this, meters.floodsDetected());
     }
 

@@ -3,7 +3,6 @@ package io.sluice.forward;
 import io.sluice.config.UpstreamAddress;
 import io.sluice.metrics.LatencyHistogram;
 import io.sluice.metrics.Registry;
-import io.sluice.pipeline.Responder;
 import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -19,7 +18,6 @@ public final class ForwardMeters {
     final LongAdder ioErrors;
     final LongAdder caseMismatched;
     final LongAdder caseFallbacks;
-    final LongAdder truncatedForUdp;
     /** By upstream index: replies from it that were not accepted, for whatever reason. */
     final LongAdder[] repliesRejected;
     /** By upstream index: attempts that got no answer in time. */
@@ -31,8 +29,6 @@ public final class ForwardMeters {
     /** By upstream index: from an attempt's sending to its accepted reply. */
     final LatencyHistogram[] latency;
     /** By RCODE (the header's four bits): answers relayed from upstreams, and written by sluice. */
-    final LongAdder[] upstreamAnswers;
-    final LongAdder[] sluiceAnswers;
 
     /** The latency of upstream {@code index}'s replies. */
     public LatencyHistogram latency(int index) {
@@ -53,8 +49,6 @@ public final class ForwardMeters {
                 "Replies with a waiting ID and question but not the letter case sent (randomize-case): forged, or an upstream that does not keep case.");
         caseFallbacks = r.counter("case_fallbacks",
                 "Times an event loop stopped randomising the case of names for an upstream that was seen not to keep it.");
-        truncatedForUdp = r.counter("upstream_answers_truncated",
-                "Upstream answers to a UDP client's query larger than it takes (its payload size, at most max-udp-size): a tls:// upstream's, or one that ignored the size; sent truncated (TC) instead.");
         repliesRejected = new LongAdder[upstreams.size()];
         upstreamTimeouts = new LongAdder[upstreams.size()];
         upstreamRefused = new LongAdder[upstreams.size()];
@@ -75,7 +69,5 @@ public final class ForwardMeters {
                     "upstream", u);
             latency[i] = r.histogram("upstream_latency", "From sending a query upstream to its reply.", "upstream", u);
         }
-        upstreamAnswers = Responder.answerCounters(r, "upstream");
-        sluiceAnswers = Responder.answerCounters(r, "sluice");
     }
 }

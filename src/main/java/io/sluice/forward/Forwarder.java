@@ -5,12 +5,13 @@ import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.sluice.config.Settings;
+import io.sluice.pipeline.Answer;
 import io.sluice.pipeline.InternalErrors;
 import io.sluice.pipeline.MessageTap;
-import io.sluice.pipeline.Responder;
-import io.sluice.pipeline.UpstreamReplies;
+import io.sluice.pipeline.Route;
+import io.sluice.pipeline.Stage;
 import io.sluice.transport.Transport;
-import io.sluice.transport.UdpSocket;
+import io.sluice.transport.WriteBatch;
 import io.sluice.wire.Answers;
 import io.sluice.wire.Names;
 import io.sluice.wire.QueryEdns;
@@ -20,7 +21,6 @@ import io.sluice.wire.Replies;
 import io.sluice.wire.TcpKeepalive;
 import io.sluice.wire.Wire;
 import io.sluice.wire.ZoneTransfer;
-import java.net.InetSocketAddress;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -37,7 +37,7 @@ import org.slf4j.LoggerFactory;
  * {@link #close} runs on that loop's thread, as do all the channels it reads. That is why nothing
  * here is locked or volatile.
  */
-public final class Forwarder implements Responder {
+public final class Forwarder {
     /** Bytes of a zone transfer waiting for a slow client before the transfer is given up. */
     static final long MAX_TRANSFER_BACKLOG_BYTES = 16 << 20;
     private static final long MIN_TICK_MILLIS = 5;
@@ -75,7 +75,10 @@ public final class Forwarder implements Responder {
     private final boolean randomizeCase;
     /** max-udp-size: the most a UDP answer may carry, whatever a client offers. */
     private final int maxUdpSize;
-    private final UpstreamReplies answers;
+    /** What an answer goes back to its client as, through the stages' answer sides. */
+    private final Answer answer = new Answer();
+    /** Run after each flush of the loop's writes, until this closes. */
+    private final Runnable endOfBatch;
     /** What sees each query sent upstream and each reply taken (dnstap), or null. */
     private final MessageTap tap;
     private final InternalErrors errors;
@@ -105,17 +108,16 @@ public final class Forwarder implements Responder {
 
     /**
      * @param maxInflight this loop's share of {@code max-inflight}
-     * @param answers     where the upstreams' answers go, and stale ones come from
+     * @param writes      the loop's writes, which its routes back to clients share
      * @param errors      where a bug met by a tick or a UDP reply is counted
-     * @param tap         what sees the messages to and from clients and upstreams, or null
+     * @param tap         what sees the messages to and from upstreams, or null
      */
     public Forwarder(EventLoop loop, UpstreamPool pool, ForwardMeters meters, Transport transport, Settings settings,
-                     int maxInflight, UpstreamReplies answers, InternalErrors errors, MessageTap tap) {
+                     int maxInflight, WriteBatch writes, InternalErrors errors, MessageTap tap) {
         this.loop = loop;
         this.tap = tap;
         this.errors = errors;
         this.keepaliveTimeout = TcpKeepalive.timeout(settings.tcpIdleTimeout());
-        this.answers = answers;
         this.pool = pool;
         this.meters = meters;
         this.attemptNanos = Math.min(settings.timeout().toNanos(), settings.queryTimeout().toNanos());
@@ -126,7 +128,8 @@ public final class Forwarder implements Responder {
         this.inFlight = new InFlightTable(maxInflight);
         this.links = new UpstreamLinks(this, loop, pool, transport, settings.upstreamSockets(),
                 settings.upstreamSocketLifetime(), TimeUnit.NANOSECONDS.toMillis(attemptNanos));
-        this.writes = new WriteBatch(loop, meters, links::endOfBatch, tap);
+        this.writes = writes;
+        this.endOfBatch = links::endOfBatch;
         this.tickMillis = Math.max(MIN_TICK_MILLIS,
                 Math.min(MAX_TICK_MILLIS, TimeUnit.NANOSECONDS.toMillis(attemptNanos) / 10));
         this.lateness = TimeUnit.MILLISECONDS.toNanos(tickMillis);
@@ -139,6 +142,7 @@ public final class Forwarder implements Responder {
     /** Connects the upstream UDP sockets of this loop; called once, from outside the loop. */
     public void start() throws InterruptedException {
         links.start();
+        loop.submit(() -> writes.addAfterFlush(endOfBatch)).syncUninterruptibly();
     }
 
     ForwardMeters meters() {
@@ -146,41 +150,33 @@ public final class Forwarder implements Responder {
     }
 
     /**
-     * Forwards the query that {@code view} has just read from {@code query}. Keeps a copy of
-     * {@code query}; the caller keeps and releases its own.
+     * Forwards the query that {@code view} has just read from {@code query}, its answer to go back
+     * by {@code back} to {@code route}. Keeps a copy of {@code query}; the caller keeps and
+     * releases its own.
      *
-     * @param client        the client's TCP connection, or null for a datagram
-     * @param socket        the socket the datagram came in on, or null over TCP
-     * @param clientAddress the UDP client's address, or null over TCP; with {@code client} null too,
-     *                      the answer goes to no one (a cache's prefetch: the cache keeps it)
-     * @param stream        whether it is asked as over TCP: a TCP client's, or a prefetch of an
-     *                      answer kept for one; else as over UDP, for the payload size it offers
-     * @param answerNote    handed back with the upstream's answer ({@link UpstreamReplies#answered})
+     * @param route      where the answer goes: the client's, or no one's for a cache's prefetch
+     *                   (the cache keeps it); asked as over TCP unless the route is a datagram's
+     * @param answerNote handed back with the answer ({@link Answer#note})
+     * @param back       the way back from the forward stage
      */
-    public void forward(ByteBuf query, QueryView view, Channel client, UdpSocket socket,
-                        InetSocketAddress clientAddress, boolean stream, long answerNote) {
+    public void forward(ByteBuf query, QueryView view, Route route, long answerNote, Stage.Continuation back) {
         PendingQuery q = inFlight.take();
         if (q == null) {
             meters.inflightFull.increment();
-            ByteBuf instead = answers.unanswered(Transport.ALLOCATOR, query, view, !stream, false);
-            if (instead != null) { // no upstream can be asked: a stale answer, as when none answered
-                send(client, socket, clientAddress, instead);
-                return;
+            if (back.back(answer.fill(query, view, route, answerNote, Answers.withQuestion(Transport.ALLOCATOR, query,
+                    view, Wire.FLAG_RA, Wire.RCODE_SERVFAIL, Answers.EDE_OTHER, INFLIGHT_TEXT),
+                    Answer.Source.NOT_FORWARDED)) == Answer.Source.NOT_FORWARDED) {
+                meters.servfail.increment(); // else a stale answer went instead, as when none answered
             }
-            meters.servfail.increment();
-            answer(client, socket, clientAddress, Answers.withQuestion(Transport.ALLOCATOR, query, view, Wire.FLAG_RA,
-                    Wire.RCODE_SERVFAIL, Answers.EDE_OTHER, INFLIGHT_TEXT));
             return;
         }
         // A copy, not a reference: a datagram lives in its loop's DatagramBuffer until the next read.
         q.query = q.queryCopy.copyOf(Transport.ALLOCATOR, query);
         q.questionEnd = view.questionEnd() - view.base(); // the copy starts at index 0
         q.clientId = view.id();
-        q.client = client;
-        q.socket = socket;
-        q.clientAddress = clientAddress;
-        q.stream = stream;
-        q.udpLimit = stream ? 0 : udpLimit(q.query, query, view);
+        q.route = route;
+        q.back = back;
+        q.udpLimit = route.datagram() ? udpLimit(q.query, query, view) : 0;
         q.answerNote = answerNote;
         q.firstUpstream = firstUpstream();
         q.nextUpstream = 0;
@@ -189,7 +185,7 @@ public final class Forwarder implements Responder {
         q.transferring = false;
         q.caseScrambled = false;
         q.keepCase = false;
-        q.isTransfer = client != null && view.hasQuestion() && ZoneTransfer.isTransfer(view.qtype());
+        q.isTransfer = route.connection() != null && view.hasQuestion() && ZoneTransfer.isTransfer(view.qtype());
         if (q.isTransfer) {
             if (q.transfer == null) {
                 q.transfer = new ZoneTransfer();
@@ -256,7 +252,7 @@ public final class Forwarder implements Responder {
         }
         int i = pool.at(q.firstUpstream, position);
         Upstream u = pool.get(i);
-        boolean overStream = q.stream || u.overTls();
+        boolean overStream = !q.route.datagram() || u.overTls();
         UpstreamLink link = links.linkFor(u, overStream, ids);
         int id = link.claim(q, ids);
         if (id == UpstreamLink.NO_ID) {
@@ -379,7 +375,8 @@ public final class Forwarder implements Responder {
         q.upstream.recordAnswer();
         meters.latency[q.upstream.index()].observeNanos(System.nanoTime() - q.sentNanos);
         reply.setShort(reply.readerIndex() + Wire.ID_OFFSET, q.clientId);
-        if (!last && (!q.client.isActive() || q.client.bytesBeforeWritable() > MAX_TRANSFER_BACKLOG_BYTES)) {
+        Channel client = q.route.connection();
+        if (!last && (!client.isActive() || client.bytesBeforeWritable() > MAX_TRANSFER_BACKLOG_BYTES)) {
             link.release(id);
             abortTransfer(q); // nobody reads it, or the client reads far slower than the upstream sends
             return;
@@ -387,31 +384,15 @@ public final class Forwarder implements Responder {
         // A copy: a UDP reply lives in the loop's DatagramBuffer, which the next read overwrites.
         ByteBuf copy = questionMissing ? errorWithQuestion(q, reply) : q.replyCopy.copyOf(Transport.ALLOCATOR, reply);
         if (last) {
-            if (q.client != null) {
+            if (client != null) {
                 TcpKeepalive.setTimeout(copy, keepaliveTimeout); // hop by hop: sluice's, not the upstream's
             }
-            if (!q.isTransfer && answers != UpstreamReplies.NONE) {
-                scratch.read(q.query); // read once for all that sees the answer
-                answers.answered(q.query, scratch, !q.stream, copy, q.answerNote);
-                if (Wire.rcode(copy) == Wire.RCODE_SERVFAIL && answeredInstead(q, copy)) {
-                    return;
-                }
+            if (back(q, copy, Answer.Source.UPSTREAM) == Answer.Source.UPSTREAM && q.route.answersSomebody()) {
+                meters.answered.increment();
             }
-            if (q.answersNobody()) {
-                copy.release(); // a prefetch: the cache has kept it
-                releaseSlot(q);
-                return;
-            }
-            if (q.clientAddress != null && copy.readableBytes() > q.udpLimit) {
-                copy = truncated(q, copy); // a tls:// upstream's, or one that took no notice of the size
-            }
-            meters.upstreamAnswers[Answers.relayedRcode(q.query, q.questionEnd, copy)].increment();
-            writes.answer(q.client, q.socket, q.clientAddress, copy);
-            meters.answered.increment();
             releaseSlot(q);
         } else {
-            q.client.write(new TransferPart(copy), q.client.voidPromise());
-            needsFlush(q.client);
+            writes.write(client, new TransferPart(copy));
             q.transferring = true;
             arm(q, System.nanoTime());
         }
@@ -438,31 +419,30 @@ public final class Forwarder implements Responder {
     }
 
     /**
-     * {@code answer} (whose reference this takes), larger than the UDP client of {@code q} takes
-     * ({@link #udpLimit}): its header and the question alone, TC set, so that the client asks again
-     * over TCP, as a UDP upstream would have told it. A {@code tls://} upstream's answers come to
-     * this, being whole; the cache has seen this one whole too, and cuts it the same way.
-     */
-    private ByteBuf truncated(PendingQuery q, ByteBuf answer) {
-        meters.truncatedForUdp.increment();
-        clientCase(q); // the question as the client wrote it, not as this attempt sent it
-        scratch.read(q.query);
-        ByteBuf truncated = Answers.underUpstreamHeader(Transport.ALLOCATOR, q.query, scratch, answer, true);
-        truncated.setShort(truncated.readerIndex() + Wire.ID_OFFSET, q.clientId); // the query holds the upstream's
-        answer.release();
-        return truncated;
-    }
-
-    /**
      * An upstream's error header that counts a question it lacks ({@link Replies#questionMissing}),
      * for the client of {@code q}: that error, with the client's question.
      */
     private ByteBuf errorWithQuestion(PendingQuery q, ByteBuf reply) {
+        asClientSent(q);
+        return Answers.underUpstreamHeader(Transport.ALLOCATOR, q.query, scratch, reply, false);
+    }
+
+    /** Puts the client's ID and case back in {@code q}'s query, and reads it into {@link #scratch}. */
+    private void asClientSent(PendingQuery q) {
         clientCase(q);
+        q.query.setShort(q.query.readerIndex() + Wire.ID_OFFSET, q.clientId);
         scratch.read(q.query);
-        ByteBuf error = Answers.underUpstreamHeader(Transport.ALLOCATOR, q.query, scratch, reply, false);
-        error.setShort(error.readerIndex() + Wire.ID_OFFSET, q.clientId);
-        return error;
+    }
+
+    /**
+     * Sends {@code message} (whose reference this takes), made by {@code source}, back to the
+     * client of {@code q} through the stages' answer sides; {@code q}'s slot stays taken.
+     *
+     * @return who made the answer that left
+     */
+    private Answer.Source back(PendingQuery q, ByteBuf message, Answer.Source source) {
+        asClientSent(q);
+        return q.back.back(answer.fill(q.query, scratch, q.route, q.answerNote, message, source).udpLimit(q.udpLimit));
     }
 
     /**
@@ -555,8 +535,9 @@ public final class Forwarder implements Responder {
      */
     private void abortTransfer(PendingQuery q) {
         meters.transfersAborted.increment();
-        q.client.flush();
-        q.client.close();
+        Channel client = q.route.connection();
+        client.flush();
+        client.close();
         if (q.link instanceof TcpUpstreamLink tcpLink) {
             tcpLink.close(); // its other queries are handed back and retried on a new connection
         }
@@ -569,78 +550,25 @@ public final class Forwarder implements Responder {
         }
     }
 
-    /** @param upstreamsFailed whether the upstreams failed the query (not: it could not be sent) */
+    /**
+     * Answers {@code q} SERVFAIL, unless what sees the answers on their way back has one to send
+     * instead (the cache: a fresh answer kept while it waited, or a stale one), and frees its slot.
+     *
+     * @param upstreamsFailed whether the upstreams failed the query (not: it could not be sent)
+     */
     private void fail(PendingQuery q, boolean upstreamsFailed) {
-        ByteBuf query = q.query;
-        ByteBuf instead = answerInstead(q, upstreamsFailed);
-        if (instead != null) {
-            send(q.client, q.socket, q.clientAddress, instead);
-            releaseSlot(q);
-            return;
+        Answer.Source source = upstreamsFailed ? Answer.Source.UPSTREAMS_FAILED : Answer.Source.NOT_FORWARDED;
+        asClientSent(q);
+        ByteBuf servfail = Answers.withQuestion(Transport.ALLOCATOR, q.query, scratch, Wire.FLAG_RA,
+                Wire.RCODE_SERVFAIL, Answers.EDE_NO_REACHABLE_AUTHORITY, SERVFAIL_TEXT);
+        if (back(q, servfail, source) == source) {
+            meters.servfail.increment();
         }
-        meters.servfail.increment();
-        answer(q.client, q.socket, q.clientAddress, Answers.withQuestion(Transport.ALLOCATOR, query, scratch,
-                Wire.FLAG_RA, Wire.RCODE_SERVFAIL, Answers.EDE_NO_REACHABLE_AUTHORITY, SERVFAIL_TEXT));
         releaseSlot(q);
-    }
-
-    /**
-     * An upstream's SERVFAIL: the cache's answer for the query goes instead when it has one (RFC
-     * 8767: the upstream's resolver could not refresh the name), counted as the cache's, and the
-     * SERVFAIL is released; false when it has none. Read from the query with the client's ID and
-     * case, whatever the reply holds (a SERVFAIL may come without its question).
-     */
-    private boolean answeredInstead(PendingQuery q, ByteBuf servfail) {
-        ByteBuf instead = answerInstead(q, true);
-        if (instead == null) {
-            return false;
-        }
-        servfail.release();
-        send(q.client, q.socket, q.clientAddress, instead);
-        releaseSlot(q);
-        return true;
-    }
-
-    /**
-     * Puts the client's ID and case back in {@code q}'s query, reads it into {@link #scratch},
-     * and asks what sees the answers for one to send instead of a SERVFAIL (never for a transfer):
-     * that answer, or null.
-     */
-    private ByteBuf answerInstead(PendingQuery q, boolean upstreamsFailed) {
-        ByteBuf query = q.query;
-        clientCase(q);
-        query.setShort(query.readerIndex() + Wire.ID_OFFSET, q.clientId);
-        scratch.read(query);
-        return q.isTransfer ? null
-                : answers.unanswered(Transport.ALLOCATOR, query, scratch, !q.stream, upstreamsFailed);
     }
 
     private void releaseSlot(PendingQuery q) {
         inFlight.release(q);
-    }
-
-    /**
-     * Sends {@code message}, an answer sluice made (whose reference this takes), to a client,
-     * flushed with the wake-up's other writes.
-     */
-    @Override
-    public void answer(Channel client, UdpSocket socket, InetSocketAddress clientAddress, ByteBuf message) {
-        if (client == null && clientAddress == null) {
-            message.release(); // a prefetch that failed: nobody waits for it
-            return;
-        }
-        meters.sluiceAnswers[Answers.rcode(message)].increment();
-        writes.answer(client, socket, clientAddress, message);
-    }
-
-    /** As {@link #answer}, for an answer counted where it was made. */
-    @Override
-    public void send(Channel client, UdpSocket socket, InetSocketAddress clientAddress, ByteBuf message) {
-        if (client == null && clientAddress == null) {
-            message.release();
-            return;
-        }
-        writes.answer(client, socket, clientAddress, message);
     }
 
     /**
@@ -653,10 +581,6 @@ public final class Forwarder implements Responder {
 
     WriteBatch writes() {
         return writes;
-    }
-
-    void needsFlush(Channel ch) {
-        writes.needsFlush(ch);
     }
 
     /** Queries waiting on upstreams; call on the loop. */
@@ -694,5 +618,6 @@ public final class Forwarder implements Responder {
         }
         links.close();
         inFlight.close();
+        writes.removeAfterFlush(endOfBatch);
     }
 }

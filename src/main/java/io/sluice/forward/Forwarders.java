@@ -9,7 +9,7 @@ import io.sluice.metrics.LatencyHistogram;
 import io.sluice.metrics.Registry;
 import io.sluice.pipeline.InternalErrors;
 import io.sluice.pipeline.MessageTap;
-import io.sluice.pipeline.UpstreamReplies;
+import io.sluice.transport.WriteBatch;
 import io.sluice.transport.Transport;
 import io.sluice.transport.UpstreamTls;
 import java.security.GeneralSecurityException;
@@ -37,12 +37,12 @@ public final class Forwarders {
     /**
      * Makes a generation on every loop of {@code group} and connects its sockets; from outside the loops.
      *
-     * @param answers what sees each loop's upstream answers, in the group's order
+     * @param writes  each loop's writes, in the group's order
      * @param errors  where a bug met by a deadline tick is counted
-     * @param tap     what sees the messages to and from clients and upstreams (dnstap), or null
+     * @param tap     what sees the messages to and from upstreams (dnstap), or null
      */
     public static Forwarders start(EventLoopGroup group, Transport transport, Settings settings, Registry registry,
-                                   List<? extends UpstreamReplies> answers, InternalErrors errors, MessageTap tap)
+                                   List<WriteBatch> writes, InternalErrors errors, MessageTap tap)
             throws InterruptedException {
         ForwardMeters meters = new ForwardMeters(registry, settings.upstreams());
         UpstreamPool pool = new UpstreamPool(settings.upstreams(), upstreamTls(settings), settings.maxFails(),
@@ -54,7 +54,7 @@ public final class Forwarders {
             int i = 0;
             for (EventExecutor e : group) {
                 Forwarder f = new Forwarder((EventLoop) e, pool, meters, transport, settings, inflightPerLoop,
-                        answers.get(i++), errors, tap);
+                        writes.get(i++), errors, tap);
                 perLoop.add(f);
                 f.start();
             }

@@ -7,8 +7,8 @@ import io.sluice.metrics.LatencyHistogram;
 import io.sluice.metrics.Registry;
 import io.sluice.pipeline.InternalErrors;
 import io.sluice.pipeline.MessageTap;
+import io.sluice.transport.WriteBatch;
 import io.sluice.pipeline.OnLoop;
-import io.sluice.pipeline.UpstreamReplies;
 import io.sluice.transport.Transport;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -34,7 +34,7 @@ public final class Forwarding implements AutoCloseable {
     /** How long past query-timeout a replaced generation stays open: its ticks may notice an expiry late. */
     private static final long RETIRE_MARGIN_MILLIS = 1000;
 
-    /** Makes and connects a generation from a set of settings, on every loop, handing its answers to the loops' hooks. */
+    /** Makes and connects a generation from a set of settings, on every loop. */
     @FunctionalInterface
     private interface Generations {
         Forwarders start(Settings settings) throws InterruptedException;
@@ -62,13 +62,13 @@ public final class Forwarding implements AutoCloseable {
      * Makes the first generation on every loop of {@code group}, and a last stage per loop that
      * forwards to it; from outside the loops.
      *
-     * @param replies what sees each loop's upstream answers, in the group's order: every generation hands them there
+     * @param writes  each loop's writes, in the group's order: every generation's forwarder there writes through them
      * @param tap     dnstap, or null
      */
     public static Forwarding start(EventLoopGroup group, Transport transport, Settings settings, Registry meters,
-                                   List<? extends UpstreamReplies> replies, InternalErrors errors, MessageTap tap)
+                                   List<WriteBatch> writes, InternalErrors errors, MessageTap tap)
             throws InterruptedException {
-        Forwarding made = new Forwarding(s -> Forwarders.start(group, transport, s, meters, replies, errors, tap), meters);
+        Forwarding made = new Forwarding(s -> Forwarders.start(group, transport, s, meters, writes, errors, tap), meters);
         Forwarders first = made.generations.start(settings);
         for (Forwarder f : first.perLoop()) {
             made.stages.add(new ForwardStage(f));

@@ -58,8 +58,8 @@ final class InFlightTable {
     void release(PendingQuery q) {
         q.query.release();
         q.query = null;
-        q.client = null;
-        q.clientAddress = null;
+        q.route = null;
+        q.back = null;
         q.upstream = null;
         q.link = null;
         q.inUse = false;

@@ -1,11 +1,10 @@
 package io.sluice.forward;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.channel.Channel;
-import io.sluice.transport.UdpSocket;
+import io.sluice.pipeline.Route;
+import io.sluice.pipeline.Stage;
 import io.sluice.wire.QuestionCase;
 import io.sluice.wire.ZoneTransfer;
-import java.net.InetSocketAddress;
 
 /**
  * One client query waiting on upstreams: a reusable slot of its event loop's {@link Forwarder},
@@ -26,15 +25,11 @@ final class PendingQuery {
     final SlotBuffer replyCopy;
     int questionEnd;
     int clientId;
-    /** The client's TCP connection; null for a query that came in a datagram. */
-    Channel client;
-    /** The socket the query's datagram came in on; null over TCP. */
-    UdpSocket socket;
-    /** The UDP client's address, or null for a query that came over TCP. */
-    InetSocketAddress clientAddress;
-    /** Asked as over TCP: a TCP client's query, or a prefetch of an answer kept for one. */
-    boolean stream;
-    /** The most a UDP answer to it may carry (Forwarder#udpLimit); 0 when {@link #stream}. */
+    /** Where its answer goes: its client's route, or no one for a cache's prefetch. */
+    Route route;
+    /** The way back from the forward stage that handed it over. */
+    Stage.Continuation back;
+    /** The most a UDP answer to it may carry (Forwarder#udpLimit); 0 over a stream. */
     int udpLimit;
 
     /** The upstream index the query asks first (upstream-policy); its order goes on from there. */
@@ -74,10 +69,5 @@ final class PendingQuery {
         this.index = index;
         this.queryCopy = new SlotBuffer(queryBytes);
         this.replyCopy = new SlotBuffer(replyBytes);
-    }
-
-    /** No client waits for its answer: a cache's prefetch, its answer kept, not sent. */
-    boolean answersNobody() {
-        return client == null && clientAddress == null;
     }
 }

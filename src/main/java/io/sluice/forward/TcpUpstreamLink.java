@@ -82,7 +82,7 @@ final class TcpUpstreamLink extends UpstreamLink {
     void send(PendingQuery q) {
         if (connected) {
             channel.write(q.query.retainedDuplicate(), channel.voidPromise());
-            forwarder.needsFlush(channel);
+            forwarder.writes().needsFlush(channel);
             wroteSinceRead = true;
         } else if (channel == null) {
             connect();

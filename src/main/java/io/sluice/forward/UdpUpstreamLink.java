@@ -4,6 +4,7 @@ import io.sluice.transport.DatagramBuffer;
 import io.sluice.transport.SocketProtocol;
 import io.sluice.transport.Transport;
 import io.sluice.transport.UdpSocket;
+import io.sluice.transport.WriteBatch;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.PortUnreachableException;
@@ -13,7 +14,7 @@ import java.net.PortUnreachableException;
  * {@link UpstreamLinks} replaces it. Replies are matched by ID; being connected, the socket is
  * given datagrams from the upstream's address and port only.
  */
-final class UdpUpstreamLink extends UpstreamLink {
+final class UdpUpstreamLink extends UpstreamLink implements WriteBatch.SendFailure {
     private final Forwarder forwarder;
     private UdpSocket socket;
 
@@ -40,7 +41,7 @@ final class UdpUpstreamLink extends UpstreamLink {
     void send(PendingQuery q) {
         // The buffer itself, not a duplicate: a datagram's send leaves its indices alone (a partial
         // TCP write moves the reader index, hence TcpUpstreamLink's duplicate).
-        forwarder.writes().query(this, q.query.retain());
+        forwarder.writes().connected(socket, q.query.retain(), this);
     }
 
     @Override
@@ -76,7 +77,8 @@ final class UdpUpstreamLink extends UpstreamLink {
      * A read or write on the socket failed. Port unreachable is the kernel's report of an ICMP
      * error for an earlier datagram: nothing listens at the upstream.
      */
-    void failed(IOException e) {
+    @Override
+    public void failed(IOException e) {
         forwarder.meters().ioErrors.increment();
         if (e instanceof PortUnreachableException) {
             forwarder.refused(this);

@@ -22,6 +22,7 @@ import io.sluice.config.Settings;
 import io.sluice.doh.DohConnection;
 import io.sluice.forward.TransferPart;
 import io.sluice.limit.Clock;
+import io.sluice.pipeline.ChannelRoute;
 import io.sluice.pipeline.DroppedQuery;
 import io.sluice.pipeline.Pipeline;
 import io.sluice.transport.ConnectionBounds;
@@ -101,11 +102,11 @@ final class TcpListener extends ChannelInitializer<Channel> {
         }
         if (tls != null) {
             ch.pipeline().addLast(tls.newHandler(ch.alloc()));
-            SocketProtocol.DOT.mark(ch); // unmarked is TCP
         }
         TcpFraming.addTo(ch.pipeline());
         ch.pipeline().addLast(new Connection(pipelines.get(ch.eventLoop()), meters,
-                tls == null ? meters.queriesTcp : meters.queriesTls, bounds));
+                tls == null ? meters.queriesTcp : meters.queriesTls, bounds,
+                tls == null ? SocketProtocol.TCP : SocketProtocol.DOT));
         tellIfStopping(ch);
     }
 
@@ -115,7 +116,6 @@ final class TcpListener extends ChannelInitializer<Channel> {
             return;
         }
         ch.pipeline().addLast(tls.newHandler(ch.alloc()));
-        SocketProtocol.DOH.mark(ch);
         DohConnection doh = DohConnection.addTo(ch, pipelines.get(ch.eventLoop()), dohMeters, bounds, PROXIED);
         ch.pipeline().addFirst(new ChannelInboundHandlerAdapter() {
             @Override
@@ -232,7 +232,7 @@ final class TcpListener extends ChannelInitializer<Channel> {
     }
 
     /** The client a connection's PROXY header named; unset (null) when the peer is the client. */
-    private static final AttributeKey<InetAddress> PROXIED = AttributeKey.valueOf(TcpListener.class, "proxied");
+    private static final AttributeKey<InetSocketAddress> PROXIED = AttributeKey.valueOf(TcpListener.class, "proxied");
 
     /**
      * Reads a proxy's connection's PROXY header, before any framing: notes the client it names
@@ -293,6 +293,9 @@ final class TcpListener extends ChannelInitializer<Channel> {
         /** Where its queries are counted: over TCP or over TLS. */
         private final LongAdder queriesCounter;
         private final ConnectionBounds bounds;
+        private final SocketProtocol protocol;
+        /** Made at the first query, once a proxy's PROXY header has named the client. */
+        private ChannelRoute route;
         private int owed;
         /** A bound (queries, duration) was reached: no query is handled any more. */
         private boolean boundReached;
@@ -313,8 +316,10 @@ final class TcpListener extends ChannelInitializer<Channel> {
         private long lastActivityNanos;
         private ScheduledFuture<?> check;
 
-        Connection(Pipeline pipeline, ListenerMeters meters, LongAdder queriesCounter, ConnectionBounds bounds) {
+        Connection(Pipeline pipeline, ListenerMeters meters, LongAdder queriesCounter, ConnectionBounds bounds,
+                   SocketProtocol protocol) {
             this.pipeline = pipeline;
+            this.protocol = protocol;
             this.meters = meters;
             this.queriesCounter = queriesCounter;
             this.bounds = bounds;
@@ -418,7 +423,10 @@ final class TcpListener extends ChannelInitializer<Channel> {
             queriesCounter.increment();
             lastActivityNanos = System.nanoTime();
             owed++; // before: an answer written at once, inside handle, is counted off against it
-            switch (pipeline.handleTcp(frame, ctx.channel(), ctx.channel().attr(PROXIED).get())) {
+            if (route == null) {
+                route = new ChannelRoute(ctx.channel(), protocol, ctx.channel().attr(PROXIED).get(), pipeline.writes());
+            }
+            switch (pipeline.handle(frame, route)) {
                 case ANSWERED, PARKED -> { }
                 case NOT_A_QUERY -> {
                     owed--;

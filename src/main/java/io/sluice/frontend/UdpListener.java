@@ -8,7 +8,6 @@ import io.sluice.transport.ProxyHeader;
 import io.sluice.transport.Transport;
 import io.sluice.transport.UdpSocket;
 import java.io.IOException;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
 
 /**
@@ -50,7 +49,7 @@ final class UdpListener implements UdpSocket.Reader {
                 break;
             }
             ByteBuf datagram = reads.datagram();
-            InetAddress client = null;
+            InetSocketAddress client = null;
             if (rules.now().speaksForClients(from.getAddress())) {
                 int header = ProxyHeader.length(datagram);
                 if (header <= 0) { // incomplete too: a datagram holds its whole header or none
@@ -61,7 +60,7 @@ final class UdpListener implements UdpSocket.Reader {
                 datagram.skipBytes(header);
             }
             meters.queriesUdp.increment();
-            pipeline.handleDatagram(datagram, socket, from, client);
+            pipeline.handle(datagram, new DatagramRoute(pipeline.writes(), socket, from, client));
         }
         pipeline.endOfBurst();
     }

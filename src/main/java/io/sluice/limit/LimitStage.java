@@ -7,7 +7,7 @@ import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.ParkedQuery;
 import io.sluice.pipeline.Query;
 import io.sluice.pipeline.Stage;
-import io.sluice.pipeline.UpstreamReplies;
+import io.sluice.pipeline.AnswerSide;
 import io.sluice.top.TopDomains;
 import io.sluice.wire.Answers;
 import io.sluice.wire.Wire;
@@ -45,7 +45,7 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
     private final int ipv6Prefix;
     private final LongAdder limitedPerClient;
     /** The way back: each answer counted for flood detection ({@code flood.FloodWatch}); null when detection is off. */
-    private final UpstreamReplies floodWatch;
+    private final AnswerSide floodWatch;
     private Continuation next;
 
     /**
@@ -53,7 +53,7 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
      * @param floodWatch this loop's feed of flood detection, the stage's answer side; null when off
      */
     public LimitStage(Limits limits, LimitMeters meters, Decisions.Maker maker, ScheduledExecutorService loop,
-                      TopDomains top, UpstreamReplies floodWatch) {
+                      TopDomains top, AnswerSide floodWatch) {
         this.limits = limits;
         this.recent = top == null ? null : top.ring();
         this.perClient = limits.perClient();
@@ -68,7 +68,7 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
     }
 
     @Override
-    public UpstreamReplies answers() {
+    public AnswerSide answers() {
         return floodWatch;
     }
 
@@ -88,7 +88,7 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
             return Outcome.CONTINUE;
         }
         // The clock before the name: its read waits for the work before it to finish (a fence),
-        // which costs least here (DecisionBenchmark.decide against decideReadingClockLast).
+        // which costs least here (docs/benchmarks.md, "Decision (JMH)").
         long now = q.now();
         limits.domains().reduce(q.message(), q.view().nameStart(), q.view().nameEnd(), domain);
         dryRunCounted = false;

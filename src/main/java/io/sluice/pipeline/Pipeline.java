@@ -1,81 +1,93 @@
 package io.sluice.pipeline;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
-import io.sluice.transport.UdpSocket;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.util.ArrayList;
+import io.sluice.metrics.Registry;
+import io.sluice.transport.Transport;
+import io.sluice.transport.WriteBatch;
+import io.sluice.wire.Answers;
 import java.util.List;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
+import org.xbill.DNS.Rcode;
 
 /**
- * The query path of one event loop: its stages in order, fixed at start. The front end hands it
- * every message and the end of every read burst, and knows nothing of what the stages do; only
- * where the pipelines are assembled ({@code io.sluice.Sluice}) says which stages run, in which order.
+ * The query path of one event loop, both ways: its stages in order, fixed at start. The front end
+ * hands it every message with its {@link Route} and the end of every read burst, and knows nothing
+ * of what the stages do; only where the pipelines are assembled ({@code io.sluice.Sluice}) says
+ * which stages run, in which order.
+ *
+ * <p>There is one way back. Every answer, whoever made it (a stage, the forwarder, an upstream),
+ * passes the answer sides of the stages before its maker, the nearest first ({@link AnswerSide}),
+ * and then leaves: cut to the query's UDP size if it was given one, counted by its maker and
+ * RCODE, shown to dnstap, and sent through its route, once.
  *
  * <p>The last stage must never {@link Outcome#CONTINUE}: a query that passes every stage would
  * otherwise get no answer.
  */
 public final class Pipeline {
+    /** The counters of the answers that leave, which every pipeline adds to. */
+    public record Meters(LongAdder[] upstream, LongAdder[] cache, LongAdder[] sluice, LongAdder truncated) {
+        public static Meters declaredIn(Registry r) {
+            return new Meters(byRcode(r, "upstream"), byRcode(r, "cache"), byRcode(r, "sluice"),
+                    r.counter("upstream_answers_truncated", "Upstream answers to a UDP client's query larger than it"
+                            + " takes (its payload size, at most max-udp-size): a tls:// upstream's, or one that ignored"
+                            + " the size; sent truncated (TC) instead."));
+        }
+
+        private static LongAdder[] byRcode(Registry r, String source) {
+            LongAdder[] counters = new LongAdder[Answers.COUNTED_RCODES];
+            for (int rcode = 0; rcode < counters.length; rcode++) {
+                counters[rcode] = r.counter("answers", "Answers sent to clients, by RCODE and by who made them.",
+                        "rcode", Rcode.string(rcode), "source", source);
+            }
+            return counters;
+        }
+    }
+
     private final EventLoop loop;
+    private final WriteBatch writes;
     private final Stage[] stages;
+    /** By stage, its answer side, or null. */
+    private final AnswerSide[] sides;
     private final Query current;
     private final Query resumed;
+    /** What an answer a stage makes goes back as. */
+    private final Answer stageAnswer = new Answer();
     private final InternalErrors errors;
+    private final Meters meters;
+    /** dnstap, shown each answer as it leaves; or null. */
+    private final MessageTap tap;
 
-    /** @param clock the limiters' and the cache's clock, epoch nanoseconds: each query's {@link Query#now} */
-    public Pipeline(EventLoop loop, Responder responder, List<Stage> stages, InternalErrors errors, LongSupplier clock) {
+    /**
+     * @param writes the loop's writes, which its routes and forwarders share
+     * @param clock  the limiters' and the cache's clock, epoch nanoseconds: each query's {@link Query#now}
+     * @param tap    what sees each answer as it leaves (dnstap), or null
+     */
+    public Pipeline(EventLoop loop, WriteBatch writes, List<Stage> stages, InternalErrors errors, LongSupplier clock,
+                    Meters meters, MessageTap tap) {
         this.loop = loop;
+        this.writes = writes;
         this.errors = errors;
+        this.meters = meters;
+        this.tap = tap;
         this.stages = stages.toArray(new Stage[0]);
-        this.current = new Query(responder, clock);
-        this.resumed = new Query(responder, clock);
+        this.sides = new AnswerSide[this.stages.length];
+        this.current = new Query(this, clock);
+        this.resumed = new Query(this, clock);
         for (int i = 0; i < this.stages.length; i++) {
+            sides[i] = this.stages[i].answers();
             this.stages[i].attach(new After(i + 1));
         }
     }
 
     /**
-     * The answer sides of {@code stages} ({@link Stage#answers}), the last stage's first, each
-     * guarded so that a bug in one costs neither the answer nor the others: what the forwarder of
-     * their loop hands every upstream answer to.
-     */
-    public static UpstreamReplies answersOf(List<Stage> stages, InternalErrors errors) {
-        List<UpstreamReplies> back = new ArrayList<>();
-        for (int i = stages.size() - 1; i >= 0; i--) {
-            UpstreamReplies answers = stages.get(i).answers();
-            if (answers != null) {
-                back.add(GuardedReplies.of(answers, errors));
-            }
-        }
-        return UpstreamReplies.of(back);
-    }
-
-    /**
-     * Runs one datagram from {@code sender}, read off {@code socket}, through the stages; the
-     * caller keeps and releases it.
+     * Runs one message through the stages; the caller keeps and releases it.
      *
-     * @param proxied the client a PROXY header named, or null when {@code sender} is the client
+     * @param route where it came from and how its answer goes back
      */
-    public Outcome handleDatagram(ByteBuf message, UdpSocket socket, InetSocketAddress sender, InetAddress proxied) {
-        current.set(message, null, socket, sender, proxied);
-        return run(current);
-    }
-
-    /**
-     * Runs one message from the TCP connection {@code client} through the stages; the caller keeps
-     * and releases it.
-     *
-     * @param proxied the client the connection's PROXY header named, or null when the peer is the client
-     */
-    public Outcome handleTcp(ByteBuf message, Channel client, InetAddress proxied) {
-        current.set(message, client, null, null, proxied);
-        return run(current);
-    }
-
-    private Outcome run(Query current) {
+    public Outcome handle(ByteBuf message, Route route) {
+        current.set(message, route);
         try {
             return run(current, 0);
         } catch (RuntimeException e) {
@@ -88,12 +100,56 @@ public final class Pipeline {
 
     private Outcome run(Query q, int from) {
         for (int i = from; i < stages.length; i++) {
+            q.atStage(i);
             Outcome o = stages[i].handle(q);
             if (o != Outcome.CONTINUE) {
                 return o;
             }
         }
         throw new IllegalStateException("the last stage passed a query on");
+    }
+
+    /** An answer stage {@code stage} made for {@code q}, on its way back. */
+    void back(int stage, Query q, ByteBuf answer, Answer.Source source) {
+        back(stage, stageAnswer.fill(q.message(), q.view(), q.replyRoute(), q.answerNote(), answer, source));
+    }
+
+    /** The way back from stage {@code from}: the answer sides before it, nearest first, then out. */
+    private Answer.Source back(int from, Answer a) {
+        for (int i = from - 1; i >= 0; i--) {
+            if (sides[i] != null) {
+                try {
+                    sides[i].answer(a);
+                } catch (RuntimeException e) {
+                    errors.caught(InternalErrors.nameOf(sides[i]), "an answer on its way back", "the answer goes on", e);
+                }
+            }
+        }
+        return leave(a);
+    }
+
+    /** Cuts, counts, shows to dnstap and sends an answer at the end of its way back. */
+    private Answer.Source leave(Answer a) {
+        Answer.Source source = a.source();
+        Route route = a.route();
+        if (route.answersSomebody()) {
+            if (a.udpLimit() != 0 && route.datagram() && a.message().readableBytes() > a.udpLimit()) {
+                meters.truncated.increment(); // a tls:// upstream's, or one that took no notice of the size
+                a.replace(Answers.underUpstreamHeader(Transport.ALLOCATOR, a.query(), a.view(), a.message(), true),
+                        source);
+            }
+            ByteBuf m = a.message();
+            switch (source) {
+                case UPSTREAM -> meters.upstream[Answers.relayedRcode(a.query(), a.view().questionEnd(), m)].increment();
+                case CACHE -> meters.cache[Answers.rcode(m)].increment();
+                default -> meters.sluice[Answers.rcode(m)].increment();
+            }
+            if (tap != null) {
+                tap.clientResponse(m, route);
+            }
+        }
+        route.send(a.take());
+        return source;
     }
 
     /** The end of a read burst: each stage may send what it parked. */
@@ -132,6 +188,11 @@ public final class Pipeline {
         return loop;
     }
 
+    /** The loop's writes, which its routes back to clients send through. */
+    public WriteBatch writes() {
+        return writes;
+    }
+
     /** Queries parked now in {@code pipelines}, each counted on its loop; from outside the loops. */
     public static int parkedIn(List<Pipeline> pipelines) {
         int n = 0;
@@ -150,7 +211,7 @@ public final class Pipeline {
 
         @Override
         public Query reopen(ParkedQuery parked) {
-            resumed.set(parked.message(), parked.client(), parked.socket(), parked.address(), parked.proxied());
+            resumed.set(parked.message(), parked.route());
             resumed.answerNote(parked.answerNote());
             if (parked.answersNobody()) {
                 resumed.answerNobody();
@@ -162,11 +223,13 @@ public final class Pipeline {
         @Override
         public Outcome overBudget(Query q) {
             for (int i = from - 2; i >= 0; i--) { // from - 1 is the stage that asks
+                q.atStage(i); // an answer given here goes back from this stage
                 Outcome o = stages[i].overBudget(q);
                 if (o != Outcome.CONTINUE) {
                     return o;
                 }
             }
+            q.atStage(from - 1);
             return Outcome.CONTINUE;
         }
 
@@ -179,6 +242,11 @@ public final class Pipeline {
                 q.droppedAfterParking();
                 return Outcome.DROPPED;
             }
+        }
+
+        @Override
+        public Answer.Source back(Answer answer) {
+            return Pipeline.this.back(from - 1, answer);
         }
     }
 }

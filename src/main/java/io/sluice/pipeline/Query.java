@@ -1,58 +1,55 @@
 package io.sluice.pipeline;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.channel.Channel;
 import io.sluice.transport.Transport;
-import io.sluice.transport.UdpSocket;
 import io.sluice.wire.Answers;
 import io.sluice.wire.QueryView;
-import io.sluice.wire.Wire;
 import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.util.function.LongSupplier;
 
 /**
- * The query a pipeline is running: its message, what the first stage read of it, and its client.
- * One per pipeline (and one more for resumed queries), refilled for every message: no object per
- * query. Valid only while the stages run; a stage that keeps a query keeps a {@link #park() copy}.
+ * The query a pipeline is running: its message, what the first stage read of it, and its route
+ * back. One per pipeline (and one more for resumed queries), refilled for every message: no object
+ * per query. Valid only while the stages run; a stage that keeps a query keeps a {@link #park() copy}.
  */
 public final class Query {
+    /** A query no stage left a note for ({@link #answerNote}). */
+    public static final long NO_NOTE = -1;
+
     private final QueryView view = new QueryView();
-    private final Responder responder;
+    private final Pipeline pipeline;
     private final LongSupplier clock;
     private ByteBuf message;
-    private Channel client;
-    private UdpSocket socket;
-    private InetSocketAddress address;
-    /** The client a PROXY header named, or null: the peer is the client. */
-    private InetAddress proxied;
+    private Route route;
     /** Its answers go to no one: a cache's prefetch, answered from the cache already. */
     private boolean answersNobody;
     private long now;
     private boolean timed;
     private long answerNote;
+    /** The stage running it now: where an answer it makes starts back from. */
+    private int stage;
 
-    Query(Responder responder, LongSupplier clock) {
-        this.responder = responder;
+    Query(Pipeline pipeline, LongSupplier clock) {
+        this.pipeline = pipeline;
         this.clock = clock;
     }
 
-    void set(ByteBuf message, Channel client, UdpSocket socket, InetSocketAddress address, InetAddress proxied) {
+    void set(ByteBuf message, Route route) {
         this.message = message;
-        this.client = client;
-        this.socket = socket;
-        this.address = address;
-        this.proxied = proxied;
+        this.route = route;
         this.answersNobody = false;
         this.timed = false;
-        this.answerNote = UpstreamReplies.NO_NOTE;
+        this.answerNote = NO_NOTE;
+    }
+
+    void atStage(int stage) {
+        this.stage = stage;
     }
 
     /**
      * The query's time on the limiters' clock (epoch nanoseconds), read when a stage first asks:
-     * the cache and the limits then judge it at one instant, and a query pays one clock read. A
-     * read costs 25-50 ns on the benchmark machines, its fence included, which is a tenth of a
-     * decision (docs/benchmarks.md, "Decision (JMH)").
+     * the cache and the limits then judge it at one instant, and a query pays one clock read
+     * (docs/benchmarks.md, "Decision (JMH)").
      */
     public long now() {
         if (!timed) {
@@ -63,9 +60,9 @@ public final class Query {
     }
 
     /**
-     * What a stage noted of this query for what sees the upstream's answer to it
-     * ({@link UpstreamReplies#answered}), carried with the query by the forwarder, which knows
-     * nothing of it, and with a parked copy; {@link UpstreamReplies#NO_NOTE} unless a stage set it.
+     * What a stage noted of this query for what sees the answer to it ({@link Answer#note}),
+     * carried with the query by the forwarder, which knows nothing of it, and with a parked copy;
+     * {@link #NO_NOTE} unless a stage set it.
      */
     public long answerNote() {
         return answerNote;
@@ -85,38 +82,27 @@ public final class Query {
         return view;
     }
 
-    /** The client's TCP connection, or null for a query that came in a datagram. */
-    public Channel client() {
-        return client;
+    /** Where the query came from, and where its answer goes unless it {@link #answersNobody}. */
+    public Route route() {
+        return route;
     }
 
-    /** The socket the query's datagram came in on, which its answer leaves from; null over TCP. */
-    public UdpSocket udpSocket() {
-        return socket;
+    /** Where its answer goes: its {@link #route}, or no one for a prefetch, asked as its client's was. */
+    public Route replyRoute() {
+        return answersNobody ? Route.nobody(route.datagram()) : route;
     }
 
-    /**
-     * Where a datagram's answer goes: the UDP client's address, or its proxy's; null when
-     * {@link #client} is a TCP connection.
-     */
-    public InetSocketAddress udpAddress() {
-        return address;
-    }
-
+    /** Whether the query came in a datagram. */
     public boolean overUdp() {
-        return address != null;
+        return route.datagram();
     }
 
     /**
-     * The client's IP address, over either transport: the one its proxy's PROXY header named, or
-     * the peer's. What the client rules, the exemptions and per-client budgets judge.
+     * The client's IP address, over any transport: the one its proxy's PROXY header named, or the
+     * peer's. What the client rules, the exemptions and per-client budgets judge.
      */
     public InetAddress clientIp() {
-        if (proxied != null) {
-            return proxied;
-        }
-        InetSocketAddress from = address != null ? address : (InetSocketAddress) client.remoteAddress();
-        return from.getAddress();
+        return route.clientIp();
     }
 
     /**
@@ -132,22 +118,17 @@ public final class Query {
         return answersNobody;
     }
 
-    /** Sends {@code answer} (whose reference this takes) to the client. */
+    /**
+     * Answers with {@code answer} (whose reference this takes), made by sluice, back through the
+     * stages before the one running the query.
+     */
     public void answer(ByteBuf answer) {
-        if (answersNobody) {
-            answer.release();
-            return;
-        }
-        responder.answer(client, socket, address, answer);
+        answer(answer, Answer.Source.SLUICE);
     }
 
-    /** Sends {@code answer} (whose reference this takes), which the caller has counted, to the client. */
-    public void send(ByteBuf answer) {
-        if (answersNobody) {
-            answer.release();
-            return;
-        }
-        responder.send(client, socket, address, answer);
+    /** Answers with {@code answer} (whose reference this takes), made by {@code source}: see {@link #answer(ByteBuf)}. */
+    public void answer(ByteBuf answer, Answer.Source source) {
+        pipeline.back(stage, this, answer, source);
     }
 
     /**
@@ -167,17 +148,16 @@ public final class Query {
     public ParkedQuery park() {
         ByteBuf copy = Transport.ALLOCATOR.buffer(message.readableBytes())
                 .writeBytes(message, message.readerIndex(), message.readableBytes());
-        return new ParkedQuery(copy, client, socket, address, proxied, answersNobody, answerNote);
+        return new ParkedQuery(copy, route, answersNobody, answerNote);
     }
 
     /**
-     * Tells the client's connection that a query it was told would be answered ({@link Outcome#PARKED})
-     * never will be: a TCP connection counts the answers it owes.
+     * Tells the client's route that a query it was told would be answered ({@link Outcome#PARKED})
+     * never will be: a connection counts the answers it owes.
      */
     public void droppedAfterParking() {
-        if (address == null && !answersNobody) {
-            client.pipeline().fireUserEventTriggered(
-                    new DroppedQuery(message.getUnsignedShort(message.readerIndex() + Wire.ID_OFFSET)));
+        if (!answersNobody) {
+            route.dropped(message);
         }
     }
 }

@@ -2,7 +2,7 @@ package io.sluice.pipeline;
 
 /**
  * One step of the query path, both ways: the query on its way to the upstream ({@link #handle}),
- * and the upstream's answer on its way back ({@link #answers}). Each event loop has its own
+ * and the answers made after it on their way back ({@link #answers}). Each event loop has its own
  * instances, so a stage may keep scratch state without locks; every method runs on that loop.
  */
 public interface Stage {
@@ -10,8 +10,9 @@ public interface Stage {
     Outcome handle(Query q);
 
     /**
-     * Gives a stage that parks queries the way to resume them: {@code next} runs the stages after
-     * this one. Called once, when the pipeline is assembled.
+     * Gives a stage the path around it: {@code next} runs the stages after this one (a parked
+     * query resumes there) and sends an answer this stage makes later back through those before
+     * it. Called once, when the pipeline is assembled.
      */
     default void attach(Continuation next) {
     }
@@ -21,12 +22,10 @@ public interface Stage {
     }
 
     /**
-     * The way back: what this stage does with an upstream's answer to a query it passed on, or
-     * with none coming; null when it does nothing there. The forwarder hands each answer to the
-     * stages' answer sides in reverse order, the stage nearest the upstream first, as a CoreDNS
-     * plugin sees the reply of the plugins after it ({@link Pipeline#answersOf}).
+     * The way back: what this stage does with the answers made after it, on their way to the
+     * client (the nearest stage's side first); null when it does nothing there.
      */
-    default UpstreamReplies answers() {
+    default AnswerSide answers() {
         return null;
     }
 
@@ -59,5 +58,15 @@ public interface Stage {
          * @return how the first that did answered it, or {@link Outcome#CONTINUE} when none did
          */
         Outcome overBudget(Query q);
+
+        /**
+         * Sends {@code answer}, made by the stage this continuation was given to (the forwarder's
+         * answers, made after the stages ran), back through the answer sides of the stages before
+         * it, the nearest first, and out through its route.
+         *
+         * @return who made the answer that left: another than {@code answer}'s maker when an answer
+         *         side put one in its place
+         */
+        Answer.Source back(Answer answer);
     }
 }

@@ -2,6 +2,7 @@ package io.sluice.transport;
 
 import io.netty.buffer.ByteBuf;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 
 /**
@@ -65,12 +66,12 @@ public final class ProxyHeader {
     }
 
     /**
-     * The client's address in the whole header at {@code buf}'s reader index (one {@link #length}
-     * has found valid), or null when it names none: a proxy's own connection (LOCAL, as health
+     * The client's address and port in the whole header at {@code buf}'s reader index (one
+     * {@link #length} has found valid), or null when it names none: a proxy's own connection (LOCAL, as health
      * checks send), or a family other than IPv4 and IPv6, whose addresses the protocol says to
      * ignore. Then the proxy is its own client.
      */
-    public static InetAddress source(ByteBuf buf) {
+    public static InetSocketAddress source(ByteBuf buf) {
         int at = buf.readerIndex();
         if ((buf.getUnsignedByte(at + 12) & 0x0F) != COMMAND_PROXY) {
             return null;
@@ -81,8 +82,9 @@ public final class ProxyHeader {
         }
         byte[] octets = new byte[family == FAMILY_INET ? 4 : 16];
         buf.getBytes(at + FIXED_BYTES, octets);
+        int port = buf.getUnsignedShort(at + FIXED_BYTES + 2 * octets.length); // after both addresses
         try {
-            return InetAddress.getByAddress(octets);
+            return new InetSocketAddress(InetAddress.getByAddress(octets), port);
         } catch (UnknownHostException e) {
             throw new AssertionError(e); // four or sixteen octets are always an address
         }

@@ -14,7 +14,10 @@ import io.sluice.limit.LimitMeters;
 import io.sluice.limit.Limits;
 import io.sluice.limit.ManualClock;
 import io.sluice.metrics.Registry;
-import io.sluice.pipeline.UpstreamReplies;
+import io.sluice.pipeline.Answer;
+import io.sluice.pipeline.AnswerSide;
+import io.sluice.pipeline.Query;
+import io.sluice.pipeline.Route;
 import io.sluice.testing.Dns;
 import io.sluice.wire.QueryView;
 import io.sluice.wire.Wire;
@@ -33,7 +36,7 @@ class FloodWatchTest {
     Path dir;
     private final ManualClock clock = new ManualClock();
     private Limits limits;
-    private UpstreamReplies watch;
+    private AnswerSide watch;
 
     @BeforeEach
     void start() throws Exception {
@@ -80,9 +83,9 @@ class FloodWatchTest {
     @Test
     void anAnswerWithoutANoteIsCountedByItsName() {
         int victim = counter("victim.example");
-        nxdomains("victim.example", UpstreamReplies.NO_NOTE, 90);
+        nxdomains("victim.example", Query.NO_NOTE, 90);
         clock.advanceMillis(1000);
-        nxdomains("victim.example", UpstreamReplies.NO_NOTE, 1);
+        nxdomains("victim.example", Query.NO_NOTE, 1);
         assertTrue(limits.limiter().flooded(victim));
     }
 
@@ -95,20 +98,20 @@ class FloodWatchTest {
         int dnsbl = counter("spamhaus.org");
         int victim = counter("victim.example");
         for (int window = 0; window < 3; window++) {
-            nxdomains("zen.spamhaus.org", UpstreamReplies.NO_NOTE, 90);
-            nxdomains("victim.example", UpstreamReplies.NO_NOTE, 90);
+            nxdomains("zen.spamhaus.org", Query.NO_NOTE, 90);
+            nxdomains("victim.example", Query.NO_NOTE, 90);
             clock.advanceMillis(1000);
         }
-        nxdomains("zen.spamhaus.org", UpstreamReplies.NO_NOTE, 1);
-        nxdomains("victim.example", UpstreamReplies.NO_NOTE, 1);
+        nxdomains("zen.spamhaus.org", Query.NO_NOTE, 1);
+        nxdomains("victim.example", Query.NO_NOTE, 1);
         assertFalse(limits.limiter().flooded(dnsbl), "zen.spamhaus.org is listed: spamhaus.org is never cut");
         assertTrue(limits.limiter().flooded(victim), "an unlisted domain, the same answers: cut");
 
         limits.reload(settings("  flood: { detect: true, nxdomain-ratio: 0.5, min-answers: 20, budget: 0.1,"
                 + " exempt-domains: [zen.spamhaus.org, victim.example] }\n").limits());
-        nxdomains("victim.example", UpstreamReplies.NO_NOTE, 90);
+        nxdomains("victim.example", Query.NO_NOTE, 90);
         clock.advanceMillis(1000);
-        nxdomains("victim.example", UpstreamReplies.NO_NOTE, 1);
+        nxdomains("victim.example", Query.NO_NOTE, 1);
         assertFalse(limits.limiter().flooded(victim), "named by the reload: released at its next window's end");
     }
 
@@ -118,18 +121,18 @@ class FloodWatchTest {
         // buy the upstream nothing, and refuse a mail server's lookups.
         int dnsbl = counter("dnsbl.example");
         for (int window = 0; window < 5; window++) {
-            nxdomains("dnsbl.example", UpstreamReplies.NO_NOTE, 30);
+            nxdomains("dnsbl.example", Query.NO_NOTE, 30);
             clock.advanceMillis(1000);
         }
-        nxdomains("dnsbl.example", UpstreamReplies.NO_NOTE, 1);
+        nxdomains("dnsbl.example", Query.NO_NOTE, 1);
         assertFalse(limits.limiter().flooded(dnsbl), "30 answers a window, a fifth of what presses on 100");
-        nxdomains("dnsbl.example", UpstreamReplies.NO_NOTE, 90); // the budget pressed on: a flood after all
+        nxdomains("dnsbl.example", Query.NO_NOTE, 90); // the budget pressed on: a flood after all
         clock.advanceMillis(1000);
-        nxdomains("dnsbl.example", UpstreamReplies.NO_NOTE, 1);
+        nxdomains("dnsbl.example", Query.NO_NOTE, 1);
         assertTrue(limits.limiter().flooded(dnsbl));
     }
 
-    private UpstreamReplies watcher() {
+    private AnswerSide watcher() {
         Registry meters = new Registry();
         return Floods.watch(limits, meters).watcher(limits, new LimitMeters(meters));
     }
@@ -158,7 +161,7 @@ class FloodWatchTest {
             ByteBuf reply = query.copy();
             reply.setByte(2, 0x80); // QR
             reply.setByte(3, Wire.RCODE_NXDOMAIN);
-            watch.answered(query, view, true, reply, note);
+            watch.answer(new Answer().fill(query, view, Route.nobody(true), note, reply, Answer.Source.UPSTREAM));
         }
     }
 }

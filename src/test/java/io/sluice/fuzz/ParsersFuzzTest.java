@@ -16,7 +16,9 @@ import io.sluice.config.ConfigFile;
 import io.sluice.config.Settings;
 import io.sluice.domain.DomainProbe;
 import io.sluice.domain.RegistrableDomains;
-import io.sluice.pipeline.UpstreamReplies;
+import io.sluice.pipeline.Answer;
+import io.sluice.pipeline.Query;
+import io.sluice.pipeline.Route;
 import io.sluice.transport.ProxyHeader;
 import io.sluice.wire.Answers;
 import io.sluice.wire.QueryView;
@@ -128,12 +130,16 @@ class ParsersFuzzTest {
             return; // the forwarder offers the cache only replies that passed the check
         }
         CacheStage stage = STAGE;
-        stage.answered(query, view, true, reply, UpstreamReplies.NO_NOTE);
+        stage.answer(new Answer().fill(query, view, Route.nobody(true), Query.NO_NOTE, reply.retain(),
+                Answer.Source.UPSTREAM));
         assertTrue(reply.readerIndex() == 0 && reply.writerIndex() == r.length, "the reply is read in place, untouched");
-        ByteBuf a = stage.unanswered(UnpooledByteBufAllocator.DEFAULT, query, view, true, false);
-        if (a == null) {
+        Answer unanswered = new Answer().fill(query, view, Route.nobody(true), Query.NO_NOTE, Unpooled.buffer(0),
+                Answer.Source.NOT_FORWARDED);
+        stage.answer(unanswered);
+        if (unanswered.source() != Answer.Source.CACHE) {
             return;
         }
+        ByteBuf a = unanswered.message();
         byte[] out = ByteBufUtil.getBytes(a);
         assertTrue(out.length >= view.questionEnd() && (out[0] & 0xFF) == (q[0] & 0xFF) && (out[1] & 0xFF) == (q[1] & 0xFF),
                 "the client's ID");

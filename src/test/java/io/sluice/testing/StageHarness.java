@@ -3,19 +3,17 @@ package io.sluice.testing;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
-import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.EventLoop;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.sluice.limit.ManualClock;
 import io.sluice.metrics.Registry;
+import io.sluice.pipeline.Answer;
 import io.sluice.pipeline.InternalErrors;
 import io.sluice.pipeline.MessageCheck;
 import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.Pipeline;
 import io.sluice.pipeline.Query;
-import io.sluice.pipeline.Responder;
 import io.sluice.pipeline.Stage;
-import io.sluice.pipeline.UpstreamReplies;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -34,8 +32,8 @@ import org.xbill.DNS.Section;
  * recorded upstream as the last stage, run on an embedded loop with a manual clock. A query goes
  * in as bytes, from a client address of the test's choosing; what the client would be sent comes
  * back. The recorded upstream answers from the answers the test recorded, as an upstream would
- * (the query's ID, the recorded records), hands each answer to the reply hooks as the forwarder
- * does, and counts what reached it.
+ * (the query's ID, the recorded records), back through the stages' answer sides as the forwarder's
+ * answers go, and counts what reached it.
  */
 public final class StageHarness {
     /** A loopback client, which the default allow-clients answers. */
@@ -43,13 +41,10 @@ public final class StageHarness {
 
     private final EmbeddedChannel channel = new EmbeddedChannel();
     private final ManualClock clock;
-    private final List<byte[]> sent = new ArrayList<>();
     private final Map<String, Message> recorded = new HashMap<>();
     private final LongAdder internalErrors = new LongAdder();
     private final Registry metrics = new Registry();
     private final Pipeline pipeline;
-    /** The stages' answer sides, as the loop's forwarder hands them the upstream's answers. */
-    private final UpstreamReplies replies;
     /** Zones under which the upstream answers NXDOMAIN for every name not recorded. */
     private final List<String> nxdomainZones = new ArrayList<>();
     private int upstreamQueries;
@@ -66,17 +61,13 @@ public final class StageHarness {
      */
     public StageHarness(ManualClock clock, Function<EventLoop, List<Stage>> stages) {
         this.clock = clock;
-        Responder responder = (client, socket, address, message) -> {
-            sent.add(ByteBufUtil.getBytes(message));
-            message.release();
-        };
         List<Stage> all = new ArrayList<>();
         all.add(new MessageCheck(metrics));
         all.addAll(stages.apply(channel.eventLoop()));
         all.add(new RecordedUpstream());
         InternalErrors errors = new InternalErrors(internalErrors);
-        replies = Pipeline.answersOf(all, errors);
-        pipeline = new Pipeline(channel.eventLoop(), responder, all, errors, clock::epochNanos);
+        pipeline = new Pipeline(channel.eventLoop(), null, all, errors, clock::epochNanos,
+                Pipeline.Meters.declaredIn(metrics), null);
     }
 
     /** The upstream answers NXDOMAIN for every name under {@code zone} (absolute, lower case) not recorded. */
@@ -96,14 +87,20 @@ public final class StageHarness {
      * to the client for it, or null when nothing was (dropped, or parked and not yet answered).
      */
     public byte[] ask(byte[] query, InetSocketAddress client) {
-        int before = sent.size();
+        RecordingRoute route = RecordingRoute.datagram(client);
         ByteBuf message = Unpooled.wrappedBuffer(query);
         try {
-            last = pipeline.handleDatagram(message, null, client, null);
+            last = pipeline.handle(message, route);
         } finally {
             message.release();
         }
-        return sent.size() > before ? sent.get(sent.size() - 1) : null;
+        if (route.sent.isEmpty()) {
+            return null;
+        }
+        ByteBuf answer = route.sent.get(route.sent.size() - 1);
+        byte[] bytes = ByteBufUtil.getBytes(answer);
+        route.sent.forEach(ByteBuf::release);
+        return bytes;
     }
 
     /** {@link #ask(byte[], InetSocketAddress)} from {@link #CLIENT}. */
@@ -163,22 +160,17 @@ public final class StageHarness {
                 answer.addRecord(query.getQuestion(), Section.QUESTION);
             }
             ByteBuf reply;
-            if (answer == null) {
-                reply = replies.unanswered(ByteBufAllocator.DEFAULT, q.message(), q.view(), q.overUdp(), true);
-                if (reply == null) {
-                    Message servfail = new Message(query.getHeader().getID());
-                    servfail.getHeader().setRcode(Rcode.SERVFAIL);
-                    servfail.addRecord(query.getQuestion(), Section.QUESTION);
-                    reply = Unpooled.wrappedBuffer(servfail.toWire());
-                }
-                q.answer(reply);
+            if (answer == null) { // none answered: sluice's SERVFAIL, or what the cache has instead
+                Message servfail = new Message(query.getHeader().getID());
+                servfail.getHeader().setRcode(Rcode.SERVFAIL);
+                servfail.addRecord(query.getQuestion(), Section.QUESTION);
+                q.answer(Unpooled.wrappedBuffer(servfail.toWire()), Answer.Source.UPSTREAMS_FAILED);
                 return Outcome.ANSWERED;
             }
             Message m = answer.clone();
             m.getHeader().setID(query.getHeader().getID());
             reply = Unpooled.wrappedBuffer(m.toWire());
-            replies.answered(q.message(), q.view(), q.overUdp(), reply, q.answerNote());
-            q.answer(reply);
+            q.answer(reply, Answer.Source.UPSTREAM);
             return Outcome.ANSWERED;
         }
     }

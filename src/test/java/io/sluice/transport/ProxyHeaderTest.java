@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.util.HexFormat;
 import org.junit.jupiter.api.Test;
 
@@ -17,7 +18,8 @@ class ProxyHeaderTest {
     void anIpv4HeaderNamesItsSourceAndEndsWhereItsLengthSays() throws Exception {
         ByteBuf b = bytes(SIGNATURE + "2112000c" + "0a010203" + "7f000001" + "14b4" + "0035" + "abcd");
         assertEquals(28, ProxyHeader.length(b));
-        assertEquals(InetAddress.getByName("10.1.2.3"), ProxyHeader.source(b));
+        assertEquals(new InetSocketAddress(InetAddress.getByName("10.1.2.3"), 0x14b4), ProxyHeader.source(b),
+                "the source address and port");
         assertEquals(0, b.readerIndex(), "read in place");
     }
 
@@ -26,7 +28,7 @@ class ProxyHeaderTest {
         String v6 = "20010db8000000000000000000000001";
         ByteBuf b = bytes(SIGNATURE + "2121002b" + v6 + v6 + "00010035" + "04000461626364" + "ff");
         assertEquals(16 + 43, ProxyHeader.length(b), "the TLVs are the header's too");
-        assertEquals(InetAddress.getByName("2001:db8::1"), ProxyHeader.source(b));
+        assertEquals(new InetSocketAddress(InetAddress.getByName("2001:db8::1"), 1), ProxyHeader.source(b));
     }
 
     @Test

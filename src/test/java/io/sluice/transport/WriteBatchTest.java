@@ -1,4 +1,4 @@
-package io.sluice.forward;
+package io.sluice.transport;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -9,17 +9,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
-import io.sluice.config.UpstreamAddress;
-import io.sluice.metrics.Registry;
-import io.sluice.transport.Transport;
-import io.sluice.transport.UdpSocket;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
-import java.util.List;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -47,8 +43,8 @@ class WriteBatchTest {
         socket = UdpSocket.bind(transport, loop, LOOPBACK, false, s -> { });
         client = DatagramChannel.open().bind(LOOPBACK);
         client.configureBlocking(false);
-        batch = new WriteBatch(loop, new ForwardMeters(new Registry(), List.of(UpstreamAddress.plain(LOOPBACK))),
-                batchesEnded::release, null);
+        batch = new WriteBatch(loop, new LongAdder());
+        loop.submit(() -> batch.addAfterFlush(batchesEnded::release)).get();
     }
 
     @AfterEach
@@ -63,7 +59,7 @@ class WriteBatchTest {
         InetSocketAddress to = (InetSocketAddress) client.getLocalAddress();
         loop.submit(() -> {
             for (int i = 1; i <= 3; i++) {
-                batch.answer(null, socket, to, Unpooled.directBuffer().writeByte(i));
+                batch.datagram(socket, to, Unpooled.directBuffer().writeByte(i));
             }
             assertArrayEquals(new byte[] {1}, received());
             assertNull(client.receive(ByteBuffer.allocate(16)), "the second waits for the flush");
@@ -75,7 +71,7 @@ class WriteBatchTest {
         assertArrayEquals(new byte[] {3}, received());
 
         loop.submit(() -> {
-            batch.answer(null, socket, to, Unpooled.directBuffer().writeByte(4));
+            batch.datagram(socket, to, Unpooled.directBuffer().writeByte(4));
             assertArrayEquals(new byte[] {4}, received(), "the next wake-up's first leaves at once again");
             return null;
         }).get();

@@ -1,0 +1,126 @@
+package io.sluice.pipeline;
+
+import io.netty.buffer.ByteBuf;
+import io.sluice.wire.QueryView;
+
+/**
+ * An answer on its way back to a client: what it answers, who made it, and where it goes. Every
+ * answer to a query travels back as one, through the answer sides of the stages before the one
+ * that made it, nearest first ({@link AnswerSide}), and leaves through its {@link Route} once.
+ * One per maker and loop, refilled for each answer: no object per answer. Valid only during the
+ * way back; its buffers too.
+ */
+public final class Answer {
+    /** Who made an answer: what the answer sides judge it by, and the {@code source} it is counted under. */
+    public enum Source {
+        /** An upstream's reply, relayed. */
+        UPSTREAM,
+        /** The answer cache's, fresh or stale. */
+        CACHE,
+        /** One of sluice's own: a refusal, FORMERR, NOTIMP. */
+        SLUICE,
+        /** sluice's SERVFAIL: the upstreams were asked and none answered in time. */
+        UPSTREAMS_FAILED,
+        /** sluice's SERVFAIL: no upstream could be asked (max-inflight full, the ID space of a link full). */
+        NOT_FORWARDED;
+
+        /** Whether sluice made the answer (the {@code sluice} source of the answers counted). */
+        public boolean made() {
+            return this == SLUICE || this == UPSTREAMS_FAILED || this == NOT_FORWARDED;
+        }
+    }
+
+    private ByteBuf query;
+    private QueryView view;
+    private Route route;
+    private long note;
+    private ByteBuf message;
+    private Source source;
+    private int udpLimit;
+
+    /**
+     * Fills this with an answer to go back.
+     *
+     * @param query   the query as its client sent it (its ID and letter case), read by {@code view}
+     * @param note    what a stage noted of the query ({@link Query#answerNote})
+     * @param message the answer, whose reference the way back takes
+     * @return this
+     */
+    public Answer fill(ByteBuf query, QueryView view, Route route, long note, ByteBuf message, Source source) {
+        this.query = query;
+        this.view = view;
+        this.route = route;
+        this.note = note;
+        this.message = message;
+        this.source = source;
+        this.udpLimit = 0;
+        return this;
+    }
+
+    /**
+     * The most the answer may carry to a UDP client, past which it leaves cut to its header and
+     * question with TC set: an upstream's answer is seen whole on the way back (the cache keeps it
+     * so) and cut only as it leaves. 0: it is not cut.
+     */
+    public Answer udpLimit(int bytes) {
+        this.udpLimit = bytes;
+        return this;
+    }
+
+    public int udpLimit() {
+        return udpLimit;
+    }
+
+    /** The query answered, with its client's ID and letter case. */
+    public ByteBuf query() {
+        return query;
+    }
+
+    /** The reading of {@link #query}. */
+    public QueryView view() {
+        return view;
+    }
+
+    public Route route() {
+        return route;
+    }
+
+    /** Whether the query came in a datagram: for the payload size it offers. */
+    public boolean datagram() {
+        return route.datagram();
+    }
+
+    /** What a stage noted of the query, or {@link Query#NO_NOTE}. */
+    public long note() {
+        return note;
+    }
+
+    /** The answer as it stands. */
+    public ByteBuf message() {
+        return message;
+    }
+
+    public Source source() {
+        return source;
+    }
+
+    /**
+     * Puts {@code instead} (whose reference this takes) in the answer's place, made by
+     * {@code by}; the answer it replaces is released. The stages nearer the client see the new one.
+     */
+    public void replace(ByteBuf instead, Source by) {
+        message.release();
+        message = instead;
+        source = by;
+    }
+
+    /** Takes the message out: the way back is done with it. */
+    ByteBuf take() {
+        ByteBuf m = message;
+        message = null;
+        query = null;
+        view = null;
+        route = null;
+        return m;
+    }
+}
