@@ -67,7 +67,7 @@ public final class Main implements Callable<Integer> {
 
     public static void main(String[] args) {
         // Netty's default leak detection records a stack trace for about one buffer in a hundred:
-        // 1.9% of a loop's CPU at 20,000 qps (async-profiler). Off, unless the operator sets it.
+        // a walk of the stack on the query path, paid by every loop. Off, unless the operator sets it.
         if (System.getProperty("io.netty.leakDetection.level") == null) {
             ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.DISABLED);
         }

@@ -8,6 +8,6 @@
  * ({@code limit}, with {@code domain} for its registrable domain and a {@code backend} for shared
  * counters) and forward it ({@code forward}); the reply goes back through the listener.
  * {@code config}, {@code metrics} and {@code transport} are leaves; {@code stress} (the load tool)
- * uses none of the others but those leaves and {@link io.sluice.Signals}.
+ * uses none of the others but those leaves and {@link io.sluice.posix.Signals}.
  */
 package io.sluice;

@@ -13,10 +13,10 @@ import java.util.List;
  */
 public final class ClientNetworks {
     /**
-     * The IPv4 networks as mask and masked-address pairs, side by side in one array: at 20,000
-     * qps every query starts on cold caches, and walking {@link Network} objects (each with its
-     * own octet array) measured 0.8 µs a query over no ACL at all, this layout 0.35 (one noisy
-     * pass each; docs/benchmarks.md, "Head-to-head pairs (scripts/bench-ab)").
+     * The IPv4 networks as mask and masked-address pairs, side by side in one array: below
+     * saturation every query starts on cold caches, and the array is a few consecutive cache lines
+     * where walking {@link Network} objects (each with its own octet array) is a miss per object
+     * (docs/benchmarks.md, "Head-to-head pairs (scripts/bench-ab)").
      */
     private final int[] v4;
     /** The IPv6 networks, walked only for IPv6 clients. */

@@ -13,9 +13,9 @@ import java.util.concurrent.atomic.LongAdder;
  * start, one ring per writer (each event loop), found through one index of four-slot buckets, a
  * cache line each, two buckets to a name. Nothing for the collector to trace or copy, so a flood of
  * new answers leaves no pause behind it; a lookup reads one line of the index (two for a name in
- * its second bucket, and for a miss) and the entry's own bytes. Hand-written
- * where Caffeine served first: its object per answer made the longest pauses of a 40 s
- * random-domain flood, 47.9 ms against this table's 7.1 (docs/benchmarks.md, "Soak").
+ * its second bucket, and for a miss) and the entry's own bytes. Hand-written rather than a cache
+ * of objects such as Caffeine's: an object per answer is one more for the collector to trace and
+ * copy, and a flood's new answers make those copies the longest pauses (docs/benchmarks.md, "Soak").
  *
  * <p><b>The rings.</b> A writer writes its entries one after another in its own ring, at an
  * ever-growing position (the byte offset is that position modulo the ring's size); an entry never

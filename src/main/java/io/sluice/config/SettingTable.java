@@ -300,7 +300,6 @@ public final class SettingTable {
         return s;
     }
 
-    /** A duration longer than 0 (every duration setting, and an override's window). */
     /** The levels of {@link #LOG_LEVEL}, as logback names them. */
     enum LogLevelName {
         ERROR, WARN, INFO, DEBUG, TRACE;
@@ -341,6 +340,7 @@ public final class SettingTable {
         return Values.address(t, 8053, true);
     }
 
+    /** A duration longer than 0 (every duration setting, and an override's window). */
     static Duration positiveDuration(String text) throws ConfigException {
         Duration d = Durations.parse(text);
         if (d.isZero()) {

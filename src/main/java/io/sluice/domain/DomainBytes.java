@@ -23,7 +23,7 @@ public final class DomainBytes {
      * Extends {@code h} by one label, {@code bytes[from, to)} with its length octet: eight octets a
      * step, so that a suffix's hash is extended label by label, right to left, as the suffix list
      * is searched. A multiply a step rather than FNV's one a byte: the chain of multiplies is what
-     * a reduction waits on (NameReductionBenchmark).
+     * a reduction waits on (docs/benchmarks.md, "Name reduction (JMH)").
      */
     static long hashLabel(long h, byte[] bytes, int from, int to) {
         for (int i = from; i < to; i += Long.BYTES) {

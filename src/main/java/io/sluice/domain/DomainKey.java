@@ -13,7 +13,7 @@ import java.util.Arrays;
  * <p>The first {@value #INLINE_BYTES} bytes are kept in three long fields rather than an array, and
  * the class may be extended (the limiter's counters are keys), so that a lookup in a table of a
  * million domains touches the map's node and this object and nothing else: each extra object is
- * one more cache miss, about 150 ns on the benchmark machine (docs/benchmarks.md, "Decision (JMH)").
+ * one more cache miss, a read from DRAM that a decision waits on (docs/benchmarks.md, "Decision (JMH)").
  */
 public class DomainKey {
     static final int INLINE_BYTES = 24;

@@ -13,9 +13,9 @@ import java.util.List;
  *
  * <p>Guava 33.8 keeps the list only as a compact trie behind {@code InternetDomainName}; neither
  * gives the rules themselves, and calling {@code InternetDomainName} per query costs a String per
- * label (1-2 million names/s). So the trie is read once, at start: three chars per node (offset of
- * its label in the string pool, index of its first child, and a word of child count and flags),
- * the label as a length char followed by its chars. Tests check the result against
+ * label (docs/benchmarks.md, "Name reduction (JMH)"). So the trie is read once, at start: three
+ * chars per node (offset of its label in the string pool, index of its first child, and a word of
+ * child count and flags), the label as a length char followed by its chars. Tests check the result against
  * {@code InternetDomainName} for every rule, so a Guava upgrade that changes the layout fails the
  * build rather than a forwarder.
  */

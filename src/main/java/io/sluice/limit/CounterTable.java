@@ -11,12 +11,12 @@ import java.util.function.LongUnaryOperator;
  * (the domain's keyed 61-bit fingerprint and three flags) and the algorithm's 64-bit word, eight
  * slots (two cache lines) to a bucket. A domain is claimed in its first bucket while that has more
  * than {@link #ROOMY} empty slots, else in the emptier of its two, and looked up in the first, then
- * the second: a decision reads one bucket (two for about one domain in ten, and for one not yet
+ * the second: a decision reads one bucket (two for a domain in its second bucket, and for one not yet
  * tracked) and moves the word by compare-and-set: no lock, no allocation, nothing for the
  * collector to trace or copy. The table holds its bound at two thirds full, 16 bytes a slot and 24
  * a domain of the bound; turning to the emptier bucket once the first is nearly full is what
- * allows that load (docs/benchmarks.md, "Heap per tracked domain": 0.018% of claims at the bound
- * find both buckets full, where four-slot buckets filled first with room left 0.93% half full).
+ * allows that load, where four-slot buckets filled first while they have room turn claims away
+ * already at half full (docs/benchmarks.md, "Heap per tracked domain").
  *
  * <p>The name is not kept: what shows a domain (the refusal log, the busiest domains, flood lines)
  * copies it from the query. Two names share a fingerprint with a chance of about 2^-42 per
@@ -57,9 +57,10 @@ public final class CounterTable {
     static final int BUCKET_SLOTS = 8;
     /**
      * Empty slots past which a domain's first bucket takes it whatever its second holds. Two: while
-     * a table fills to its bound, one domain in ten goes to its second bucket and 13 claims in a
-     * million find no room (docs/benchmarks.md, "Heap per tracked domain"); always the emptier
-     * cost more a decision at 1,000,000 domains (DecisionBenchmark: 296 ns against 238-279).
+     * a table fills to its bound, few domains go to their second bucket and almost no claim finds no
+     * room (docs/benchmarks.md, "Heap per tracked domain"); always taking the emptier would put more
+     * domains in their second bucket, each of their decisions then reading two buckets
+     * (docs/benchmarks.md, "Decision (JMH)").
      */
     private static final int ROOMY = 2;
     private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);

@@ -29,7 +29,7 @@ public final class RecentHashes {
 
     /**
      * @param hashes     how many hashes a generation holds: its length in additions
-     * @param bitsPerHash bits of each filter per hash of a generation (16 gave 0.95% false positives)
+     * @param bitsPerHash bits of each filter per hash of a generation (16 gives 0.95% false positives)
      */
     public RecentHashes(long hashes, int bitsPerHash) {
         // As many words as the bits asked for, not a power of two: a word is found by multiplying.

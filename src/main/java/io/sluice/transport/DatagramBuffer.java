@@ -8,9 +8,9 @@ import java.nio.ByteBuffer;
 
 /**
  * Where one event loop reads its datagrams, one at a time: a direct buffer of the largest size
- * read, seen as a {@link ByteBuf} for the query path. A fresh buffer per read made the allocator
- * create direct memory under load and zero it (2-3% of a saturated loop in that alone;
- * docs/benchmarks.md, "Reused read buffers").
+ * read, seen as a {@link ByteBuf} for the query path. A fresh buffer per read would have the
+ * allocator create direct memory under load and zero it, a write of the whole buffer for every
+ * datagram (docs/benchmarks.md, "Reused read buffers").
  *
  * <p>Invariant: a datagram read here is dead once the next read starts; nothing may keep a
  * reference to {@link #datagram()}, only a copy. Every reader of one buffer runs on its loop, and

@@ -22,10 +22,9 @@ import javax.net.ssl.SSLException;
  * and 1.3 only (RFC 8996 deprecates the older ones).
  *
  * <p>BoringSSL (Netty's tcnative) where its native library loads, the JDK's provider elsewhere.
- * The handshakes are the difference: with an EC P-256 certificate, one CPU took 12,296 in 12 s
- * with BoringSSL against 3,518 with the JDK, and queries over UDP meanwhile had a p50 of 0.17 ms
- * against 1.7 (docs/benchmarks.md, "DNS over TLS"); queries on open connections cost about the
- * same.
+ * The handshakes are the difference: with an EC P-256 certificate, BoringSSL's take a fraction of
+ * the JDK's CPU, so a handshake flood delays the loop's other queries (UDP among them) far less
+ * (docs/benchmarks.md, "DNS over TLS"); queries on open connections cost about the same.
  */
 public final class ServerTls {
     private ServerTls() {

@@ -135,14 +135,13 @@ public enum Transport {
      * Receive buffer of every UDP socket, listeners and upstream links alike (the kernel caps it at
      * net.core.rmem_max). The default (208 KiB here) holds 256 small datagrams: Redis exact mode
      * releases a whole round of queries at once, through one upstream socket, and the replies to
-     * dnsperf's 400 in flight overflowed it (516 dropped in 8 s, each a SERVFAIL after the timeout).
+     * dnsperf's 400 in flight overflow it, each one dropped a SERVFAIL after the timeout.
      */
     public static final int UDP_RCVBUF_BYTES = 4 << 20;
 
     /**
-     * Buffers for every channel. Netty 4.2's default is the adaptive allocator; on one saturated
-     * loop, pooled took 0.795 instead of 0.814 CPU s per 100k queries, and 0.763 with the reused
-     * read buffer as well (medians of 3, docs/benchmarks.md, "Pooled allocator").
+     * Buffers for every channel: Netty's pooled allocator, not 4.2's default adaptive one, which
+     * costs a saturated loop more CPU a query (docs/benchmarks.md, "Pooled allocator").
      */
     public static final ByteBufAllocator ALLOCATOR = PooledByteBufAllocator.DEFAULT;
 

@@ -18,13 +18,12 @@ import java.nio.channels.DatagramChannel;
  * loop: the loop's epoll set tells when it is readable, and the owner's {@link Reader} then reads
  * it dry (or up to its own bound) on that loop.
  *
- * <p>Not Netty's datagram channel: that one costs more a datagram on this path (its pipeline and
- * outbound buffer per write, its JNI for recvmmsg and sendmmsg, a {@code getsockopt} before each
- * read). Bare relays at 20,000 qps cost 7.30 µs a query on JDK channels against 8.60 on Netty's;
- * sluice on them 6% less CPU a forwarded query and 13% less a cache hit at 20,000 qps, p50 15-18%
- * lower, saturation as before or 4% higher (docs/benchmarks.md, "UDP on the JDK's channels"). The
- * JDK reads and sends one datagram a system call where Netty batched them; what keeps saturation
- * is that the owners send a wake-up's datagrams after its reads ({@code WriteBatch}).
+ * <p>Not Netty's datagram channel: that one costs more CPU a datagram on this path (its pipeline
+ * and outbound buffer per write, its JNI for recvmmsg and sendmmsg, a {@code getsockopt} before
+ * each read), for forwarded queries and cache hits alike, and adds latency below saturation
+ * (docs/benchmarks.md, "UDP on the JDK's channels"). The JDK reads and sends one datagram a system
+ * call where Netty batches them; what keeps saturation is that the owners send a wake-up's
+ * datagrams after its reads ({@code WriteBatch}).
  *
  * <p>Confined to its loop, but for {@link #stopReading} and {@link #close}, which run there.
  */

@@ -48,7 +48,7 @@ public final class QuestionCase {
                     left = Long.SIZE;
                 }
                 // Without a branch on the random bit, which the CPU would mispredict for half the
-                // letters: 102 against 148 ns a name (QuestionCaseBenchmark.scrambleAndRestore).
+                // letters (QuestionCaseBenchmark.scrambleAndRestore).
                 int c = scratch[i];
                 int d = (c | 0x20) - 'a';
                 int letter = ~(d | (25 - d)) >>> 31; // 1 for a letter, either case, else 0

@@ -38,8 +38,8 @@ import org.slf4j.LoggerFactory;
  * <p>Each decision reads and writes the word under the entry's segment update lock
  * ({@code queryContext} + {@code updateLock}): Chronicle's locks work across processes, and holding
  * the lock means no other process can remove the entry and reuse its memory under us. A reference
- * into the entry kept across decisions would save the lookup and the lock (JMH: 554.5 ns a
- * decision here, 155.9 ns in memory; docs/benchmarks.md, "Backends") but could, after another
+ * into the entry kept across decisions would save the lookup and the lock, which make a decision
+ * here dearer than one in memory (docs/benchmarks.md, "Backends"), but could, after another
  * process's janitor removed the entry, land a compare-and-set on a different domain's word.
  */
 public final class ChronicleCounters implements CounterStore {
@@ -87,7 +87,7 @@ public final class ChronicleCounters implements CounterStore {
 
     /**
      * The file's salt, written now if it has none (each process puts one if absent, then all read
-     * back the one that stayed). Entries without it are an earlier sluice's, whose keys had none:
+     * back the one that stayed). Entries whose keys lack it come from a sluice that salts none:
      * counts of windows now ending, they are dropped, here and by the janitor.
      */
     private static String saltOf(ChronicleMap<CharSequence, LongValue> map, Path file) {
@@ -157,9 +157,9 @@ public final class ChronicleCounters implements CounterStore {
                 .entries(maxDomains)
                 .averageKeySize(AVERAGE_KEY_CHARS)
                 // With entry checksums (the default for files), Chronicle Map 2026.1 writes a
-                // replaced LongValue's checksum over the start of the next entry: 3 keys put twice
-                // each left 4 entries and an iteration that throws. The file is a cache of the
-                // current window, never recovered from, so it loses nothing without them.
+                // replaced LongValue's checksum over the start of the next entry, which leaves a
+                // phantom entry and an iteration that throws. The file is a cache of the current
+                // window, never recovered from, so it loses nothing without them.
                 .checksumEntries(false)
                 .createPersistedTo(file.toFile());
         // An existing file keeps the settings it was made with.
@@ -223,8 +223,8 @@ public final class ChronicleCounters implements CounterStore {
     /**
      * Removes entries whose windows have ended, whoever wrote them: the idle ones are listed
      * first, then each is checked again and removed under its lock, since another process may
-     * have counted a query in between (and removing inside Chronicle's own iteration was seen to
-     * leave entries behind).
+     * have counted a query in between (and removing inside Chronicle's own iteration can leave
+     * entries behind).
      */
     @Override
     public int prune(Algorithm algorithm, long now) {
