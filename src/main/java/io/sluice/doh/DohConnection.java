@@ -12,11 +12,9 @@ import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.AttributeKey;
 import io.netty.util.concurrent.ScheduledFuture;
-import io.sluice.pipeline.ChannelRoute;
 import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.Pipeline;
 import io.sluice.transport.ConnectionBounds;
-import io.sluice.transport.SocketProtocol;
 import io.sluice.wire.QueryView;
 import io.sluice.wire.ReplyRecords;
 import io.sluice.wire.Wire;
@@ -39,8 +37,8 @@ public final class DohConnection {
 
     /**
      * HTTP/1.1 requests decoded and not yet answered, at most: every request of one read (a read
-     * stops there while one waits, and holds 64 KiB at most, 16 bytes the shortest request). The
-     * codec's default, 128, closed a connection that pipelined more in one burst, unanswered.
+     * stops there while one waits, and holds 64 KiB at most, 16 bytes the shortest request), so
+     * that a client that pipelines a whole read of requests has each answered in turn.
      */
     private static final int MAX_PIPELINED = 4096;
     /** The most an HTTP/1.1 request's body is read to before it is refused: a DNS message and room for framing. */
@@ -54,7 +52,8 @@ public final class DohConnection {
     private final ReplyRecords records = new ReplyRecords();
     private final Channel channel;
     private final int maxQueries;
-    private ChannelRoute route;
+    /** The client: the one a PROXY header named, else the peer; read at the first query. */
+    private InetSocketAddress client;
     private int queries;
     private boolean stopping;
     /** The client chose HTTP/2: told of a wind-down by GOAWAY. */
@@ -123,22 +122,19 @@ public final class DohConnection {
     }
 
     /**
-     * Runs {@code message}, a request's DNS query, through the loop's query path as a TCP client's
-     * (no truncation, the cache's TCP answers, every limit), its answer to be written to this
-     * connection's channel, where the HTTP handler makes it the response.
-     * The caller keeps and releases {@code message}.
+     * Runs {@code message}, a request's DNS query, through the loop's query path as a stream
+     * client's (no truncation, the cache's TCP answers, every limit), its answer to come back
+     * through {@code route}, which makes it the response. The caller keeps and releases
+     * {@code message}.
      *
      * @return null when the query is answered or will be, else what to answer instead at once
      */
-    Refusal ask(ByteBuf message) {
+    Refusal ask(ByteBuf message, DohRoute route) {
         if (view.read(message) == QueryView.Check.QUERY && view.hasQuestion()
                 && (view.qtype() == Wire.TYPE_AXFR || view.qtype() == Wire.TYPE_IXFR)) {
             return Refusal.ZONE_TRANSFER;
         }
         meters.queries().increment();
-        if (route == null) { // at the first query: a proxy's PROXY header has named the client by now
-            route = new ChannelRoute(channel, SocketProtocol.DOH, channel.attr(proxiedKey).get(), pipeline.writes());
-        }
         Outcome outcome = pipeline.handle(message, route);
         if (maxQueries > 0 && ++queries >= maxQueries) {
             stop(); // past max-tcp-queries-per-connection: this one is answered, then the connection winds down
@@ -148,6 +144,24 @@ public final class DohConnection {
             case NOT_A_QUERY -> Refusal.NOT_A_QUERY;
             default -> Refusal.REFUSED;
         };
+    }
+
+    /** The client: the one a PROXY header named (read before any request), else the peer. */
+    InetSocketAddress client() {
+        if (client == null) {
+            InetSocketAddress proxied = channel.attr(proxiedKey).get();
+            client = proxied != null ? proxied : (InetSocketAddress) channel.remoteAddress();
+        }
+        return client;
+    }
+
+    Channel channel() {
+        return channel;
+    }
+
+    /** The connection's response (its HTTP/2 frames or HTTP/1.1 message) is flushed with the loop's other writes. */
+    void needsFlush() {
+        pipeline.writes().needsFlush(channel);
     }
 
     /** The end of a read: the query path may send what it held for it. */

@@ -17,15 +17,14 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.util.ReferenceCountUtil;
-import io.sluice.pipeline.DroppedQuery;
 import java.util.ArrayDeque;
 
 /**
  * DNS over HTTPS on an HTTP/1.1 connection: one request answered at a time, in order, as HTTP/1.1
  * requires of pipelined requests; those read meanwhile wait, and the connection is not read while
  * any does. A request that asks to close ({@code Connection: close}) is answered, then closed.
- * The query path writes the DNS answer to this connection's channel, and it passes
- * {@link #write} on its way out, where it becomes the response: {@code 200}, with
+ * The DNS answer comes back through the connection's one route ({@link ExchangeRoute}), which
+ * makes it the response to the request in the query path: {@code 200}, with
  * {@code cache-control: max-age} the answer's smallest TTL.
  */
 final class Http1Exchange extends ChannelDuplexHandler {
@@ -42,9 +41,11 @@ final class Http1Exchange extends ChannelDuplexHandler {
     private boolean owed;
     private ChannelHandlerContext ctx;
     private final DohConnection connection;
+    private final ExchangeRoute route;
 
     Http1Exchange(DohConnection connection) {
         this.connection = connection;
+        this.route = new ExchangeRoute();
     }
 
     @Override
@@ -95,7 +96,7 @@ final class Http1Exchange extends ChannelDuplexHandler {
         }
         try {
             owed = true; // before the ask: the answer may come inside it
-            Refusal refusal = connection.ask(request.message());
+            Refusal refusal = connection.ask(request.message(), route);
             if (refusal != null) {
                 owed = false;
                 refuse(ctx, refusal);
@@ -106,29 +107,33 @@ final class Http1Exchange extends ChannelDuplexHandler {
     }
 
     /**
-     * The DNS answer the query path writes for the request in it: sent as the response. Only the
-     * query path writes to the channel; the responses leave from this handler's context, below it.
+     * The route back to the request in the query path: one per connection, since one request at a
+     * time is. An answer no request waits for (the connection closed) is dropped, never written raw
+     * on the connection.
      */
-    @Override
-    public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
-        if (!(msg instanceof ByteBuf answer)) {
-            ctx.write(msg, promise);
-        } else if (owed) {
-            owed = false;
-            respond(ctx, HttpResponseStatus.OK, DohRequest.CONTENT_TYPE, connection.maxAge(answer), answer, promise);
-        } else { // no request waits for it: never raw bytes on the connection
-            answer.release();
-            promise.trySuccess();
+    private final class ExchangeRoute extends DohRoute {
+        ExchangeRoute() {
+            super(connection);
         }
-    }
 
-    @Override
-    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-        if (evt instanceof DroppedQuery && owed) { // a parked query, dropped after all
+        @Override
+        public void send(ByteBuf answer) {
+            if (!owed) {
+                answer.release();
+                return;
+            }
             owed = false;
-            refuse(ctx, Refusal.REFUSED);
-        } else {
-            ctx.fireUserEventTriggered(evt);
+            respond(ctx, HttpResponseStatus.OK, DohRequest.CONTENT_TYPE, connection.maxAge(answer), answer,
+                    ctx.voidPromise());
+            connection.needsFlush();
+        }
+
+        @Override
+        public void dropped(ByteBuf query) {
+            if (owed) {
+                owed = false;
+                refuse(ctx, Refusal.REFUSED);
+            }
         }
     }
 

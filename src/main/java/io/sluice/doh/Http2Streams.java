@@ -19,23 +19,18 @@ import io.netty.handler.codec.http2.Http2Settings;
 import io.netty.handler.codec.http2.Http2Stream;
 import io.netty.util.AsciiString;
 import io.netty.util.collection.IntObjectHashMap;
-import io.sluice.pipeline.DroppedQuery;
-import io.sluice.wire.Wire;
 
 /**
  * DNS over HTTPS on one HTTP/2 connection: each stream one exchange, its request's headers and
  * body gathered until the stream ends, asked, and answered as the response's headers and one
  * DATA frame, in whatever order the query path answers. Frames are handled here, on the
  * connection's channel, with no channel or pipeline per stream, which Netty's multiplexing makes
- * and writes through: 10.85 against 7.90 µs of CPU a request (docs/benchmarks.md, "DNS over HTTPS").
+ * and writes through (docs/benchmarks.md, "DNS over HTTPS").
  *
- * <p>The query path writes a TCP client's answers to its channel, here the connection's, where
- * they come through {@link #write}; they are told apart only by message ID, and a DoH client sends
- * ID 0 on every stream (RFC 8484 section 4.1). So each query is asked under a tag, an ID no other
- * query of this connection holds, and its answer is found by that tag, given back the client's ID
- * and written to its stream. <b>A tag stays taken until its answer comes, even after the client
- * resets its stream:</b> freed sooner, it could be handed to a new stream and the old query's
- * answer go there.
+ * <p>Each query is asked with its own route ({@link StreamRoute}), which knows its stream: the
+ * answer goes there whatever its message ID (a DoH client sends ID 0 on every stream, RFC 8484
+ * section 4.1). Stream IDs are never reused on a connection, so an answer that comes after its
+ * client reset the stream finds it closed and is dropped.
  */
 final class Http2Streams extends Http2ConnectionHandler {
     /**
@@ -47,18 +42,18 @@ final class Http2Streams extends Http2ConnectionHandler {
      */
     static final int MAX_STREAMS = 100;
     /**
-     * Tags taken at once, at most: those of the open streams and of streams the client reset with
-     * their query still in the path (until its answer or its query-timeout). Past it, a stream is
-     * refused (REFUSED_STREAM, which a client asks again).
+     * Queries in the path at once, at most: those of the open streams and of streams the client
+     * reset with their query still in the path (until its answer or its query-timeout). Past it, a
+     * stream is refused (REFUSED_STREAM, which a client asks again).
      */
-    static final int MAX_TAGS = 4096;
+    static final int MAX_IN_PATH = 4096;
     private static final AsciiString DNS_MESSAGE = AsciiString.cached(DohRequest.CONTENT_TYPE);
 
     private final DohConnection connection;
     /** Requests whose body is still coming, by stream. */
     private final IntObjectHashMap<Request> reading = new IntObjectHashMap<>();
-    /** Queries in the path, by tag: the stream each answers and its client's message ID, {@code stream << 16 | id}. */
-    private final StreamTags asked = new StreamTags(MAX_TAGS);
+    /** Queries asked and not yet answered or dropped. */
+    private int inPath;
     private boolean stopping;
     private boolean closing;
     private ChannelHandlerContext ctx;
@@ -178,16 +173,14 @@ final class Http2Streams extends Http2ConnectionHandler {
         }
         ByteBuf message = request.message();
         try {
-            int at = message.readerIndex() + Wire.ID_OFFSET;
-            int tag = asked.take((long) streamId << 16 | message.getUnsignedShort(at)); // before the ask: the answer may come inside it
-            if (tag < 0) {
+            if (inPath == MAX_IN_PATH) {
                 resetStream(ctx, streamId, Http2Error.REFUSED_STREAM.code(), ctx.newPromise());
                 return;
             }
-            message.setShort(at, tag);
-            Refusal refusal = connection.ask(message);
+            inPath++; // before the ask: the answer may come inside it
+            Refusal refusal = connection.ask(message, new StreamRoute(streamId));
             if (refusal != null) {
-                asked.release(tag);
+                inPath--;
                 refuse(ctx, streamId, refusal);
                 closeIfDone();
             }
@@ -196,55 +189,47 @@ final class Http2Streams extends Http2ConnectionHandler {
         }
     }
 
-    /**
-     * A DNS answer the query path writes to this connection, sent to its stream. Only the query
-     * path writes to the channel: HTTP/2's own frames leave from this handler's context, below it.
-     */
-    @Override
-    public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) throws Exception {
-        if (!(msg instanceof ByteBuf answer)) {
-            super.write(ctx, msg, promise);
-            return;
-        }
-        int at = answer.readerIndex() + Wire.ID_OFFSET;
-        long exchange = answer.readableBytes() < Wire.HEADER_BYTES ? -1 : asked.release(answer.getUnsignedShort(at));
-        int streamId = awaiting(exchange);
-        if (streamId < 0) { // the client reset the stream, or the connection closes; never raw bytes on the connection
-            answer.release();
-            promise.trySuccess();
-        } else {
-            answer.setShort(at, (int) (exchange & 0xFFFF));
-            respond(ctx, streamId, HttpResponseStatus.OK, DNS_MESSAGE, connection.maxAge(answer), answer, promise);
-        }
-        closeIfDone();
-    }
+    /** The route back to one stream's request: one per request, which the query path keeps while it waits. */
+    private final class StreamRoute extends DohRoute {
+        private final int streamId;
 
-    /**
-     * The stream of a tag's {@code exchange} ({@link StreamTags#release}'s) if it still awaits its
-     * response, else -1: the tag was no query's, the client reset the stream, or the connection closes.
-     */
-    private int awaiting(long exchange) {
-        if (exchange < 0) {
-            return -1;
+        StreamRoute(int streamId) {
+            super(connection);
+            this.streamId = streamId;
         }
-        int streamId = (int) (exchange >>> 16);
-        Http2Stream stream = connection().stream(streamId);
-        // OPEN too: an answer made at once, inside the frame that ends the request, comes before
-        // the codec half-closes the stream
-        return stream != null && stream.state().localSideOpen() ? streamId : -1;
-    }
 
-    @Override
-    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
-        if (evt instanceof DroppedQuery d) { // a parked query, dropped after all
-            int streamId = awaiting(asked.release(d.id()));
-            if (streamId >= 0) {
-                refuse(ctx, streamId, Refusal.REFUSED);
+        @Override
+        public void send(ByteBuf answer) {
+            inPath--;
+            if (awaiting(streamId)) {
+                respond(ctx, streamId, HttpResponseStatus.OK, DNS_MESSAGE, connection.maxAge(answer), answer,
+                        ctx.voidPromise());
+                connection.needsFlush();
+            } else { // the client reset the stream, or the connection closes
+                answer.release();
             }
             closeIfDone();
-        } else {
-            super.userEventTriggered(ctx, evt);
         }
+
+        @Override
+        public void dropped(ByteBuf query) {
+            inPath--;
+            if (awaiting(streamId)) {
+                refuse(ctx, streamId, Refusal.REFUSED);
+                connection.needsFlush();
+            }
+            closeIfDone();
+        }
+    }
+
+    /**
+     * Whether {@code streamId} still awaits its response: not when the client reset it, or the
+     * connection closes. OPEN too: an answer made at once, inside the frame that ends the request,
+     * comes before the codec half-closes the stream.
+     */
+    private boolean awaiting(int streamId) {
+        Http2Stream stream = connection().stream(streamId);
+        return stream != null && stream.state().localSideOpen();
     }
 
     @Override
@@ -285,7 +270,7 @@ final class Http2Streams extends Http2ConnectionHandler {
     }
 
     private void closeIfDone() {
-        if (stopping && !closing && asked.isEmpty()) {
+        if (stopping && !closing && inPath == 0) {
             closing = true;
             // after the answers written in this wake-up are flushed (the loop's tasks run after it)
             ctx.channel().eventLoop().execute(() -> {

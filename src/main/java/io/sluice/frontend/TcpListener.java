@@ -22,8 +22,6 @@ import io.sluice.config.Settings;
 import io.sluice.doh.DohConnection;
 import io.sluice.forward.TransferPart;
 import io.sluice.limit.Clock;
-import io.sluice.pipeline.ChannelRoute;
-import io.sluice.pipeline.DroppedQuery;
 import io.sluice.pipeline.Pipeline;
 import io.sluice.transport.ConnectionBounds;
 import io.sluice.transport.ProxyHeader;
@@ -295,7 +293,7 @@ final class TcpListener extends ChannelInitializer<Channel> {
         private final ConnectionBounds bounds;
         private final SocketProtocol protocol;
         /** Made at the first query, once a proxy's PROXY header has named the client. */
-        private ChannelRoute route;
+        private ConnectionRoute route;
         private int owed;
         /** A bound (queries, duration) was reached: no query is handled any more. */
         private boolean boundReached;
@@ -424,7 +422,7 @@ final class TcpListener extends ChannelInitializer<Channel> {
             lastActivityNanos = System.nanoTime();
             owed++; // before: an answer written at once, inside handle, is counted off against it
             if (route == null) {
-                route = new ChannelRoute(ctx.channel(), protocol, ctx.channel().attr(PROXIED).get(), pipeline.writes());
+                route = new ConnectionRoute(ctx.channel(), protocol, ctx.channel().attr(PROXIED).get(), pipeline.writes());
             }
             switch (pipeline.handle(frame, route)) {
                 case ANSWERED, PARKED -> { }
@@ -525,7 +523,7 @@ final class TcpListener extends ChannelInitializer<Channel> {
                 closeIfDone(ctx);
             } else if (evt instanceof SslHandshakeCompletionEvent h && !h.isSuccess()) {
                 meters.tlsHandshakeFailed.increment(); // the SslHandler closes the connection
-            } else if (evt instanceof DroppedQuery) { // a parked query, dropped after all
+            } else if (evt == ConnectionRoute.QUERY_DROPPED) { // a parked query, dropped after all
                 owed--;
                 answeredOne(ctx);
             }

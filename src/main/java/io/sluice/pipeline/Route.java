@@ -9,8 +9,9 @@ import java.net.InetSocketAddress;
 /**
  * Who asked a query, over what, and how its answer goes back: the one value a front end hands the
  * query path with each message (CoreDNS's {@code ResponseWriter}). A UDP listener makes one per
- * datagram ({@code frontend.DatagramRoute}); a TCP, TLS or HTTPS connection one for all its
- * queries ({@link ChannelRoute}). Nothing on the query path asks which transport a query came
+ * datagram ({@code frontend.DatagramRoute}), a TCP or TLS connection one for all its queries
+ * ({@code frontend.ConnectionRoute}), DNS over HTTPS one per HTTP/2 stream or one per HTTP/1.1
+ * connection ({@code doh.DohRoute}). Nothing on the query path asks which transport a query came
  * over but through this.
  *
  * <p>An answer leaves through {@link #send} once, at the end of the way back

@@ -120,7 +120,9 @@ class DohTest {
 
     @Test
     void aClientThatNeverOpensItsWindowGetsAHundredStreamsAndOthersAreServed() throws Exception {
-        assumeTrue(Files.isExecutable(Path.of("/usr/bin/nghttp")), "nghttp (nghttp2-client) is not installed");
+        if (System.getenv("SLUICE_REQUIRE_DOH_CLIENTS") == null) {
+            assumeTrue(Files.isExecutable(Path.of("/usr/bin/nghttp")), "nghttp (nghttp2-client) is not installed");
+        }
         try (TestUpstream up = new TestUpstream(); RunningSluice s = serving(up)) {
             String dns = Base64.getUrlEncoder().withoutPadding().encodeToString(
                     Dns.query(0, TestUpstream.GIANT, Type.TXT));

@@ -1,19 +1,26 @@
-package io.sluice.pipeline;
+package io.sluice.frontend;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
+import io.sluice.pipeline.Route;
 import io.sluice.transport.SocketProtocol;
 import io.sluice.transport.WriteBatch;
-import io.sluice.wire.Wire;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 
 /**
- * The route back to a client connection (TCP, TLS or HTTPS): one per connection, made at its first
- * query, its answers written on the connection and flushed with the loop's other writes. The
- * handlers of the connection make the answer their frame: the length prefix, or an HTTP response.
+ * The route back to a client's TCP or TLS connection: one per connection, made at its first query,
+ * its answers written on the connection (which frames each with its length) and flushed with the
+ * loop's other writes. A query dropped after parking is told to the connection, which counts the
+ * answers it owes ({@link #QUERY_DROPPED}).
  */
-public final class ChannelRoute implements Route {
+final class ConnectionRoute implements Route {
+    /**
+     * The event a connection gets when a query it was told would be answered
+     * ({@link io.sluice.pipeline.Outcome#PARKED}) never will be.
+     */
+    static final Object QUERY_DROPPED = new Object();
+
     private final Channel channel;
     private final WriteBatch writes;
     private final SocketProtocol protocol;
@@ -23,7 +30,7 @@ public final class ChannelRoute implements Route {
      * @param proxied the client the connection's PROXY header named, or null when the peer is the client
      * @param writes  the writes of the connection's loop
      */
-    public ChannelRoute(Channel channel, SocketProtocol protocol, InetSocketAddress proxied, WriteBatch writes) {
+    ConnectionRoute(Channel channel, SocketProtocol protocol, InetSocketAddress proxied, WriteBatch writes) {
         this.channel = channel;
         this.protocol = protocol;
         this.writes = writes;
@@ -62,8 +69,7 @@ public final class ChannelRoute implements Route {
 
     @Override
     public void dropped(ByteBuf query) {
-        channel.pipeline().fireUserEventTriggered(
-                new DroppedQuery(query.getUnsignedShort(query.readerIndex() + Wire.ID_OFFSET)));
+        channel.pipeline().fireUserEventTriggered(QUERY_DROPPED);
     }
 
     @Override
