@@ -7,7 +7,7 @@ import io.sluice.pipeline.Stage;
 /**
  * The last stage: the query goes to its loop's {@link Forwarder}, which answers it in all cases,
  * back through the stages before this one. A reload may hand it the forwarder of a new generation
- * ({@link Forwarders}); only its loop's thread reads or changes which.
+ * ({@link Generation}); only its loop's thread reads or changes which.
  */
 public final class ForwardStage implements Stage {
     private Forwarder forwarder;

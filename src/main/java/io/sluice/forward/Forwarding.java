@@ -22,7 +22,7 @@ import java.util.stream.Collectors;
 
 /**
  * The forwarding side over the server's life: each loop's {@link ForwardStage}, the generation of
- * {@link Forwarders} in force, and the generations a reload replaced, which answer the queries
+ * {@link Generation} in force, and the generations a reload replaced, which answer the queries
  * they have in flight until closed a query-timeout later. Also the {@code upstream_up} gauges of
  * the upstreams in force.
  *
@@ -37,7 +37,7 @@ public final class Forwarding implements AutoCloseable {
     /** Makes and connects a generation from a set of settings, on every loop. */
     @FunctionalInterface
     private interface Generations {
-        Forwarders start(Settings settings) throws InterruptedException;
+        Generation start(Settings settings) throws InterruptedException;
     }
 
     private final Generations generations;
@@ -45,10 +45,10 @@ public final class Forwarding implements AutoCloseable {
     private final List<ForwardStage> stages = new ArrayList<>();
     /** The upstreams and timeouts as started, for the startup line. */
     private String description;
-    private volatile Forwarders current;
+    private volatile Generation current;
     /** The query timeout {@link #current} was made with: what its queries in flight may still take. */
     private long drainMillis;
-    private final List<Forwarders> retiring = new CopyOnWriteArrayList<>();
+    private final List<Generation> retiring = new CopyOnWriteArrayList<>();
     private boolean closed;
     private final ScheduledExecutorService retirer = Executors.newSingleThreadScheduledExecutor(
             new ThreadFactoryBuilder().setNameFormat("sluice-retire").setDaemon(true).build());
@@ -68,8 +68,8 @@ public final class Forwarding implements AutoCloseable {
     public static Forwarding start(EventLoopGroup group, Transport transport, Settings settings, Registry meters,
                                    List<WriteBatch> writes, InternalErrors errors, MessageTap tap)
             throws InterruptedException {
-        Forwarding made = new Forwarding(s -> Forwarders.start(group, transport, s, meters, writes, errors, tap), meters);
-        Forwarders first = made.generations.start(settings);
+        Forwarding made = new Forwarding(s -> Generation.start(group, transport, s, meters, writes, errors, tap), meters);
+        Generation first = made.generations.start(settings);
         for (Forwarder f : first.perLoop()) {
             made.stages.add(new ForwardStage(f));
         }
@@ -110,8 +110,8 @@ public final class Forwarding implements AutoCloseable {
         if (closed) {
             throw new IllegalStateException("stopping");
         }
-        Forwarders next = generations.start(applied);
-        Forwarders old = current;
+        Generation next = generations.start(applied);
+        Generation old = current;
         for (int i = 0; i < stages.size(); i++) {
             ForwardStage stage = stages.get(i);
             Forwarder f = next.perLoop().get(i);
@@ -123,7 +123,7 @@ public final class Forwarding implements AutoCloseable {
         retirer.schedule(() -> retire(old), oldDrainMillis, TimeUnit.MILLISECONDS);
     }
 
-    private void use(Forwarders next, Settings settings) {
+    private void use(Generation next, Settings settings) {
         current = next;
         drainMillis = settings.queryTimeout().toMillis() + RETIRE_MARGIN_MILLIS;
         meters.removeGauges("upstream_up");
@@ -133,7 +133,7 @@ public final class Forwarding implements AutoCloseable {
         }
     }
 
-    private synchronized void retire(Forwarders old) {
+    private synchronized void retire(Generation old) {
         if (!retiring.remove(old)) {
             return;
         }
@@ -165,7 +165,7 @@ public final class Forwarding implements AutoCloseable {
         closed = true;
         retirer.shutdownNow();
         current.close();
-        for (Forwarders r : List.copyOf(retiring)) {
+        for (Generation r : List.copyOf(retiring)) {
             retire(r);
         }
     }

@@ -3,71 +3,140 @@ package io.sluice.forward;
 import io.netty.buffer.ByteBuf;
 import io.sluice.pipeline.Route;
 import io.sluice.pipeline.Stage;
+import io.sluice.transport.Transport;
+import io.sluice.wire.QueryView;
 import io.sluice.wire.QuestionCase;
+import io.sluice.wire.Replies;
+import io.sluice.wire.Wire;
 import io.sluice.wire.ZoneTransfer;
 
 /**
  * One client query waiting on upstreams: a reusable slot of its event loop's {@link Forwarder},
- * touched by that loop's thread only.
+ * touched by that loop's thread only. {@link #begin} sets every field a query starts with; the
+ * rest belong to its current attempt, set as it is sent.
  */
 final class PendingQuery {
     final int index;
     /** Bumped on every attempt and on release; a {@link DeadlineQueue} entry is live while equal. */
     int serial;
-
     /** Taken from the free stack and not yet released. */
     boolean inUse;
-
-    /** The client's bytes, retained; the ID field holds the ID of the current attempt. */
-    ByteBuf query;
     /** Where {@link #query} and the reply to the client are copied. */
     final SlotBuffer queryCopy;
     final SlotBuffer replyCopy;
+
+    // The query, from begin to release.
+    /** The client's bytes, from index 0; the ID field holds the current attempt's, the name its case. */
+    ByteBuf query;
     int questionEnd;
     int clientId;
     /** Where its answer goes: its client's route, or no one for a cache's prefetch. */
     Route route;
     /** The way back from the forward stage that handed it over. */
     Stage.Continuation back;
-    /** The most a UDP answer to it may carry (Forwarder#udpLimit); 0 over a stream. */
+    /** The most a UDP answer to it may carry ({@link UdpPayloadCap}); 0 over a stream. */
     int udpLimit;
-
+    /** What a stage noted of the query for what sees its answer (Query#answerNote). */
+    long answerNote;
+    /** When the query arrived: all its attempts fit in query-timeout from here. */
+    long startNanos;
     /** The upstream index the query asks first (upstream-policy); its order goes on from there. */
     int firstUpstream;
     /** The position in that order of the next upstream to try: 0 for the first. */
     int nextUpstream;
     int attempts;
+    /** It was asked again on a new connection after its healthy one closed: once only. */
     boolean reconnected;
+    /** Its attempts send the name as the client wrote it (Forwarder#askInClientsCase). */
+    boolean keepCase;
+    /** An AXFR or IXFR over TCP: many reply messages ({@link TransferRelay}). */
+    boolean isTransfer;
+    /** A transfer whose first message has been relayed: the rest follow under the same ID. */
+    boolean transferring;
+    /** Made for the first transfer this slot carries, then reused; null until then. */
+    ZoneTransfer transfer;
+
+    // The current attempt.
     Upstream upstream;
     UpstreamLink link;
     int upstreamId;
     long deadlineNanos;
     /** When this attempt left, for the upstream's latency. */
     long sentNanos;
-    /** When the query arrived: all its attempts fit in query-timeout from here. */
-    long startNanos;
-    /** An AXFR or IXFR over TCP: many reply messages, read through {@link #transfer}. */
-    boolean isTransfer;
-    /** A transfer whose first message has been relayed: the rest follow under the same ID. */
-    boolean transferring;
-    /** Made for the first transfer this slot carries, then reused; null until then. */
-    ZoneTransfer transfer;
-    /** The letters of {@link #query}'s name flipped for this attempt, when {@link #caseScrambled}. */
-    final long[] caseMask = new long[QuestionCase.MASK_WORDS];
-    /** This attempt's name has a random case, which the reply must echo. */
-    boolean caseScrambled;
-    /** Its attempts send the name as the client wrote it (Forwarder#askInClientsCase). */
-    boolean keepCase;
-    /** This attempt had a reply that was right but for the name's case. */
-    boolean caseMismatched;
     /** The loop's count of replies from {@link #upstream} when this attempt left. */
     long answersAtSend;
-    /** What a stage noted of the query for what sees its answer (Query#answerNote). */
-    long answerNote;
+    /** The letters of {@link #query}'s name flipped for this attempt, when {@link #caseScrambled}. */
+    final long[] caseMask = new long[QuestionCase.MASK_WORDS];
+    /** This attempt's name has a random case, which the reply must echo ({@link CaseRandomizer}). */
+    boolean caseScrambled;
+    /** This attempt had a reply that was right but for the name's case. */
+    boolean caseMismatched;
 
     PendingQuery(int index, int queryBytes, int replyBytes) {
         this.index = index;
         this.queryCopy = new SlotBuffer(queryBytes);
         this.replyCopy = new SlotBuffer(replyBytes);
+    }
+
+    /**
+     * Starts the slot on the query {@code view} has read from {@code message}, copied: a datagram
+     * lives in its loop's DatagramBuffer only until the next read.
+     */
+    void begin(ByteBuf message, QueryView view, Route route, Stage.Continuation back, long answerNote,
+               int firstUpstream, long now) {
+        this.query = queryCopy.copyOf(Transport.ALLOCATOR, message);
+        this.questionEnd = view.questionEnd() - view.base(); // the copy starts at index 0
+        this.clientId = view.id();
+        this.route = route;
+        this.back = back;
+        this.udpLimit = 0;
+        this.answerNote = answerNote;
+        this.startNanos = now;
+        this.firstUpstream = firstUpstream;
+        this.nextUpstream = 0;
+        this.attempts = 0;
+        this.reconnected = false;
+        this.keepCase = false;
+        this.caseScrambled = false;
+        TransferRelay.begins(this, message, view);
+    }
+
+    /** Sends the next attempt, the {@code position}-th upstream of its order, to {@code u} on {@code link} under {@code id}. */
+    void attempt(int position, Upstream u, UpstreamLink link, int id, long answersFromUpstream, long now) {
+        nextUpstream = position + 1;
+        attempts++;
+        upstream = u;
+        this.link = link;
+        upstreamId = id;
+        answersAtSend = answersFromUpstream;
+        sentNanos = now;
+        query.setShort(query.readerIndex() + Wire.ID_OFFSET, id);
+    }
+
+    /**
+     * Whether {@code reply} answers this attempt (or continues its transfer): its question the
+     * query's, in the letters sent. One right but for the letters is noted
+     * ({@link #caseMismatched}), the evidence {@link CaseRandomizer} judges an upstream by.
+     */
+    boolean accepts(ByteBuf reply, ForwardMeters meters) {
+        int base = query.readerIndex();
+        if (transferring ? Replies.continuesTransfer(query, base, questionEnd, reply)
+                : Replies.answers(query, base, questionEnd, reply, caseScrambled)) {
+            return true;
+        }
+        meters.repliesRejected[upstream.index()].increment();
+        if (caseScrambled && Replies.answers(query, base, questionEnd, reply, false)) {
+            meters.caseMismatched.increment();
+            caseMismatched = true;
+        } else {
+            meters.repliesMismatched.increment();
+        }
+        return false;
+    }
+
+    /** Asks the upstream of the attempt that just ended again, as if that attempt had not been made. */
+    void askAgain() {
+        nextUpstream--;
+        attempts--;
     }
 }

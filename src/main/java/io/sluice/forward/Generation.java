@@ -23,12 +23,12 @@ import java.util.List;
  * it; the old generation keeps its sockets, so that the replies to its queries in flight still
  * arrive, until it is closed a query-timeout later.
  */
-public final class Forwarders {
+public final class Generation {
     private final UpstreamPool pool;
     private final ForwardMeters meters;
     private final List<Forwarder> perLoop;
 
-    private Forwarders(UpstreamPool pool, ForwardMeters meters, List<Forwarder> perLoop) {
+    private Generation(UpstreamPool pool, ForwardMeters meters, List<Forwarder> perLoop) {
         this.pool = pool;
         this.meters = meters;
         this.perLoop = perLoop;
@@ -41,14 +41,14 @@ public final class Forwarders {
      * @param errors  where a bug met by a deadline tick is counted
      * @param tap     what sees the messages to and from upstreams (dnstap), or null
      */
-    public static Forwarders start(EventLoopGroup group, Transport transport, Settings settings, Registry registry,
+    public static Generation start(EventLoopGroup group, Transport transport, Settings settings, Registry registry,
                                    List<WriteBatch> writes, InternalErrors errors, MessageTap tap)
             throws InterruptedException {
         ForwardMeters meters = new ForwardMeters(registry, settings.upstreams());
         UpstreamPool pool = new UpstreamPool(settings.upstreams(), upstreamTls(settings), settings.maxFails(),
                 settings.timeout(), settings.healthCheckInterval(), settings.healthCheck());
         List<Forwarder> perLoop = new ArrayList<>();
-        Forwarders made = new Forwarders(pool, meters, perLoop);
+        Generation made = new Generation(pool, meters, perLoop);
         int inflightPerLoop = Math.max(1, settings.maxInflight() / settings.threads());
         try {
             int i = 0;

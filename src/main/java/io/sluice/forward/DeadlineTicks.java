@@ -1,0 +1,73 @@
+package io.sluice.forward;
+
+import io.netty.channel.EventLoop;
+import io.netty.util.concurrent.ScheduledFuture;
+import io.sluice.pipeline.InternalErrors;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The ticks that expire one loop's attempts: one every {@link #tickMillis} (a tenth of an attempt's
+ * wait, 5 to 50 ms) while any deadline is queued, none on an idle loop. Answered queries leave
+ * their entries behind, and the first tick after the last answer drains them, so a loop without
+ * traffic stops ticking one tick after it. No timer is armed per query. Confined to its loop.
+ */
+final class DeadlineTicks {
+    private static final long MIN_TICK_MILLIS = 5;
+    private static final long MAX_TICK_MILLIS = 50;
+
+    private final EventLoop loop;
+    private final long tickMillis;
+    private final Runnable expire;
+    private final BooleanSupplier deadlinesQueued;
+    private final InternalErrors errors;
+    private final Runnable tickTask = this::tick;
+    private ScheduledFuture<?> next;
+    private boolean stopped;
+
+    /**
+     * @param expire          expires what is due, each tick
+     * @param deadlinesQueued whether any deadline, live or not, is queued: the ticks go on while so
+     * @param errors          where a bug met by a tick is counted
+     */
+    DeadlineTicks(EventLoop loop, long attemptNanos, Runnable expire, BooleanSupplier deadlinesQueued,
+                  InternalErrors errors) {
+        this.loop = loop;
+        this.tickMillis = Math.max(MIN_TICK_MILLIS,
+                Math.min(MAX_TICK_MILLIS, TimeUnit.NANOSECONDS.toMillis(attemptNanos) / 10));
+        this.expire = expire;
+        this.deadlinesQueued = deadlinesQueued;
+        this.errors = errors;
+    }
+
+    /** How late a tick may notice a deadline: what "a next attempt fits in the query's budget" allows. */
+    long latenessNanos() {
+        return TimeUnit.MILLISECONDS.toNanos(tickMillis);
+    }
+
+    /** A deadline was queued: the ticks run, if they did not. */
+    void deadlineQueued() {
+        if (next == null && !stopped) {
+            next = loop.schedule(tickTask, tickMillis, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private void tick() {
+        try {
+            expire.run();
+        } catch (RuntimeException e) {
+            // a bug: the next tick still comes, or no query of this loop would ever time out again
+            errors.caught("Forwarder", "a deadline tick", "the next tick goes on", e);
+        }
+        next = !deadlinesQueued.getAsBoolean() || stopped ? null
+                : loop.schedule(tickTask, tickMillis, TimeUnit.MILLISECONDS);
+    }
+
+    /** No tick more. */
+    void stop() {
+        stopped = true;
+        if (next != null) {
+            next.cancel(false);
+        }
+    }
+}
