@@ -10,6 +10,7 @@ import io.sluice.config.Settings;
 import io.sluice.limit.Limits;
 import io.sluice.ctl.CtlCommand;
 import io.sluice.posix.Signals;
+import io.sluice.posix.SystemdNotify;
 import io.sluice.stress.AnswerCommand;
 import io.sluice.stress.StressCommand;
 import java.io.IOException;
@@ -159,11 +160,22 @@ public final class Main implements Callable<Integer> {
         if (exposure != null) {
             log.warn(exposure);
         }
+        notifyServiceManager("READY=1"); // every listener is bound and reading
         Uninterruptibles.awaitUninterruptibly(stop);
+        notifyServiceManager("STOPPING=1");
         log.info("stopping: draining queries in flight");
         sluice.close();
         log.info("stopped; {}", sluice.metrics());
         return EXIT_OK;
+    }
+
+    /** Tells systemd of a {@code Type=notify} unit how sluice stands; a failure is logged, not fatal. */
+    private static void notifyServiceManager(String state) {
+        try {
+            SystemdNotify.send(state);
+        } catch (IOException e) {
+            log.warn("cannot tell the service manager {} at NOTIFY_SOCKET: {}", state, e.getMessage());
+        }
     }
 
     /** A reload asked by SIGHUP: logged, and on an error the running settings stay. */

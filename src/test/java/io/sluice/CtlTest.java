@@ -121,7 +121,8 @@ class CtlTest {
             assertEquals("cache_hits=1\ncache_misses=1\n", ctl(s, "stats", "cache_hits", "cache_misses").out());
             Run show = ctl(s, "cache", "show", "www.example.com");
             assertEquals(0, show.code(), show.err());
-            assertTrue(show.out().matches("(?s)TYPE +RCODE +RECORDS +TTL +FLAGS\nAAAA +NOERROR +1 +300 +rd\n"), show.out());
+            assertTrue(show.out().matches("(?s)TYPE +RCODE +RECORDS +TTL +TRANSPORT +FLAGS\nAAAA +NOERROR +1 +300 +udp/512 +rd\n"),
+                    show.out());
             Run one = ctl(s, "cache", "flush", "www.example.com", "--type", "aaaa");
             assertEquals(0, one.code(), one.err());
             assertEquals("flushed 1 answer AAAA of www.example.com\n", one.out());
@@ -137,6 +138,9 @@ class CtlTest {
             Run empty = ctl(s, "cache", "flush", ""); // "$NAME" of an unset variable
             assertEquals(2, empty.code(), empty.err());
             assertEquals(2, ctl(s, "cache", "show", " ").code());
+            Dns.tcp(s.address(), Dns.query(5, "www.example.com.", Type.AAAA));
+            assertTrue(ctl(s, "cache", "show", "www.example.com").out().matches("(?s).*\nAAAA +NOERROR +1 +300 +tcp +rd\n.*"),
+                    "the TCP answer, kept apart from the UDP one");
             Dns.udp(s.address(), Dns.query(5, "www.example.com.", Type.AAAA));
             assertEquals(3, up.udpQueries(), "the answer stayed: an empty NAME flushes nothing");
             assertEquals(2, ctl(s, "cache", "flush", "--all", "--type", "A").code());

@@ -301,7 +301,8 @@ public final class CtlCommand implements Callable<Integer> {
         }
 
         @Command(name = "show", mixinStandardHelpOptions = true,
-                description = "The answers kept for NAME: type, RCODE, records, seconds left fresh, the query's flags.")
+                description = "The answers kept for NAME: type, RCODE, records, seconds left fresh, the transport (udp with"
+                        + " the payload size the query was asked with, or tcp), the query's flags.")
         static final class Show implements Callable<Integer> {
             @ParentCommand
             Cache cache;
@@ -318,12 +319,14 @@ public final class CtlCommand implements Callable<Integer> {
                 return cache.ctl.run(spec.commandLine(), (c, out) -> {
                     JsonNode r = c.call("GET", "/api/v1/cache/" + AdminClient.encode(name), null);
                     List<String[]> rows = new ArrayList<>();
-                    rows.add(new String[] {"TYPE", "RCODE", "RECORDS", "TTL", "FLAGS"});
+                    rows.add(new String[] {"TYPE", "RCODE", "RECORDS", "TTL", "TRANSPORT", "FLAGS"});
                     for (JsonNode a : r.get("answers")) {
                         List<String> flags = new ArrayList<>();
                         a.get("flags").forEach(f -> flags.add(f.asText()));
+                        String transport = a.get("transport").asText()
+                                + (a.has("udp-size") ? "/" + a.get("udp-size").asText() : "");
                         rows.add(new String[] {a.get("type").asText(), a.get("rcode").asText(), a.get("records").asText(),
-                            a.get("stale").asBoolean() ? "stale" : a.get("ttl").asText(), String.join(" ", flags)});
+                            a.get("stale").asBoolean() ? "stale" : a.get("ttl").asText(), transport, String.join(" ", flags)});
                     }
                     table(out, rows);
                 });

@@ -112,7 +112,21 @@ public final class Frontend {
             frontend.close();
             throw e;
         }
+        frontend.startReading();
         return frontend;
+    }
+
+    /**
+     * Every listener reads from now on, none before all are bound: a client that finds one
+     * answering finds them all (what the kernel queued meanwhile is read now).
+     */
+    private void startReading() {
+        for (UdpSocket s : udp) {
+            s.startReading();
+        }
+        for (Channel server : tcpServers) {
+            server.config().setAutoRead(true);
+        }
     }
 
     private void bindOne(InetSocketAddress address, Transport transport, EventLoopGroup group,
@@ -158,6 +172,7 @@ public final class Frontend {
         ServerBootstrap sb = new ServerBootstrap().group(group)
                 .channelFactory(transport.server())
                 .option(ChannelOption.SO_BACKLOG, TCP_BACKLOG)
+                .option(ChannelOption.AUTO_READ, false) // accepts once every listener is bound (startReading)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.ALLOW_HALF_CLOSURE, true) // answer, then close (TcpListener)
                 .childOption(ChannelOption.ALLOCATOR, Transport.ALLOCATOR)
@@ -184,6 +199,7 @@ public final class Frontend {
         ServerBootstrap sb = new ServerBootstrap().group(group)
                 .channelFactory(transport.server())
                 .option(ChannelOption.SO_BACKLOG, TCP_BACKLOG)
+                .option(ChannelOption.AUTO_READ, false) // accepts once every listener is bound (startReading)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.ALLOW_HALF_CLOSURE, !https)
                 .childOption(ChannelOption.ALLOCATOR, Transport.ALLOCATOR)
@@ -230,8 +246,8 @@ public final class Frontend {
     /**
      * Each datagram to the sockets of {@code at} goes to the socket of the CPU that received it.
      * On loopback that is the sender's CPU, so a client keeps to one loop and loops that have no
-     * client stay asleep: at 20,000 qps on 2 cores, 2.0-2.3 instead of 2.7-2.8 CPU s per 100k
-     * queries (docs/benchmarks.md, "UDP steering"). From a NIC, sockets share the load only as far as its
+     * client stay asleep, where the hash would wake each loop in turn (docs/benchmarks.md,
+     * "Design choices measured", "UDP steering"). From a NIC, sockets share the load only as far as its
      * receive queues spread it over the CPUs, which is why auto leaves other addresses to the hash.
      */
     private static boolean steerByCpu(List<UdpSocket> group, InetSocketAddress at) {

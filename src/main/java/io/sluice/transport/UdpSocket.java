@@ -38,15 +38,18 @@ public final class UdpSocket {
     private final EventLoop loop;
     private final InetSocketAddress local;
     private IoRegistration registration;
+    private final Transport transport;
 
-    private UdpSocket(DatagramChannel channel, EventLoop loop) throws IOException {
+    private UdpSocket(DatagramChannel channel, EventLoop loop, Transport transport) throws IOException {
         this.channel = channel;
         this.loop = loop;
+        this.transport = transport;
         this.local = (InetSocketAddress) channel.getLocalAddress();
     }
 
     /**
-     * A socket bound to {@code at}, read by {@code reader} on {@code loop}.
+     * A socket bound to {@code at}, to be read by {@code reader} on {@code loop} from
+     * {@link #startReading}: the kernel queues what arrives meanwhile.
      *
      * @param reusePort whether other sockets may bind the same address (SO_REUSEPORT), one per loop
      */
@@ -58,7 +61,7 @@ public final class UdpSocket {
                 ch.setOption(StandardSocketOptions.SO_REUSEPORT, true);
             }
             ch.bind(at);
-            return watched(transport, loop, ch, reader);
+            return watched(transport, loop, ch, reader, false);
         } catch (IOException | InterruptedException | RuntimeException e) {
             ch.close();
             throw e;
@@ -74,7 +77,7 @@ public final class UdpSocket {
         DatagramChannel ch = open(peer);
         try {
             ch.connect(peer);
-            return watched(transport, loop, ch, reader);
+            return watched(transport, loop, ch, reader, true);
         } catch (IOException | InterruptedException | RuntimeException e) {
             ch.close();
             throw e;
@@ -89,9 +92,9 @@ public final class UdpSocket {
         return ch;
     }
 
-    private static UdpSocket watched(Transport transport, EventLoop loop, DatagramChannel ch, Reader reader)
-            throws IOException, InterruptedException {
-        UdpSocket s = new UdpSocket(ch, loop);
+    private static UdpSocket watched(Transport transport, EventLoop loop, DatagramChannel ch, Reader reader,
+                                     boolean readNow) throws IOException, InterruptedException {
+        UdpSocket s = new UdpSocket(ch, loop, transport);
         Future<IoRegistration> f = ((IoEventLoop) loop).register(transport.readHandle(ch, () -> reader.readable(s)));
         if (!loop.inEventLoop()) {
             f.sync();
@@ -101,8 +104,19 @@ public final class UdpSocket {
         if (s.registration == null) {
             throw new IOException("the event loop did not take the socket", f.cause());
         }
-        s.registration.submit(transport.readOps());
+        if (readNow) {
+            s.registration.submit(transport.readOps());
+        }
         return s;
+    }
+
+    /** Starts reading a {@link #bind bound} socket. From any thread. */
+    public void startReading() {
+        onLoop(() -> {
+            if (registration.isValid()) {
+                registration.submit(transport.readOps());
+            }
+        });
     }
 
     /**

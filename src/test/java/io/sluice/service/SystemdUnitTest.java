@@ -28,7 +28,7 @@ class SystemdUnitTest {
     @Test
     void theUnitBindsPort53WithoutRootAndReloadsWithSighup() throws Exception {
         String unit = Files.readString(UNIT);
-        for (String line : new String[] {"DynamicUser=yes", "AmbientCapabilities=CAP_NET_BIND_SERVICE",
+        for (String line : new String[] {"Type=notify", "DynamicUser=yes", "AmbientCapabilities=CAP_NET_BIND_SERVICE",
                 "NoNewPrivileges=yes", "ProtectSystem=strict", "ProtectHome=yes", "PrivateTmp=yes",
                 "StateDirectory=sluice", "ExecReload=/bin/kill -HUP $MAINPID", "RestartPreventExitStatus=2",
                 "ExecReload=/usr/bin/java -Xmx128m -jar /opt/sluice/sluice.jar --config /etc/sluice/sluice.yml --check-config"}) {
