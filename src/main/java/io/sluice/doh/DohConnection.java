@@ -3,13 +3,10 @@ package io.sluice.doh;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.ssl.ApplicationProtocolNames;
 import io.netty.handler.ssl.ApplicationProtocolNegotiationHandler;
-import io.netty.handler.timeout.IdleStateEvent;
-import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.AttributeKey;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.sluice.pipeline.Outcome;
@@ -26,7 +23,7 @@ import java.util.concurrent.atomic.LongAdder;
  * One DNS over HTTPS connection (RFC 8484), set up behind its TLS handler: HTTP/2 when the client
  * chose "h2" by ALPN, HTTP/1.1 otherwise. The listener has already held it to the TCP bounds
  * (connections in all and per client, their rate) and read its PROXY header; here it is closed
- * after {@code tcp-idle-timeout} with nothing read or written, and, once the server stops, when
+ * after {@code tcp-idle-timeout} with no query asked or answered, and, once the server stops, when
  * its last exchange is answered. All of it runs on the connection's event loop: the counts below
  * are plain fields.
  */
@@ -55,6 +52,10 @@ public final class DohConnection {
     /** The client: the one a PROXY header named, else the peer; read at the first query. */
     private InetSocketAddress client;
     private int queries;
+    /** Queries of this connection in the query path: asked, not yet answered or dropped. */
+    private int exchangesOpen;
+    /** The last query asked or answer sent: what the idle timeout counts from. */
+    private long lastExchangeNanos = System.nanoTime();
     private boolean stopping;
     /** The client chose HTTP/2: told of a wind-down by GOAWAY. */
     private Http2Streams http2;
@@ -79,18 +80,11 @@ public final class DohConnection {
                                       AttributeKey<InetSocketAddress> proxiedKey) {
         DohConnection c = new DohConnection(ch, pipeline, meters, bounds.maxQueries(), proxiedKey);
         ScheduledFuture<?> lifetime = ch.eventLoop().schedule(c::stop, bounds.maxDurationNanos(), TimeUnit.NANOSECONDS);
-        ch.closeFuture().addListener(f -> lifetime.cancel(false));
-        ch.pipeline().addLast(new IdleStateHandler(0, 0, bounds.idleNanos(), TimeUnit.NANOSECONDS));
-        ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
-            @Override
-            public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-                if (evt instanceof IdleStateEvent) {
-                    meters.idleClosed().increment();
-                    ctx.close();
-                } else {
-                    ctx.fireUserEventTriggered(evt);
-                }
-            }
+        ScheduledFuture<?> idle = ch.eventLoop().scheduleAtFixedRate(() -> c.closeIfIdle(bounds.idleNanos()),
+                bounds.checkNanos(), bounds.checkNanos(), TimeUnit.NANOSECONDS);
+        ch.closeFuture().addListener(f -> {
+            lifetime.cancel(false);
+            idle.cancel(false);
         });
         ch.pipeline().addLast(new ApplicationProtocolNegotiationHandler(ApplicationProtocolNames.HTTP_1_1) {
             @Override
@@ -135,7 +129,12 @@ public final class DohConnection {
             return Refusal.ZONE_TRANSFER;
         }
         meters.queries().increment();
+        lastExchangeNanos = System.nanoTime();
+        exchangesOpen++; // before: an answer made at once comes back inside handle
         Outcome outcome = pipeline.handle(message, route);
+        if (outcome != Outcome.ANSWERED && outcome != Outcome.PARKED) {
+            exchangesOpen--; // the route will hear nothing of it
+        }
         if (maxQueries > 0 && ++queries >= maxQueries) {
             stop(); // past max-tcp-queries-per-connection: this one is answered, then the connection winds down
         }
@@ -144,6 +143,30 @@ public final class DohConnection {
             case NOT_A_QUERY -> Refusal.NOT_A_QUERY;
             default -> Refusal.REFUSED;
         };
+    }
+
+    /**
+     * A query's exchange ended: answered, or dropped after parking. With {@code responded}, a
+     * response was written, flushed with the loop's other writes.
+     */
+    void exchangeEnded(boolean responded) {
+        exchangesOpen--;
+        lastExchangeNanos = System.nanoTime();
+        if (responded) {
+            pipeline.writes().needsFlush(channel);
+        }
+    }
+
+    /**
+     * Closes the connection after {@code tcp-idle-timeout} with no query asked or answered and
+     * none in the path: as over TCP, only a whole exchange counts, so that a client's HTTP/2 PING
+     * frames or SETTINGS (or anything else it trickles) keep no connection open.
+     */
+    private void closeIfIdle(long idleNanos) {
+        if (exchangesOpen <= 0 && System.nanoTime() - lastExchangeNanos >= idleNanos && channel.isActive()) {
+            meters.idleClosed().increment();
+            channel.close();
+        }
     }
 
     /** The client: the one a PROXY header named (read before any request), else the peer. */
@@ -157,11 +180,6 @@ public final class DohConnection {
 
     Channel channel() {
         return channel;
-    }
-
-    /** The connection's response (its HTTP/2 frames or HTTP/1.1 message) is flushed with the loop's other writes. */
-    void needsFlush() {
-        pipeline.writes().needsFlush(channel);
     }
 
     /** The end of a read: the query path may send what it held for it. */

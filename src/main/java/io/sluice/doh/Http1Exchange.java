@@ -118,22 +118,25 @@ final class Http1Exchange extends ChannelDuplexHandler {
 
         @Override
         public void send(ByteBuf answer) {
-            if (!owed) {
+            boolean awaited = owed;
+            if (awaited) {
+                owed = false;
+                respond(ctx, HttpResponseStatus.OK, DohRequest.CONTENT_TYPE, connection.maxAge(answer), answer,
+                        ctx.voidPromise());
+            } else {
                 answer.release();
-                return;
             }
-            owed = false;
-            respond(ctx, HttpResponseStatus.OK, DohRequest.CONTENT_TYPE, connection.maxAge(answer), answer,
-                    ctx.voidPromise());
-            connection.needsFlush();
+            connection.exchangeEnded(awaited);
         }
 
         @Override
         public void dropped(ByteBuf query) {
-            if (owed) {
+            boolean awaited = owed;
+            if (awaited) {
                 owed = false;
-                refuse(ctx, Refusal.REFUSED);
+                refuse(ctx, Refusal.REFUSED); // flushed at once
             }
+            connection.exchangeEnded(false);
         }
     }
 

@@ -201,23 +201,25 @@ final class Http2Streams extends Http2ConnectionHandler {
         @Override
         public void send(ByteBuf answer) {
             inPath--;
-            if (awaiting(streamId)) {
+            boolean awaited = awaiting(streamId);
+            if (awaited) {
                 respond(ctx, streamId, HttpResponseStatus.OK, DNS_MESSAGE, connection.maxAge(answer), answer,
                         ctx.voidPromise());
-                connection.needsFlush();
             } else { // the client reset the stream, or the connection closes
                 answer.release();
             }
+            connection.exchangeEnded(awaited);
             closeIfDone();
         }
 
         @Override
         public void dropped(ByteBuf query) {
             inPath--;
-            if (awaiting(streamId)) {
+            boolean awaited = awaiting(streamId);
+            if (awaited) {
                 refuse(ctx, streamId, Refusal.REFUSED);
-                connection.needsFlush();
             }
+            connection.exchangeEnded(awaited);
             closeIfDone();
         }
     }

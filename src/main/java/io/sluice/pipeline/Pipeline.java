@@ -121,7 +121,7 @@ public final class Pipeline {
                 try {
                     sides[i].answer(a);
                 } catch (RuntimeException e) {
-                    errors.caught(InternalErrors.nameOf(sides[i]), "an answer on its way back", "the answer goes on", e);
+                    errors.caught(InternalErrors.nameOf(stages[i]), "an answer on its way back", "the answer goes on", e);
                 }
             }
         }

@@ -282,4 +282,54 @@ class DohTest {
         String hex = r.output().substring(r.output().indexOf("--body--\n") + 9).strip();
         return HexFormat.of().parseHex(hex);
     }
+
+    /**
+     * Only a whole exchange keeps a DoH connection from being idle, as over TCP: an HTTP/2 client
+     * that only sends PING frames (each acknowledged) is closed after tcp-idle-timeout, counted.
+     */
+    @Test
+    void pingsAloneDoNotKeepAnHttp2ConnectionOpen() throws Exception {
+        try (TestUpstream up = new TestUpstream(); RunningSluice s = serving(up, "tcp-idle-timeout", "1s")) {
+            io.netty.channel.EventLoopGroup group = new io.netty.channel.nio.NioEventLoopGroup(1);
+            try {
+                java.util.concurrent.atomic.AtomicInteger acks = new java.util.concurrent.atomic.AtomicInteger();
+                io.netty.handler.ssl.SslContext tls = io.netty.handler.ssl.SslContextBuilder.forClient()
+                        .trustManager(io.netty.handler.ssl.util.InsecureTrustManagerFactory.INSTANCE)
+                        .applicationProtocolConfig(new io.netty.handler.ssl.ApplicationProtocolConfig(
+                                io.netty.handler.ssl.ApplicationProtocolConfig.Protocol.ALPN,
+                                io.netty.handler.ssl.ApplicationProtocolConfig.SelectorFailureBehavior.NO_ADVERTISE,
+                                io.netty.handler.ssl.ApplicationProtocolConfig.SelectedListenerFailureBehavior.ACCEPT,
+                                "h2")).build();
+                io.netty.channel.Channel ch = new io.netty.bootstrap.Bootstrap().group(group)
+                        .channel(io.netty.channel.socket.nio.NioSocketChannel.class)
+                        .handler(new io.netty.channel.ChannelInitializer<>() {
+                            @Override
+                            protected void initChannel(io.netty.channel.Channel c) {
+                                c.pipeline().addLast(tls.newHandler(c.alloc()),
+                                        io.netty.handler.codec.http2.Http2FrameCodecBuilder.forClient().build(),
+                                        new io.netty.channel.ChannelInboundHandlerAdapter() {
+                                            @Override
+                                            public void channelRead(io.netty.channel.ChannelHandlerContext ctx, Object msg) {
+                                                if (msg instanceof io.netty.handler.codec.http2.Http2PingFrame ping
+                                                        && ping.ack()) {
+                                                    acks.incrementAndGet();
+                                                }
+                                                io.netty.util.ReferenceCountUtil.release(msg);
+                                            }
+                                        });
+                            }
+                        }).connect(s.sluice().httpsAddresses().get(0)).sync().channel();
+                long started = System.nanoTime();
+                for (long n = 0; ch.isActive() && System.nanoTime() - started < 10_000_000_000L; n++) {
+                    ch.writeAndFlush(new io.netty.handler.codec.http2.DefaultHttp2PingFrame(n));
+                    ch.closeFuture().await(200); // a PING every 200 ms, well within the idle timeout
+                }
+                assertTrue(acks.get() > 0, "the PINGs were answered: the connection was HTTP/2 and alive");
+                assertFalse(ch.isActive(), "closed as idle, though it pinged all along");
+                assertEquals(1, s.sluice().metrics().count("tcp_idle_closed"));
+            } finally {
+                group.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).sync();
+            }
+        }
+    }
 }
