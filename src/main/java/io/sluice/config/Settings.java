@@ -23,93 +23,56 @@ import org.xbill.DNS.ResolverConfig;
 import org.xbill.DNS.Type;
 
 /**
- * Everything sluice runs with, validated. Built by {@link Builder} from the YAML file, then flags.
- * The keys, defaults and meanings are documented in {@code conf/sluice.yml}.
- *
- * @param listen              addresses served over UDP and TCP
- * @param tlsListen           addresses served over TLS (DNS over TLS); empty for none
- * @param httpsListen         addresses served over HTTPS (DNS over HTTPS); empty for none
- * @param tlsCertFile         the TLS certificate chain (PEM), or null
- * @param tlsKeyFile          the TLS private key (PEM), or null
- * @param allowClients        client networks answered; the rest get {@code aclAction}
- * @param aclAction           what a client outside {@code allowClients} gets
- * @param aclIsDefault        whether {@code allowClients} is the default list (conf/sluice.yml writes it out)
- * @param proxyProtocolFrom   sources whose datagrams and connections start with a PROXY v2 header naming the client
- * @param upstreams           resolvers, tried in order
- * @param upstreamPolicy      which upstream a query asks first
- * @param upstreamTlsCaFile   what a TLS upstream's certificate must chain to, or null for the JDK's trust store
- * @param threads             event-loop threads
- * @param timeout             wait for one upstream before trying the next
- * @param queryTimeout        the most a query may take over all its upstreams before SERVFAIL
- * @param maxInflight         queries waiting on upstreams at once, over all threads
- * @param maxTcpConnections   client TCP connections at once
- * @param tcpIdleTimeout      a client TCP connection with no whole query and nothing owed for this long is closed
- * @param tcpPerClient        client TCP connections at once from one IPv4 address or IPv6 /64
- * @param tcpConnectionRatePerClient new client TCP and TLS connections a second from one IPv4 address or IPv6 /64; 0 = no bound
- * @param tcpQueriesPerConnection queries read on one connection before it winds down; 0 = no limit
- * @param tcpMaxDuration      how long a client connection may stay open before it winds down
- * @param upstreamSockets     UDP sockets (source ports) per thread for upstream queries
- * @param upstreamSocketLifetime how long one upstream socket is used before a new one replaces it; zero: for ever
- * @param randomizeCase       send names upstream over UDP in a random case that replies must echo (0x20)
- * @param maxUdpSize          the most a UDP answer carries, whatever the client offers
- * @param udpSteering         how a listen address's datagrams are shared between the threads' sockets
- * @param maxFails            consecutive timeouts after which an upstream is marked down
- * @param healthCheckInterval how often a down upstream is probed
- * @param healthCheck         what a probe asks, and what counts as alive
- * @param limits              the per-domain limits
- * @param cache               the answer cache
- * @param backend             where the limits' counters live
- * @param dnstap              where dnstap goes, if anywhere
- * @param metrics             where to serve /metrics, or null for nowhere
- * @param admin               where to serve the admin API, or null for nowhere
- * @param adminTokenFile      the file of the admin API's bearer token, or null for none
- * @param configFile          the file the settings were read from, which a reload reads again; or null
- * @param logLevel            the root logger's level, or null to leave it to logback.xml
- * @param values              every setting of {@link SettingTable} with the value the fields above were made
- *                            from (defaults filled in, the upstreams and threads as worked out): what a
- *                            reload compares key by key
+ * Everything sluice runs with, validated: every setting of {@link SettingTable} with its value
+ * (defaults filled in, the upstreams and threads as worked out), read by {@link #value} or by the
+ * accessors below, one a setting, and the sections the parts take whole ({@link #limits},
+ * {@link #cache}, {@link #backend}, {@link #dnstap}), made from those values. Built by
+ * {@link Builder} from the YAML file, then flags; a reload makes the next from these and the
+ * changed values ({@link #with}), comparing key by key. The keys, defaults and meanings are
+ * documented in {@code conf/sluice.yml} and {@code docs/configuration.md}.
  */
-public record Settings(
-        List<InetSocketAddress> listen,
-        List<InetSocketAddress> tlsListen,
-        List<InetSocketAddress> httpsListen,
-        Path tlsCertFile,
-        Path tlsKeyFile,
-        List<Network> allowClients,
-        SettingTable.AclAction aclAction,
-        boolean aclIsDefault,
-        List<Network> proxyProtocolFrom,
-        List<UpstreamAddress> upstreams,
-        UpstreamPolicy upstreamPolicy,
-        Path upstreamTlsCaFile,
-        int threads,
-        Duration timeout,
-        Duration queryTimeout,
-        int maxInflight,
-        int maxTcpConnections,
-        Duration tcpIdleTimeout,
-        int tcpPerClient,
-        int tcpConnectionRatePerClient,
-        int tcpQueriesPerConnection,
-        Duration tcpMaxDuration,
-        int upstreamSockets,
-        Duration upstreamSocketLifetime,
-        boolean randomizeCase,
-        int maxUdpSize,
-        UdpSteering udpSteering,
-        int maxFails,
-        Duration healthCheckInterval,
-        HealthCheck healthCheck,
-        LimitSettings limits,
-        CacheSettings cache,
-        BackendSettings backend,
-        DnstapSettings dnstap,
-        InetSocketAddress metrics,
-        InetSocketAddress admin,
-        Path adminTokenFile,
-        Path configFile,
-        String logLevel,
-        Map<Setting<?>, Object> values) {
+public final class Settings {
+    private final Map<Setting<?>, Object> values;
+    /** The file the settings were read from, which a reload reads again; or null. */
+    private final Path configFile;
+    private final HealthCheck healthCheck;
+    private final LimitSettings limits;
+    private final CacheSettings cache;
+    private final BackendSettings backend;
+    private final DnstapSettings dnstap;
+
+    private Settings(Map<Setting<?>, Object> values, Map<String, LimitSettings.DomainLimit> domains,
+                     Map<String, String> domainOrigins, Path configFile) {
+        Map<Setting<?>, Object> v = Collections.unmodifiableMap(new HashMap<>(values)); // some are null: no Map.copyOf
+        this.values = v;
+        this.configFile = configFile;
+        this.healthCheck = new HealthCheck(at(v, SettingTable.HEALTH_CHECK_NAME), at(v, SettingTable.HEALTH_CHECK_TYPE),
+                at(v, SettingTable.HEALTH_CHECK_MUST_RESOLVE));
+        this.limits = new LimitSettings(
+                new LimitSettings.DomainLimit(at(v, SettingTable.LIMIT), at(v, SettingTable.WINDOW)),
+                at(v, SettingTable.ALGORITHM), at(v, SettingTable.BURST), at(v, SettingTable.ACTION),
+                at(v, SettingTable.DRY_RUN), at(v, SettingTable.MAX_DOMAINS), at(v, SettingTable.JANITOR_INTERVAL),
+                at(v, SettingTable.PUBLIC_SUFFIX_LIST), domains, at(v, SettingTable.EXEMPT_CLIENTS), domainOrigins,
+                at(v, SettingTable.REVERSE_IPV4_PREFIX), at(v, SettingTable.REVERSE_IPV6_PREFIX),
+                new LimitSettings.PerClient(new LimitSettings.DomainLimit(at(v, SettingTable.PER_CLIENT_QUERIES),
+                        at(v, SettingTable.PER_CLIENT_WINDOW)), at(v, SettingTable.PER_CLIENT_IPV4_PREFIX),
+                        at(v, SettingTable.PER_CLIENT_IPV6_PREFIX)),
+                new LimitSettings.Flood(at(v, SettingTable.FLOOD_DETECT), at(v, SettingTable.FLOOD_NXDOMAIN_RATIO),
+                        at(v, SettingTable.FLOOD_MIN_ANSWERS), at(v, SettingTable.FLOOD_BUDGET),
+                        at(v, SettingTable.FLOOD_PRESSURE), at(v, SettingTable.FLOOD_EXEMPT_DOMAINS)));
+        this.backend = new BackendSettings(at(v, SettingTable.BACKEND), at(v, SettingTable.REDIS),
+                at(v, SettingTable.REDIS_CLUSTER), at(v, SettingTable.REDIS_MODE), at(v, SettingTable.REDIS_TIMEOUT),
+                at(v, SettingTable.REDIS_FAILURE), at(v, SettingTable.SYNC_INTERVAL), at(v, SettingTable.STATE_FILE),
+                at(v, SettingTable.RESET_CORRUPT_STATE_FILE));
+        this.cache = new CacheSettings(at(v, SettingTable.CACHE_SIZE), at(v, SettingTable.CACHE_MAX_BYTES),
+                at(v, SettingTable.CACHE_MAX_TTL), at(v, SettingTable.CACHE_MAX_NEGATIVE_TTL),
+                at(v, SettingTable.CACHE_SERVFAIL_TTL), at(v, SettingTable.CACHE_STALE_TTL),
+                at(v, SettingTable.CACHE_STALE_REFRESH_TIME), at(v, SettingTable.CACHE_STALE_WHEN_LIMITED),
+                at(v, SettingTable.CACHE_PREFETCH));
+        this.dnstap = new DnstapSettings(at(v, SettingTable.DNSTAP_SOCKET), at(v, SettingTable.DNSTAP_IDENTITY),
+                at(v, SettingTable.DNSTAP_VERSION), at(v, SettingTable.DNSTAP_QUEUE_SIZE),
+                at(v, SettingTable.DNSTAP_MESSAGES));
+    }
 
     /** The value {@code s} has here (null where it has none). */
     @SuppressWarnings("unchecked")
@@ -126,7 +89,7 @@ public record Settings(
                          Map<String, String> domainOrigins) {
         Map<Setting<?>, Object> v = new HashMap<>(values);
         v.putAll(changes);
-        return assemble(v, domains, domainOrigins, configFile);
+        return new Settings(v, domains, domainOrigins, configFile);
     }
 
     @SuppressWarnings("unchecked")
@@ -134,61 +97,199 @@ public record Settings(
         return (T) values.get(s);
     }
 
-    /** Settings made from each setting's value, the domain overrides' windows filled in. */
-    private static Settings assemble(Map<Setting<?>, Object> v, Map<String, LimitSettings.DomainLimit> domains,
-                                     Map<String, String> domainOrigins, Path configFile) {
-        LimitSettings limits = new LimitSettings(
-                new LimitSettings.DomainLimit(at(v, SettingTable.LIMIT), at(v, SettingTable.WINDOW)),
-                at(v, SettingTable.ALGORITHM), at(v, SettingTable.BURST), at(v, SettingTable.ACTION),
-                at(v, SettingTable.DRY_RUN), at(v, SettingTable.MAX_DOMAINS), at(v, SettingTable.JANITOR_INTERVAL),
-                at(v, SettingTable.PUBLIC_SUFFIX_LIST), domains, at(v, SettingTable.EXEMPT_CLIENTS), domainOrigins,
-                at(v, SettingTable.REVERSE_IPV4_PREFIX), at(v, SettingTable.REVERSE_IPV6_PREFIX),
-                new LimitSettings.PerClient(new LimitSettings.DomainLimit(at(v, SettingTable.PER_CLIENT_QUERIES),
-                        at(v, SettingTable.PER_CLIENT_WINDOW)), at(v, SettingTable.PER_CLIENT_IPV4_PREFIX),
-                        at(v, SettingTable.PER_CLIENT_IPV6_PREFIX)),
-                new LimitSettings.Flood(at(v, SettingTable.FLOOD_DETECT), at(v, SettingTable.FLOOD_NXDOMAIN_RATIO),
-                        at(v, SettingTable.FLOOD_MIN_ANSWERS), at(v, SettingTable.FLOOD_BUDGET),
-                        at(v, SettingTable.FLOOD_PRESSURE), at(v, SettingTable.FLOOD_EXEMPT_DOMAINS)));
-        BackendSettings backend = new BackendSettings(at(v, SettingTable.BACKEND), at(v, SettingTable.REDIS),
-                at(v, SettingTable.REDIS_CLUSTER), at(v, SettingTable.REDIS_MODE), at(v, SettingTable.REDIS_TIMEOUT),
-                at(v, SettingTable.REDIS_FAILURE), at(v, SettingTable.SYNC_INTERVAL), at(v, SettingTable.STATE_FILE),
-                at(v, SettingTable.RESET_CORRUPT_STATE_FILE));
-        CacheSettings cache = new CacheSettings(at(v, SettingTable.CACHE_SIZE), at(v, SettingTable.CACHE_MAX_BYTES),
-                at(v, SettingTable.CACHE_MAX_TTL), at(v, SettingTable.CACHE_MAX_NEGATIVE_TTL),
-                at(v, SettingTable.CACHE_SERVFAIL_TTL), at(v, SettingTable.CACHE_STALE_TTL),
-                at(v, SettingTable.CACHE_STALE_REFRESH_TIME), at(v, SettingTable.CACHE_STALE_WHEN_LIMITED),
-                at(v, SettingTable.CACHE_PREFETCH));
-        DnstapSettings dnstap = new DnstapSettings(at(v, SettingTable.DNSTAP_SOCKET), at(v, SettingTable.DNSTAP_IDENTITY),
-                at(v, SettingTable.DNSTAP_VERSION), at(v, SettingTable.DNSTAP_QUEUE_SIZE),
-                at(v, SettingTable.DNSTAP_MESSAGES));
-        List<Network> allowClients = at(v, SettingTable.ALLOW_CLIENTS);
-        return new Settings(at(v, SettingTable.LISTEN), at(v, SettingTable.TLS_LISTEN), at(v, SettingTable.HTTPS_LISTEN),
-                at(v, SettingTable.TLS_CERT_FILE), at(v, SettingTable.TLS_KEY_FILE), allowClients,
-                at(v, SettingTable.ACL_ACTION), allowClients.equals(SettingTable.PRIVATE_NETWORKS),
-                at(v, SettingTable.PROXY_PROTOCOL_FROM), at(v, SettingTable.UPSTREAMS),
-                at(v, SettingTable.UPSTREAM_POLICY), at(v, SettingTable.UPSTREAM_TLS_CA_FILE),
-                at(v, SettingTable.THREADS), at(v, SettingTable.TIMEOUT), at(v, SettingTable.QUERY_TIMEOUT),
-                at(v, SettingTable.MAX_INFLIGHT), at(v, SettingTable.MAX_TCP_CONNECTIONS),
-                at(v, SettingTable.TCP_IDLE_TIMEOUT), at(v, SettingTable.MAX_TCP_CONNECTIONS_PER_CLIENT),
-                at(v, SettingTable.TCP_CONNECTION_RATE_PER_CLIENT), at(v, SettingTable.MAX_TCP_QUERIES_PER_CONNECTION),
-                at(v, SettingTable.MAX_TCP_CONNECTION_DURATION), at(v, SettingTable.UPSTREAM_SOCKETS),
-                at(v, SettingTable.UPSTREAM_SOCKET_LIFETIME), at(v, SettingTable.RANDOMIZE_CASE),
-                at(v, SettingTable.MAX_UDP_SIZE), at(v, SettingTable.UDP_STEERING), at(v, SettingTable.MAX_FAILS),
-                at(v, SettingTable.HEALTH_CHECK_INTERVAL),
-                new HealthCheck(at(v, SettingTable.HEALTH_CHECK_NAME), at(v, SettingTable.HEALTH_CHECK_TYPE),
-                        at(v, SettingTable.HEALTH_CHECK_MUST_RESOLVE)),
-                limits, cache, backend, dnstap, at(v, SettingTable.METRICS), at(v, SettingTable.ADMIN),
-                at(v, SettingTable.ADMIN_TOKEN_FILE), configFile, at(v, SettingTable.LOG_LEVEL), v);
+    /** Addresses served over UDP and TCP. */
+    public List<InetSocketAddress> listen() {
+        return value(SettingTable.LISTEN);
     }
 
-    public Settings {
-        listen = List.copyOf(listen);
-        tlsListen = List.copyOf(tlsListen);
-        httpsListen = List.copyOf(httpsListen);
-        allowClients = List.copyOf(allowClients);
-        proxyProtocolFrom = List.copyOf(proxyProtocolFrom);
-        upstreams = List.copyOf(upstreams);
-        values = Collections.unmodifiableMap(new HashMap<>(values)); // some values are null: no Map.copyOf
+    /** Addresses served over TLS (DNS over TLS); empty for none. */
+    public List<InetSocketAddress> tlsListen() {
+        return value(SettingTable.TLS_LISTEN);
+    }
+
+    /** Addresses served over HTTPS (DNS over HTTPS); empty for none. */
+    public List<InetSocketAddress> httpsListen() {
+        return value(SettingTable.HTTPS_LISTEN);
+    }
+
+    /** The TLS certificate chain (PEM), or null. */
+    public Path tlsCertFile() {
+        return value(SettingTable.TLS_CERT_FILE);
+    }
+
+    /** The TLS private key (PEM), or null. */
+    public Path tlsKeyFile() {
+        return value(SettingTable.TLS_KEY_FILE);
+    }
+
+    /** Client networks answered; the rest get {@code aclAction}. */
+    public List<Network> allowClients() {
+        return value(SettingTable.ALLOW_CLIENTS);
+    }
+
+    /** What a client outside {@code allowClients} gets. */
+    public SettingTable.AclAction aclAction() {
+        return value(SettingTable.ACL_ACTION);
+    }
+
+    /** Whether {@code allowClients} is the default list (conf/sluice.yml writes it out). */
+    public boolean aclIsDefault() {
+        return allowClients().equals(SettingTable.PRIVATE_NETWORKS);
+    }
+
+    /** Sources whose datagrams and connections start with a PROXY v2 header naming the client. */
+    public List<Network> proxyProtocolFrom() {
+        return value(SettingTable.PROXY_PROTOCOL_FROM);
+    }
+
+    /** Resolvers, tried in order. */
+    public List<UpstreamAddress> upstreams() {
+        return value(SettingTable.UPSTREAMS);
+    }
+
+    /** Which upstream a query asks first. */
+    public UpstreamPolicy upstreamPolicy() {
+        return value(SettingTable.UPSTREAM_POLICY);
+    }
+
+    /** What a TLS upstream's certificate must chain to, or null for the JDK's trust store. */
+    public Path upstreamTlsCaFile() {
+        return value(SettingTable.UPSTREAM_TLS_CA_FILE);
+    }
+
+    /** Event-loop threads. */
+    public int threads() {
+        return value(SettingTable.THREADS);
+    }
+
+    /** Wait for one upstream before trying the next. */
+    public Duration timeout() {
+        return value(SettingTable.TIMEOUT);
+    }
+
+    /** The most a query may take over all its upstreams before SERVFAIL. */
+    public Duration queryTimeout() {
+        return value(SettingTable.QUERY_TIMEOUT);
+    }
+
+    /** Queries waiting on upstreams at once, over all threads. */
+    public int maxInflight() {
+        return value(SettingTable.MAX_INFLIGHT);
+    }
+
+    /** Client TCP connections at once. */
+    public int maxTcpConnections() {
+        return value(SettingTable.MAX_TCP_CONNECTIONS);
+    }
+
+    /** A client TCP connection with no whole query and nothing owed for this long is closed. */
+    public Duration tcpIdleTimeout() {
+        return value(SettingTable.TCP_IDLE_TIMEOUT);
+    }
+
+    /** Client TCP connections at once from one IPv4 address or IPv6 /64. */
+    public int tcpPerClient() {
+        return value(SettingTable.MAX_TCP_CONNECTIONS_PER_CLIENT);
+    }
+
+    /** New client TCP and TLS connections a second from one IPv4 address or IPv6 /64; 0 = no bound. */
+    public int tcpConnectionRatePerClient() {
+        return value(SettingTable.TCP_CONNECTION_RATE_PER_CLIENT);
+    }
+
+    /** Queries read on one connection before it winds down; 0 = no limit. */
+    public int tcpQueriesPerConnection() {
+        return value(SettingTable.MAX_TCP_QUERIES_PER_CONNECTION);
+    }
+
+    /** How long a client connection may stay open before it winds down. */
+    public Duration tcpMaxDuration() {
+        return value(SettingTable.MAX_TCP_CONNECTION_DURATION);
+    }
+
+    /** UDP sockets (source ports) per thread for upstream queries. */
+    public int upstreamSockets() {
+        return value(SettingTable.UPSTREAM_SOCKETS);
+    }
+
+    /** How long one upstream socket is used before a new one replaces it; zero: for ever. */
+    public Duration upstreamSocketLifetime() {
+        return value(SettingTable.UPSTREAM_SOCKET_LIFETIME);
+    }
+
+    /** Send names upstream over UDP in a random case that replies must echo (0x20). */
+    public boolean randomizeCase() {
+        return value(SettingTable.RANDOMIZE_CASE);
+    }
+
+    /** The most a UDP answer carries, whatever the client offers. */
+    public int maxUdpSize() {
+        return value(SettingTable.MAX_UDP_SIZE);
+    }
+
+    /** How a listen address's datagrams are shared between the threads' sockets. */
+    public UdpSteering udpSteering() {
+        return value(SettingTable.UDP_STEERING);
+    }
+
+    /** Consecutive timeouts after which an upstream is marked down. */
+    public int maxFails() {
+        return value(SettingTable.MAX_FAILS);
+    }
+
+    /** How often a down upstream is probed. */
+    public Duration healthCheckInterval() {
+        return value(SettingTable.HEALTH_CHECK_INTERVAL);
+    }
+
+    /** What a probe asks, and what counts as alive. */
+    public HealthCheck healthCheck() {
+        return healthCheck;
+    }
+
+    /** The per-domain limits. */
+    public LimitSettings limits() {
+        return limits;
+    }
+
+    /** The answer cache. */
+    public CacheSettings cache() {
+        return cache;
+    }
+
+    /** Where the limits' counters live. */
+    public BackendSettings backend() {
+        return backend;
+    }
+
+    /** Where dnstap goes, if anywhere. */
+    public DnstapSettings dnstap() {
+        return dnstap;
+    }
+
+    /** Where to serve /metrics, or null for nowhere. */
+    public InetSocketAddress metrics() {
+        return value(SettingTable.METRICS);
+    }
+
+    /** Where to serve the admin API, or null for nowhere. */
+    public InetSocketAddress admin() {
+        return value(SettingTable.ADMIN);
+    }
+
+    /** The file of the admin API's bearer token, or null for none. */
+    public Path adminTokenFile() {
+        return value(SettingTable.ADMIN_TOKEN_FILE);
+    }
+
+    /** The file the settings were read from, which a reload reads again; or null. */
+    public Path configFile() {
+        return configFile;
+    }
+
+    /** The root logger's level, or null to leave it to logback.xml. */
+    public String logLevel() {
+        return value(SettingTable.LOG_LEVEL);
     }
 
     /**
@@ -387,7 +488,7 @@ public record Settings(
             Integer threads = get(SettingTable.THREADS);
             resolved.put(SettingTable.THREADS, threads == null ? Runtime.getRuntime().availableProcessors() : threads);
             resolved.put(SettingTable.UPSTREAMS, u);
-            Settings settings = assemble(resolved, overrides, domainOrigins, configFile);
+            Settings settings = new Settings(resolved, overrides, domainOrigins, configFile);
             checkCacheFits(settings.cache(), settings.threads());
             checkTls(settings.tlsListen(), settings.httpsListen(), l);
             return settings;

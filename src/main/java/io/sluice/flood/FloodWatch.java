@@ -20,8 +20,8 @@ import java.util.function.Supplier;
  *
  * <p>The limit stage notes in the query the counter it decided on ({@link DomainLimiter#answerNote}), and the
  * forwarder hands the note back with the answer, carrying it without knowing what it is: reducing
- * each answer's name again and looking its counter up cost 8% of a saturated loop
- * (docs/benchmarks.md, "Flood"). The name is reduced here only for a log line, or for a query
+ * each answer's name again and looking its counter up would double the work of a decision on
+ * every answer (docs/benchmarks.md, "Flood"). The name is reduced here only for a log line, or for a query
  * without the note, or whose counter's slot holds another domain by now.
  */
 final class FloodWatch implements AnswerSide, Supplier<String> {

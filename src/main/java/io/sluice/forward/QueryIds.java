@@ -14,8 +14,8 @@ import java.util.function.LongSupplier;
  * spoofing defences of RFC 5452 and 0x20). Drawn in blocks from the JDK's Hash_DRBG (SHA-256,
  * NIST SP 800-90A, seeded by the system's entropy source), so the per-query cost is an array read
  * and the generator's lock is paid once per block. The default SecureRandom (NativePRNG) costs
- * about four times as much per byte, 79 ns per 64 bits against 21 (JMH
- * {@code QuestionCaseBenchmark.bits*}), and a query now draws ten bytes where it drew two.
+ * several times as much per byte (JMH {@code QuestionCaseBenchmark.bits*}), and a query draws
+ * about ten bytes: its ID, its socket and its name's letters.
  */
 final class QueryIds implements LongSupplier {
     private static final int BLOCK_IDS = 4096;

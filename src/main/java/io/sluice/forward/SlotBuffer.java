@@ -6,8 +6,8 @@ import io.netty.buffer.ByteBufAllocator;
 /**
  * A direct buffer that one in-flight slot keeps and refills for every query it carries, where a
  * pooled buffer per copy would otherwise be taken and given back. Each query is copied twice (the
- * query sent upstream, the reply sent back); refilling kept buffers instead raised pinned
- * saturation from 150-154k to 158-164k qps (docs/benchmarks.md, "Slot buffers").
+ * query sent upstream, the reply sent back); a kept buffer is warm in the cache and costs the
+ * allocator nothing (docs/benchmarks.md, "Design choices measured", "Slot buffers").
  *
  * <p>Ownership: the slot holds one reference, and every copy handed out holds one more, which its
  * user releases as with any buffer (a write releases it once sent). So the buffer is refilled only

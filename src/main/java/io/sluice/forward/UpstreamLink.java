@@ -16,9 +16,8 @@ abstract class UpstreamLink {
 
     /**
      * The query waiting for each message ID: an open-addressing map sized by what is in flight.
-     * A 65,536-entry array per socket (256 KiB; 4 MiB over the 16 sockets of two loops) made each
-     * claim of a random ID a cache miss: one loop at saturation went from 0.69 to 0.66 CPU s per
-     * 100k queries with the map (docs/benchmarks.md, "Message-ID map").
+     * A 65,536-entry array per socket (256 KiB, and a loop has many sockets) would make each claim
+     * of a random ID a cache miss (docs/benchmarks.md, "Design choices measured", "Message-ID map").
      */
     private final IntObjectHashMap<PendingQuery> byId = new IntObjectHashMap<>(256);
     private final Upstream upstream;

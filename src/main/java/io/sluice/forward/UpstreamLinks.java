@@ -120,8 +120,8 @@ final class UpstreamLinks {
 
     /**
      * Sockets connected to one upstream, each from its own kernel-chosen port. Connected sockets
-     * cost the kernel no route lookup per send (measured: 0.78 s of system CPU per 100k queries
-     * unconnected; docs/benchmarks.md, "Upstream sockets") and only ever receive from that upstream.
+     * cost the kernel no route lookup per send (docs/benchmarks.md, "Design choices measured",
+     * "Upstream sockets") and only ever receive from that upstream.
      */
     private void connectUdp(Upstream u, UdpUpstreamLink[] links) throws InterruptedException {
         for (int i = 0; i < links.length; i++) {

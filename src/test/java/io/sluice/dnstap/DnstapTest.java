@@ -10,6 +10,7 @@ import io.sluice.testing.Await;
 import io.sluice.testing.DnstapReader;
 import io.sluice.testing.DohClients;
 import io.sluice.testing.Dns;
+import io.sluice.testing.ProxyV2;
 import io.sluice.testing.RunningSluice;
 import io.sluice.testing.TestCertificates;
 import io.sluice.testing.TestUpstream;
@@ -71,6 +72,22 @@ class DnstapTest {
             assertEquals(0, s.sluice().metrics().count("dnstap_dropped"));
             assertTrue(reader.messages().stream().allMatch(m -> m.path("identity").asText().equals("resolver-1")
                     && m.path("version").asText().equals("test 1")), reader.messages().toString());
+        }
+    }
+
+    @Test
+    void aClientBehindAProxyIsLoggedAsTheClientItsProxyNames() throws Exception {
+        try (DnstapReader reader = DnstapReader.listen(socket); TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), "dnstap.socket", socket.toString(),
+                     "proxy-protocol-from", "127.0.0.0/8")) {
+            byte[] datagram = ProxyV2.proxied("10.1.2.3", ProxyV2.UDP, Dns.query(21, "proxied.example.", Type.A));
+            assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), datagram)));
+            for (String kind : new String[] {"CLIENT_QUERY", "CLIENT_RESPONSE"}) {
+                JsonNode m = reader.await(1, DnstapReader.of(kind, "proxied.example.")).get(0);
+                assertEquals("10.1.2.3", m.path("query_address").asText(), m.toString());
+                assertEquals(ProxyV2.CLIENT_PORT, m.path("query_port").asInt(), m.toString());
+                assertEquals(s.address().getPort(), m.path("response_port").asInt(), "the address sluice read it on");
+            }
         }
     }
 

@@ -8,6 +8,7 @@ import io.sluice.config.ConfigException;
 import io.sluice.config.Settings;
 import io.sluice.limit.ManualClock;
 import io.sluice.testing.Dns;
+import io.sluice.testing.ProxyV2;
 import io.sluice.testing.RunningSluice;
 import io.sluice.testing.TestCertificates;
 import io.sluice.testing.TestUpstream;
@@ -117,7 +118,7 @@ class TlsTest {
             InetSocketAddress at = s.sluice().tlsAddresses().get(0);
             for (String client : List.of("10.1.2.3", "192.0.2.7")) {
                 try (Socket tcp = new Socket(at.getAddress(), at.getPort())) {
-                    tcp.getOutputStream().write(ProxyProtocolTest.proxied(client, 1, new byte[0]));
+                    tcp.getOutputStream().write(ProxyV2.proxied(client, ProxyV2.TCP, new byte[0]));
                     try (SSLSocket c = (SSLSocket) trusting(files[0]).getSocketFactory()
                             .createSocket(tcp, at.getHostString(), at.getPort(), true)) {
                         c.setSoTimeout(5000);
