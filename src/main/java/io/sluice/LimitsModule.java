@@ -5,6 +5,8 @@ import io.netty.channel.EventLoopGroup;
 import io.sluice.backend.Backends;
 import io.sluice.config.BackendSettings;
 import io.sluice.config.ConfigException;
+import io.sluice.config.Reloadable;
+import io.sluice.config.Setting;
 import io.sluice.config.Settings;
 import io.sluice.flood.Floods;
 import io.sluice.limit.Backend;
@@ -25,7 +27,7 @@ import io.sluice.top.TopDomains;
  * the one package that sees all four without a cycle: the backends and flood detection build on
  * the limiter.
  */
-final class LimitsModule implements Module {
+final class LimitsModule implements Module, Reloadable {
     /** Domains in the top-K gauges of /metrics. */
     private static final int TOP_GAUGES = 20;
 
@@ -128,5 +130,21 @@ final class LimitsModule implements Module {
             top.close();
         }
         limits.close();
+    }
+
+    /** A reload's limits: one new snapshot of budgets, flood settings, action, dry run and exemptions. */
+    @Override
+    public Setting.Applied part() {
+        return Setting.Applied.LIMITS;
+    }
+
+    @Override
+    public void check(Settings next) throws ConfigException {
+        limits.check(next.limits());
+    }
+
+    @Override
+    public void apply(Settings next) throws ConfigException {
+        limits.reload(next.limits()); // checked: it takes them
     }
 }

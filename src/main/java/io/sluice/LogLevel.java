@@ -2,10 +2,26 @@ package io.sluice;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
+import io.sluice.config.Reloadable;
+import io.sluice.config.Setting;
+import io.sluice.config.Settings;
 import org.slf4j.LoggerFactory;
 
 /** The level of sluice's root logger, set at start and by a reload from {@code log-level}. */
 final class LogLevel {
+    /** What a reload does with {@code log-level}. */
+    static final Reloadable RELOAD = new Reloadable() {
+        @Override
+        public Setting.Applied part() {
+            return Setting.Applied.LOG_LEVEL;
+        }
+
+        @Override
+        public void apply(Settings next) {
+            LogLevel.apply(next.logLevel());
+        }
+    };
+
     private LogLevel() {
     }
 

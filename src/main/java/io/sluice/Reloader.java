@@ -1,35 +1,25 @@
 package io.sluice;
 
-import io.sluice.acl.ClientRules;
 import io.sluice.config.ConfigException;
+import io.sluice.config.Reloadable;
 import io.sluice.config.Setting.Applied;
-import io.sluice.config.SettingTable;
 import io.sluice.config.Settings;
 import io.sluice.config.SettingsSource;
-import io.sluice.dnstap.Dnstap;
-import io.sluice.forward.Forwarding;
-import io.sluice.frontend.Frontend;
-import io.sluice.limit.Limits;
 import io.sluice.metrics.Registry;
-import io.sluice.transport.ServerTls;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.atomic.LongAdder;
-import javax.net.ssl.SSLException;
 
 /**
  * Puts a reload in force: reads the settings again, works out what changed ({@link Reload}), and
- * hands each part what it takes while running. Holds the settings as started with what reloads
+ * hands each part that takes it ({@link Reloadable}, listed once by {@code Sluice}) the new settings. Holds the settings as started with what reloads
  * changed since. Reloads come from the admin API and from SIGHUP, on their own threads: one at a
  * time, under this object's lock.
  */
 final class Reloader {
-    private final Limits limits;
-    private final Forwarding forwarding;
-    private final ClientRules clientRules;
-    /** dnstap, or null when it is off. */
-    private final Dnstap dnstap;
-    private final Frontend frontend;
+    private final List<Reloadable> parts;
     private final LongAdder reloads;
     private final LongAdder reloadFailures;
     private volatile Settings settings;
@@ -38,14 +28,10 @@ final class Reloader {
         throw new ConfigException("nothing to reload: sluice was started without --config");
     };
 
-    Reloader(Settings started, Registry meters, Limits limits, Forwarding forwarding, ClientRules clientRules,
-             Dnstap dnstap, Frontend frontend) {
+    /** @param parts what a reload hands settings to, in the order it changes them ({@link Reloadable}) */
+    Reloader(Settings started, Registry meters, List<Reloadable> parts) {
         this.settings = started;
-        this.limits = limits;
-        this.forwarding = forwarding;
-        this.clientRules = clientRules;
-        this.dnstap = dnstap;
-        this.frontend = frontend;
+        this.parts = List.copyOf(parts);
         this.reloads = meters.counter("reloads", "Reloads of the configuration that were put in force.");
         this.reloadFailures = meters.counter("reload_failures", "Reloads refused: the file was invalid; nothing changed.");
     }
@@ -61,59 +47,46 @@ final class Reloader {
     }
 
     /**
-     * Reads the configuration again and puts in force what can change while running: limits,
-     * overrides, exemptions, action, dry run, the client rules, and the upstreams with their
-     * timeouts and health checks. What needs a restart is kept as it is and named in the result. One reload at a time.
+     * Reads the configuration again and puts in force what can change while running, each part
+     * what its keys say ({@link Reload}): every part that takes the reload is checked before any
+     * changes. What needs a restart is kept as it is and named in the result. One reload at a time.
      *
      * @return one line per change
-     * @throws ConfigException when the file is invalid (naming file, line and key); nothing changes then
+     * @throws ConfigException when the file is invalid (naming file, line and key), or a part cannot
+     *                         take it; nothing changes then
      */
     synchronized List<String> reload() throws ConfigException {
-        Settings next;
+        Reload r;
+        List<Reloadable> taking = new ArrayList<>();
         try {
-            next = source.read();
-        } catch (ConfigException e) {
-            reloadFailures.increment();
-            throw e;
-        }
-        Reload r = Reload.between(settings, next);
-        ServerTls.Contexts tls = null;
-        if (!settings.tlsListen().isEmpty() || !settings.httpsListen().isEmpty()) {
-            // certificates are renewed in place: read again at every reload
-            try {
-                tls = ServerTls.Contexts.load(settings.tlsCertFile(), settings.tlsKeyFile());
-            } catch (SSLException e) {
-                reloadFailures.increment();
-                throw new ConfigException("tls-cert-file, tls-key-file: " + ServerTls.whatIsWrong(e));
+            r = Reload.between(settings, source.read());
+            Set<Applied> changed = EnumSet.noneOf(Applied.class);
+            for (Applied part : Applied.values()) {
+                if (!r.changesTo(part).isEmpty()) {
+                    changed.add(part);
+                }
             }
-        }
-        try {
-            if (!r.changesTo(Applied.LIMITS).isEmpty()) {
-                limits.check(r.applied().limits()); // before anything changes
+            for (Reloadable p : parts) {
+                if (p.takes(changed)) {
+                    taking.add(p);
+                }
             }
-            if (!r.changesTo(Applied.FORWARDING).isEmpty()) {
-                forwarding.switchTo(r.applied());
+            for (Reloadable p : taking) {
+                p.check(r.applied()); // before anything changes
             }
-            if (!r.changesTo(Applied.LIMITS).isEmpty()) {
-                limits.reload(r.applied().limits()); // checked above: it takes them
-            }
-            if (!r.changesTo(Applied.CLIENT_RULES).isEmpty()) {
-                clientRules.replace(next.allowClients(), next.aclAction() == SettingTable.AclAction.DROP,
-                        next.proxyProtocolFrom());
+            for (Reloadable p : taking) {
+                p.apply(r.applied());
             }
         } catch (ConfigException e) {
             reloadFailures.increment();
             throw e;
-        } catch (InterruptedException | RuntimeException e) {
+        } catch (InterruptedException e) {
             reloadFailures.increment();
-            throw new ConfigException("upstreams: cannot use them: " + e.getMessage());
-        }
-        LogLevel.apply(next.logLevel());
-        if (!r.changesTo(Applied.DNSTAP).isEmpty()) {
-            dnstap.reconfigure(r.applied().dnstap());
-        }
-        if (tls != null) {
-            frontend.useTls(tls);
+            Thread.currentThread().interrupt();
+            throw new ConfigException("interrupted while putting the reload in force");
+        } catch (RuntimeException e) { // a bug: say so, as a refused reload, rather than leave the caller an exception
+            reloadFailures.increment();
+            throw new ConfigException("cannot put the reload in force: " + e);
         }
         settings = r.applied();
         reloads.increment();
@@ -122,9 +95,7 @@ final class Reloader {
             all.addAll(r.changesTo(part));
         }
         r.needRestart().forEach(k -> all.add(k + ": needs a restart, kept as it was"));
-        if (tls != null) {
-            all.add("tls-cert-file: read again, for new TLS connections");
-        }
+        taking.forEach(p -> all.addAll(p.report()));
         return all;
     }
 }

@@ -8,6 +8,7 @@ import io.sluice.admin.AdminServer;
 import io.sluice.admin.Operations;
 import io.sluice.cache.AnswerCache;
 import io.sluice.config.ConfigException;
+import io.sluice.config.Reloadable;
 import io.sluice.config.Settings;
 import io.sluice.config.SettingsSource;
 import io.sluice.dnstap.Dnstap;
@@ -128,7 +129,17 @@ public final class Sluice implements AutoCloseable {
         // copy it, the longest pauses of a run (docs/benchmarks.md, "Soak").
         System.gc();
         frontend = Frontend.bind(settings, transport, group, pipelines, meters, access.rules(), clock);
-        reloader = new Reloader(settings, meters, limitsModule.limits(), forwarding, access.rules(), dnstap, frontend);
+        // What a reload hands new settings to, in the order it changes them: a new forwarding
+        // generation first, the one part that can still fail once every part has been checked.
+        List<Reloadable> reloadable = new ArrayList<>(List.of(forwarding, limitsModule, access, LogLevel.RELOAD));
+        if (dnstap != null) {
+            reloadable.add(dnstap);
+        }
+        Reloadable certificates = frontend.certificates(settings);
+        if (certificates != null) {
+            reloadable.add(certificates);
+        }
+        reloader = new Reloader(settings, meters, reloadable);
         stops.push(() -> frontend.drainAndClose(reloader.settings().queryTimeout(), this::inFlight));
         modules.forEach(Module::start);
         if (settings.admin() != null) {

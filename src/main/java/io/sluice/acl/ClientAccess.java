@@ -1,6 +1,8 @@
 package io.sluice.acl;
 
 import io.netty.channel.EventLoop;
+import io.sluice.config.Reloadable;
+import io.sluice.config.Setting;
 import io.sluice.config.SettingTable;
 import io.sluice.config.Settings;
 import io.sluice.metrics.Registry;
@@ -14,7 +16,7 @@ import java.util.concurrent.atomic.LongAdder;
  * {@code proxy-protocol-from} made into the rules the loops and the TCP listener read (and a
  * reload replaces), an {@link AccessControl} stage on each loop, and the log of denied clients.
  */
-public final class ClientAccess implements Module {
+public final class ClientAccess implements Module, Reloadable {
     private final ClientRules rules;
     private final LongAdder denied;
     private final DeniedLog log;
@@ -56,5 +58,16 @@ public final class ClientAccess implements Module {
     @Override
     public void close() {
         log.close();
+    }
+
+    /** A reload's client rules: allow-clients, acl-action and proxy-protocol-from, replaced together. */
+    @Override
+    public Setting.Applied part() {
+        return Setting.Applied.CLIENT_RULES;
+    }
+
+    @Override
+    public void apply(Settings next) {
+        rules.replace(next.allowClients(), next.aclAction() == SettingTable.AclAction.DROP, next.proxyProtocolFrom());
     }
 }

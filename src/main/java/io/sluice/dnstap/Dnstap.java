@@ -5,6 +5,9 @@ import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.EventLoop;
 import io.netty.util.internal.PlatformDependent;
 import io.sluice.config.DnstapSettings;
+import io.sluice.config.Reloadable;
+import io.sluice.config.Setting;
+import io.sluice.config.Settings;
 import io.sluice.metrics.Registry;
 import io.sluice.pipeline.MessageTap;
 import io.sluice.pipeline.Module;
@@ -32,7 +35,7 @@ import java.util.function.LongSupplier;
  * does the rest. A full queue (a slow reader), or no reader at all, drops the message and counts
  * it in {@code dnstap_dropped}: a query never waits for its log.
  */
-public final class Dnstap implements MessageTap, Module {
+public final class Dnstap implements MessageTap, Module, Reloadable {
     private final Queue<DnstapEvent> queue;
     private final LongAdder dropped;
     private final LongSupplier clock;
@@ -82,6 +85,17 @@ public final class Dnstap implements MessageTap, Module {
                 return Outcome.CONTINUE;
             }
         };
+    }
+
+    /** A reload's dnstap section: socket, identity, version and kinds of message. */
+    @Override
+    public Setting.Applied part() {
+        return Setting.Applied.DNSTAP;
+    }
+
+    @Override
+    public void apply(Settings next) {
+        reconfigure(next.dnstap());
     }
 
     /** A reload's socket, identity, version and kinds of message; a new socket is connected to at once. */

@@ -2,6 +2,9 @@ package io.sluice.forward;
 
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import io.netty.channel.EventLoopGroup;
+import io.sluice.config.ConfigException;
+import io.sluice.config.Reloadable;
+import io.sluice.config.Setting;
 import io.sluice.config.Settings;
 import io.sluice.metrics.LatencyHistogram;
 import io.sluice.metrics.Registry;
@@ -30,7 +33,7 @@ import java.util.stream.Collectors;
  * while a reload makes the next one (which may declare the same upstreams' series again).
  * {@link #retiring} is read without it by {@link #inFlight}: a copy-on-write list.
  */
-public final class Forwarding implements AutoCloseable {
+public final class Forwarding implements AutoCloseable, Reloadable {
     /** How long past query-timeout a replaced generation stays open: its ticks may notice an expiry late. */
     private static final long RETIRE_MARGIN_MILLIS = 1000;
 
@@ -97,6 +100,21 @@ public final class Forwarding implements AutoCloseable {
     /** The latency of the replies of the {@code index}-th upstream in force. */
     public LatencyHistogram latency(int index) {
         return current.latency(index);
+    }
+
+    /** A reload's upstreams and every way they are asked: a new generation ({@link #switchTo}). */
+    @Override
+    public Setting.Applied part() {
+        return Setting.Applied.FORWARDING;
+    }
+
+    @Override
+    public void apply(Settings next) throws ConfigException, InterruptedException {
+        try {
+            switchTo(next);
+        } catch (RuntimeException e) { // a socket the kernel refuses, an address family the host cannot reach
+            throw new ConfigException("upstreams: cannot use them: " + e.getMessage());
+        }
     }
 
     /**

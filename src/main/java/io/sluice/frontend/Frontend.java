@@ -12,6 +12,9 @@ import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.handler.ssl.SslContext;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.sluice.acl.ClientRules;
+import io.sluice.config.ConfigException;
+import io.sluice.config.Reloadable;
+import io.sluice.config.Setting;
 import io.sluice.config.Settings;
 import io.sluice.limit.Clock;
 import io.sluice.metrics.Registry;
@@ -31,6 +34,7 @@ import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.IntSupplier;
 import java.util.stream.Collectors;
 import javax.net.ssl.SSLException;
@@ -220,11 +224,46 @@ public final class Frontend {
     }
 
     /**
-     * Puts a certificate read again (a reload) in force for the TLS and HTTPS connections
-     * accepted from now on.
+     * What a reload does with the certificate of tls-listen and https-listen: reads the files again
+     * at every reload (a renewed certificate is written in place), for the connections accepted
+     * from then on; null without TLS. The files' paths take a restart.
      */
-    public void useTls(ServerTls.Contexts next) {
-        tls = next;
+    public Reloadable certificates(Settings started) {
+        if (tls == null) {
+            return null;
+        }
+        return new Reloadable() {
+            private ServerTls.Contexts read;
+
+            @Override
+            public Setting.Applied part() {
+                return Setting.Applied.RESTART;
+            }
+
+            @Override
+            public boolean takes(Set<Setting.Applied> changed) {
+                return true;
+            }
+
+            @Override
+            public void check(Settings next) throws ConfigException {
+                try {
+                    read = ServerTls.Contexts.load(started.tlsCertFile(), started.tlsKeyFile());
+                } catch (SSLException e) {
+                    throw new ConfigException("tls-cert-file, tls-key-file: " + ServerTls.whatIsWrong(e));
+                }
+            }
+
+            @Override
+            public void apply(Settings next) {
+                tls = read;
+            }
+
+            @Override
+            public List<String> report() {
+                return List.of("tls-cert-file: read again, for new TLS connections");
+            }
+        };
     }
 
     /** When the served certificate expires, seconds since the epoch; 0 without TLS. */
