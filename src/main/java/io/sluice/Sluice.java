@@ -12,6 +12,7 @@ import io.sluice.config.Reloadable;
 import io.sluice.config.Settings;
 import io.sluice.config.SettingsSource;
 import io.sluice.dnstap.Dnstap;
+import io.sluice.doh.DnsOverHttps;
 import io.sluice.forward.Forwarding;
 import io.sluice.forward.Upstream;
 import io.sluice.frontend.Frontend;
@@ -55,6 +56,7 @@ public final class Sluice implements AutoCloseable {
     /** The metrics, served on --metrics when asked for. */
     private MetricsEndpoint metrics;
     private Frontend frontend;
+    private DnsOverHttps doh;
     private Reloader reloader;
     private AdminServer admin;
 
@@ -129,18 +131,22 @@ public final class Sluice implements AutoCloseable {
         // copy it, the longest pauses of a run (docs/benchmarks.md, "Soak").
         System.gc();
         frontend = Frontend.bind(settings, transport, group, pipelines, meters, access.rules(), clock);
+        // drained for the query timeout in force: a reload may have changed it
+        stops.push(() -> frontend.drainAndClose((reloader == null ? settings : reloader.settings()).queryTimeout(),
+                this::inFlight));
+        doh = DnsOverHttps.bind(settings, frontend);
+        frontend.startReading(); // every front end is bound: none reads before
         // What a reload hands new settings to, in the order it changes them: a new forwarding
         // generation first, the one part that can still fail once every part has been checked.
         List<Reloadable> reloadable = new ArrayList<>(List.of(forwarding, limitsModule, access, LogLevel.RELOAD));
         if (dnstap != null) {
             reloadable.add(dnstap);
         }
-        Reloadable certificates = frontend.certificates(settings);
+        Reloadable certificates = frontend.certificates();
         if (certificates != null) {
             reloadable.add(certificates);
         }
         reloader = new Reloader(settings, meters, reloadable);
-        stops.push(() -> frontend.drainAndClose(reloader.settings().queryTimeout(), this::inFlight));
         modules.forEach(Module::start);
         if (settings.admin() != null) {
             admin = AdminServer.start(settings.admin(), settings.adminTokenFile(), new Operations(new AdminView(
@@ -168,7 +174,7 @@ public final class Sluice implements AutoCloseable {
 
     /** The DNS-over-HTTPS addresses bound, ports resolved; empty without https-listen. */
     public List<InetSocketAddress> httpsAddresses() {
-        return frontend.httpsAddresses();
+        return doh.addresses();
     }
 
     /** The DNS-over-TLS addresses bound, ports resolved; empty without tls-listen. */

@@ -9,6 +9,7 @@ import io.netty.handler.ssl.ApplicationProtocolNames;
 import io.netty.handler.ssl.ApplicationProtocolNegotiationHandler;
 import io.netty.util.AttributeKey;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.sluice.frontend.StreamProtocol;
 import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.Pipeline;
 import io.sluice.transport.ConnectionBounds;
@@ -17,7 +18,6 @@ import io.sluice.wire.ReplyRecords;
 import io.sluice.wire.Wire;
 import java.net.InetSocketAddress;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * One DNS over HTTPS connection (RFC 8484), set up behind its TLS handler: HTTP/2 when the client
@@ -28,10 +28,6 @@ import java.util.concurrent.atomic.LongAdder;
  * are plain fields.
  */
 public final class DohConnection {
-    /** The counters a connection adds to, the listener's. */
-    public record Meters(LongAdder queries, LongAdder handshakeFailed, LongAdder idleClosed, LongAdder ioErrors) {
-    }
-
     /**
      * HTTP/1.1 requests decoded and not yet answered, at most: every request of one read (a read
      * stops there while one waits, and holds 64 KiB at most, 16 bytes the shortest request), so
@@ -42,7 +38,7 @@ public final class DohConnection {
     private static final int MAX_BODY = DohRequest.MAX_MESSAGE + 1;
 
     private final Pipeline pipeline;
-    final Meters meters;
+    final StreamProtocol.Meters meters;
     private final AttributeKey<InetSocketAddress> proxiedKey;
     /** What requests and answers are read with, one at a time. */
     private final QueryView view = new QueryView();
@@ -62,7 +58,7 @@ public final class DohConnection {
     /** The client chose HTTP/1.1: its exchange in the path winds the connection down (Connection: close). */
     private Http1Exchange http1;
 
-    private DohConnection(Channel channel, Pipeline pipeline, Meters meters, int maxQueries,
+    private DohConnection(Channel channel, Pipeline pipeline, StreamProtocol.Meters meters, int maxQueries,
                           AttributeKey<InetSocketAddress> proxiedKey) {
         this.channel = channel;
         this.maxQueries = maxQueries;
@@ -76,7 +72,7 @@ public final class DohConnection {
      *
      * @param proxiedKey where the listener noted the client a PROXY header named, if any
      */
-    public static DohConnection addTo(Channel ch, Pipeline pipeline, Meters meters, ConnectionBounds bounds,
+    public static DohConnection addTo(Channel ch, Pipeline pipeline, StreamProtocol.Meters meters, ConnectionBounds bounds,
                                       AttributeKey<InetSocketAddress> proxiedKey) {
         DohConnection c = new DohConnection(ch, pipeline, meters, bounds.maxQueries(), proxiedKey);
         ScheduledFuture<?> lifetime = ch.eventLoop().schedule(c::stop, bounds.maxDurationNanos(), TimeUnit.NANOSECONDS);

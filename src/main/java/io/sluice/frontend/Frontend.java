@@ -32,9 +32,12 @@ import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.IntSupplier;
 import java.util.stream.Collectors;
 import javax.net.ssl.SSLException;
@@ -65,66 +68,126 @@ public final class Frontend {
     private final ListenerMeters meters;
     /** Sets up the client TCP connections; null until {@link #bind} makes it. */
     private TcpListener tcpListener;
-    /** The certificate new TLS and HTTPS connections take, or null without tls-listen and https-listen. */
+    /** The certificate the TLS front ends' new connections take; null until the first of them binds. */
     private volatile ServerTls.Contexts tls;
-    private final List<InetSocketAddress> tlsBound = new ArrayList<>();
-    private final List<InetSocketAddress> httpsBound = new ArrayList<>();
+    /** The addresses of the TLS front ends, by the name the startup line gives them: DNS over TLS's first. */
+    private final Map<String, List<InetSocketAddress>> tlsBound = new LinkedHashMap<>();
+    private final Settings settings;
+    private final Transport transport;
+    private final EventLoopGroup group;
+    private final Registry metrics;
 
-    private Frontend(Settings.UdpSteering steering, ClientRules rules, ListenerMeters meters) {
-        this.steering = steering;
+    private Frontend(Settings settings, Transport transport, EventLoopGroup group, ClientRules rules,
+                     Registry metrics) {
+        this.settings = settings;
+        this.steering = settings.udpSteering();
+        this.transport = transport;
+        this.group = group;
         this.rules = rules;
-        this.meters = meters;
+        this.metrics = metrics;
+        this.meters = new ListenerMeters(metrics);
     }
 
     /**
-     * Binds every listen address; each event loop's sockets hand what they read to its pipeline.
+     * Binds every listen address (UDP and TCP) and every tls-listen address (DNS over TLS); each
+     * event loop's sockets hand what they read to its pipeline, from {@link #startReading} on.
+     * Front ends of other packages bind through {@link #bindTls} meanwhile. What it bound is
+     * closed when it throws.
      *
      * @throws BindException naming the address and protocol that could not be bound
      */
     public static Frontend bind(Settings settings, Transport transport, EventLoopGroup group,
                                 List<Pipeline> pipelines, Registry metrics, ClientRules allowed, Clock clock)
             throws BindException, InterruptedException {
-        ListenerMeters meters = new ListenerMeters(metrics);
         Map<EventLoop, Pipeline> byLoop = new IdentityHashMap<>();
         for (Pipeline p : pipelines) {
             byLoop.put(p.loop(), p);
         }
-        Frontend frontend = new Frontend(settings.udpSteering(), allowed, meters);
-        if (!settings.tlsListen().isEmpty() || !settings.httpsListen().isEmpty()) {
-            metrics.gauge("tls_certificate_expiry_timestamp_seconds",
-                    "When the certificate served over TLS and HTTPS expires, in seconds since the epoch; a reload reads it again.",
-                    frontend::tlsExpiresAt);
-        }
-        frontend.tcpListener = new TcpListener(byLoop, meters, allowed, frontend.tcpConnections, settings, clock);
+        Frontend frontend = new Frontend(settings, transport, group, allowed, metrics);
+        frontend.tcpListener = new TcpListener(byLoop, frontend.meters, allowed, frontend.tcpConnections, settings, clock);
         try {
             for (InetSocketAddress address : settings.listen()) {
                 frontend.bindOne(address, transport, group, pipelines, frontend.tcpListener);
             }
-            if (!settings.tlsListen().isEmpty() || !settings.httpsListen().isEmpty()) {
-                frontend.tls = ServerTls.Contexts.load(settings.tlsCertFile(), settings.tlsKeyFile());
-                for (InetSocketAddress address : settings.tlsListen()) {
-                    frontend.bindTls(address, transport, group, false);
-                }
-                for (InetSocketAddress address : settings.httpsListen()) {
-                    frontend.bindTls(address, transport, group, true);
-                }
+            if (!settings.tlsListen().isEmpty()) {
+                frontend.bindTls(settings.tlsListen(), "tls", true, ch -> frontend.tcpListener.setUp(ch, frontend.tls.dot()));
             }
-        } catch (SSLException e) { // checked with the settings: the files changed since
-            frontend.close();
-            throw new IllegalStateException("tls-cert-file, tls-key-file: " + ServerTls.whatIsWrong(e), e);
         } catch (BindException | InterruptedException | RuntimeException e) {
             frontend.close();
             throw e;
         }
-        frontend.startReading();
         return frontend;
     }
 
     /**
-     * Every listener reads from now on, none before all are bound: a client that finds one
-     * answering finds them all (what the kernel queued meanwhile is read now).
+     * Binds a front end of another package that speaks {@code protocol} on TLS connections (DNS
+     * over HTTPS), on {@code addresses}: each connection is held to the bounds every TCP listener
+     * shares and its PROXY header read, then put in TLS with the certificate in force when it was
+     * accepted ({@code context} of it), then set up by {@code protocol}. Reads nothing before
+     * {@link #startReading}.
+     *
+     * @param name what the startup line, {@code queries{protocol}} and a bind error call it
+     * @return the addresses bound, ports resolved
      */
-    private void startReading() {
+    public List<InetSocketAddress> bindTls(List<InetSocketAddress> addresses, String name,
+                                           Function<ServerTls.Contexts, SslContext> context, StreamProtocol protocol)
+            throws BindException, InterruptedException {
+        StreamProtocol.Meters counted = new StreamProtocol.Meters(meters.queries(name), meters.tlsHandshakeFailed,
+                meters.tcpIdleClosed, meters.ioErrors);
+        return bindTls(addresses, name, false, ch -> tcpListener.setUp(ch, context.apply(tls), protocol, counted));
+    }
+
+    /** Binds TLS servers on {@code addresses} whose connections {@code setUp} takes, once the certificate is read. */
+    private List<InetSocketAddress> bindTls(List<InetSocketAddress> addresses, String name, boolean halfClosure,
+                                            Consumer<Channel> setUp)
+            throws BindException, InterruptedException {
+        readCertificate();
+        List<InetSocketAddress> bound = tlsBound.computeIfAbsent(name, n -> new ArrayList<>());
+        for (InetSocketAddress address : addresses) {
+            ServerBootstrap sb = new ServerBootstrap().group(group)
+                    .channelFactory(transport.server())
+                    .option(ChannelOption.SO_BACKLOG, TCP_BACKLOG)
+                    .option(ChannelOption.AUTO_READ, false) // accepts once every listener is bound (startReading)
+                    .childOption(ChannelOption.TCP_NODELAY, true)
+                    .childOption(ChannelOption.ALLOW_HALF_CLOSURE, halfClosure)
+                    .childOption(ChannelOption.ALLOCATOR, Transport.ALLOCATOR)
+                    .childHandler(new ChannelInitializer<>() {
+                        @Override
+                        protected void initChannel(Channel ch) {
+                            setUp.accept(ch);
+                        }
+                    });
+            Channel server = bindOrExplain(sb.bind(address).await(), address, name);
+            tcpServers.add(server);
+            bound.add((InetSocketAddress) server.localAddress());
+        }
+        return List.copyOf(bound);
+    }
+
+    /**
+     * The certificate every TLS front end serves, read once, when the first binds (and again at
+     * each reload, {@link #certificates}); the files were checked with the settings.
+     */
+    private void readCertificate() {
+        if (tls != null) {
+            return;
+        }
+        try {
+            tls = ServerTls.Contexts.load(settings.tlsCertFile(), settings.tlsKeyFile());
+        } catch (SSLException e) { // checked with the settings: the files changed since
+            throw new IllegalStateException("tls-cert-file, tls-key-file: " + ServerTls.whatIsWrong(e), e);
+        }
+        metrics.gauge("tls_certificate_expiry_timestamp_seconds",
+                "When the certificate served over TLS and HTTPS expires, in seconds since the epoch; a reload reads it again.",
+                this::tlsExpiresAt);
+    }
+
+    /**
+     * Every listener reads from now on, none before all are bound: a client that finds one
+     * answering finds them all (what the kernel queued meanwhile is read now). Call once every
+     * front end is bound.
+     */
+    public void startReading() {
         for (UdpSocket s : udp) {
             s.startReading();
         }
@@ -195,40 +258,11 @@ public final class Frontend {
     }
 
     /**
-     * DNS over TLS on {@code address}, or over HTTPS: TCP connections as on the listen addresses,
-     * each wrapped in TLS with the certificate in force when it was accepted.
+     * What a reload does with the certificate the TLS front ends serve: reads the files again at
+     * every reload (a renewed certificate is written in place), for the connections accepted from
+     * then on; null without TLS. The files' paths take a restart.
      */
-    private void bindTls(InetSocketAddress address, Transport transport, EventLoopGroup group, boolean https)
-            throws BindException, InterruptedException {
-        ServerBootstrap sb = new ServerBootstrap().group(group)
-                .channelFactory(transport.server())
-                .option(ChannelOption.SO_BACKLOG, TCP_BACKLOG)
-                .option(ChannelOption.AUTO_READ, false) // accepts once every listener is bound (startReading)
-                .childOption(ChannelOption.TCP_NODELAY, true)
-                .childOption(ChannelOption.ALLOW_HALF_CLOSURE, !https)
-                .childOption(ChannelOption.ALLOCATOR, Transport.ALLOCATOR)
-                .childHandler(new ChannelInitializer<>() {
-                    @Override
-                    protected void initChannel(Channel ch) {
-                        ServerTls.Contexts now = tls;
-                        if (https) {
-                            tcpListener.setUpHttps(ch, now.https());
-                        } else {
-                            tcpListener.setUp(ch, now.dot());
-                        }
-                    }
-                });
-        Channel server = bindOrExplain(sb.bind(address).await(), address, https ? "https" : "tls");
-        tcpServers.add(server);
-        (https ? httpsBound : tlsBound).add((InetSocketAddress) server.localAddress());
-    }
-
-    /**
-     * What a reload does with the certificate of tls-listen and https-listen: reads the files again
-     * at every reload (a renewed certificate is written in place), for the connections accepted
-     * from then on; null without TLS. The files' paths take a restart.
-     */
-    public Reloadable certificates(Settings started) {
+    public Reloadable certificates() {
         if (tls == null) {
             return null;
         }
@@ -248,7 +282,7 @@ public final class Frontend {
             @Override
             public void check(Settings next) throws ConfigException {
                 try {
-                    read = ServerTls.Contexts.load(started.tlsCertFile(), started.tlsKeyFile());
+                    read = ServerTls.Contexts.load(settings.tlsCertFile(), settings.tlsKeyFile());
                 } catch (SSLException e) {
                     throw new ConfigException("tls-cert-file, tls-key-file: " + ServerTls.whatIsWrong(e));
                 }
@@ -272,14 +306,9 @@ public final class Frontend {
         return now == null ? 0 : now.expiresAt();
     }
 
-    /** The TLS addresses bound, ports resolved; empty without tls-listen. */
+    /** The DNS-over-TLS addresses bound, ports resolved; empty without tls-listen. */
     public List<InetSocketAddress> tlsAddresses() {
-        return List.copyOf(tlsBound);
-    }
-
-    /** The HTTPS addresses bound, ports resolved; empty without https-listen. */
-    public List<InetSocketAddress> httpsAddresses() {
-        return List.copyOf(httpsBound);
+        return List.copyOf(tlsBound.getOrDefault("tls", List.of()));
     }
 
     /**
@@ -358,9 +387,10 @@ public final class Frontend {
 
     /** For the startup line: what listens where, over which protocols. */
     public String describe() {
-        return "listening on " + text(bound) + " (udp x" + udpSocketsPerAddress() + ", tcp)"
-                + (tlsAddresses().isEmpty() ? "" : ", " + text(tlsAddresses()) + " (tls, " + ServerTls.provider() + ")")
-                + (httpsAddresses().isEmpty() ? "" : ", " + text(httpsAddresses()) + " (https, " + ServerTls.provider() + ")");
+        StringBuilder line = new StringBuilder("listening on " + text(bound) + " (udp x" + udpSocketsPerAddress() + ", tcp)");
+        tlsBound.forEach((name, addresses) -> line.append(", ").append(text(addresses))
+                .append(" (").append(name).append(", ").append(ServerTls.provider()).append(")"));
+        return line.toString();
     }
 
     /** For the end of the startup line: how each port's datagrams are shared out between its sockets, if it has several. */

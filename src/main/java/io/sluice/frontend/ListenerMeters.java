@@ -8,7 +8,6 @@ final class ListenerMeters {
     final LongAdder queriesUdp;
     final LongAdder queriesTcp;
     final LongAdder queriesTls;
-    final LongAdder queriesHttps;
     final LongAdder tcpConnectionsRejected;
     final LongAdder tcpIdleClosed;
     final LongAdder tcpClientLimitRejected;
@@ -17,16 +16,13 @@ final class ListenerMeters {
     final LongAdder aclDenied;
     final LongAdder proxyHeaderInvalid;
     final LongAdder tlsHandshakeFailed;
+    private final Registry registry;
 
     ListenerMeters(Registry r) {
-        queriesUdp = r.counter("queries", "Messages read from clients: datagrams, messages on TCP and TLS connections, DNS over HTTPS requests.",
-                "protocol", "udp");
-        queriesTcp = r.counter("queries", "Messages read from clients: datagrams, messages on TCP and TLS connections, DNS over HTTPS requests.",
-                "protocol", "tcp");
-        queriesTls = r.counter("queries", "Messages read from clients: datagrams, messages on TCP and TLS connections, DNS over HTTPS requests.",
-                "protocol", "tls");
-        queriesHttps = r.counter("queries", "Messages read from clients: datagrams, messages on TCP and TLS connections, DNS over HTTPS requests.",
-                "protocol", "https");
+        this.registry = r;
+        queriesUdp = queries("udp");
+        queriesTcp = queries("tcp");
+        queriesTls = queries("tls");
         tcpConnectionsRejected = r.counter("tcp_connections_rejected", "Client connections closed past max-tcp-connections.");
         tcpIdleClosed = r.counter("tcp_idle_closed", "Client connections closed after tcp-idle-timeout.");
         tcpClientLimitRejected = r.counter("tcp_client_limit_rejected",
@@ -40,5 +36,11 @@ final class ListenerMeters {
         proxyHeaderInvalid = r.counter("proxy_header_invalid",
                 "Datagrams dropped and TCP connections closed from proxy-protocol-from sources for want of a valid"
                         + " PROXY v2 header.");
+    }
+
+    /** The queries read over {@code protocol}, as {@code queries{protocol}} names it. */
+    LongAdder queries(String protocol) {
+        return registry.counter("queries", "Messages read from clients: datagrams, messages on TCP and TLS connections,"
+                + " DNS over HTTPS requests.", "protocol", protocol);
     }
 }

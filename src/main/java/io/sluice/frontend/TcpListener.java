@@ -12,7 +12,6 @@ import io.netty.handler.ssl.SslContext;
 import io.netty.util.AttributeKey;
 import io.sluice.acl.ClientRules;
 import io.sluice.config.Settings;
-import io.sluice.doh.DohConnection;
 import io.sluice.limit.Clock;
 import io.sluice.pipeline.Pipeline;
 import io.sluice.transport.ConnectionBounds;
@@ -58,7 +57,6 @@ final class TcpListener extends ChannelInitializer<Channel> {
     private final int maxPerClient;
     private final ConnectionBounds bounds;
     private final ConnectionRate rate;
-    private final DohConnection.Meters dohMeters;
     /** {@link #stop} has begun: a connection set up from now on is told at once. */
     private volatile boolean stopping;
 
@@ -73,8 +71,6 @@ final class TcpListener extends ChannelInitializer<Channel> {
         this.maxPerClient = settings.tcpPerClient();
         this.bounds = new ConnectionBounds(settings.tcpIdleTimeout().toNanos(), settings.tcpQueriesPerConnection(),
                 settings.tcpMaxDuration().toNanos());
-        this.dohMeters = new DohConnection.Meters(meters.queriesHttps, meters.tlsHandshakeFailed, meters.tcpIdleClosed,
-                meters.ioErrors);
     }
 
     @Override
@@ -97,18 +93,21 @@ final class TcpListener extends ChannelInitializer<Channel> {
         tellIfStopping(ch);
     }
 
-    /** Sets up a DNS over HTTPS connection, in TLS with {@code tls}: the same bounds, then HTTP/2 or HTTP/1.1. */
-    void setUpHttps(Channel ch, SslContext tls) {
+    /**
+     * Sets up a connection of a front end of another package: the same bounds, then TLS with
+     * {@code tls}, then {@code protocol}, whose wind-down the listener's stop reaches.
+     */
+    void setUp(Channel ch, SslContext tls, StreamProtocol protocol, StreamProtocol.Meters protocolMeters) {
         if (!admit(ch)) {
             return;
         }
         ch.pipeline().addLast(tls.newHandler(ch.alloc()));
-        DohConnection doh = DohConnection.addTo(ch, pipelines.get(ch.eventLoop()), dohMeters, bounds, PROXIED);
+        Runnable stop = protocol.setUp(ch, pipelines.get(ch.eventLoop()), bounds, PROXIED, protocolMeters);
         ch.pipeline().addFirst(new ChannelInboundHandlerAdapter() {
             @Override
             public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
                 if (evt == STOP_READING) {
-                    doh.stop();
+                    stop.run();
                 } else {
                     ctx.fireUserEventTriggered(evt);
                 }

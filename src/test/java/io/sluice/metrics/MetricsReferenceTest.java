@@ -33,6 +33,7 @@ class MetricsReferenceTest {
              RunningSluice all = RunningSluice.start(List.of(), b -> {
                  b.set("upstreams", List.of(up.hostPort(), "tls://127.0.0.1:1#upstream.test"));
                  b.set("tls-listen", List.of("127.0.0.1:0"));
+                 b.set("https-listen", List.of("127.0.0.1:0")); // each front end declares its queries{protocol}
                  b.set("tls-cert-file", List.of(cert[0].toString()));
                  b.set("tls-key-file", List.of(cert[1].toString()));
                  b.set("cache.size", List.of("1000"));

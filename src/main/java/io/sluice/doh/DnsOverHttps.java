@@ -1,0 +1,35 @@
+package io.sluice.doh;
+
+import io.sluice.config.Settings;
+import io.sluice.frontend.Frontend;
+import io.sluice.transport.ServerTls;
+import java.net.BindException;
+import java.net.InetSocketAddress;
+import java.util.List;
+
+/**
+ * DNS over HTTPS as a front end: it binds {@code https-listen} through the frontend's TLS
+ * listeners (the TCP bounds, the PROXY header, the certificate shared with DNS over TLS, offered
+ * with ALPN h2 and http/1.1) and speaks HTTP on each connection ({@link DohConnection}).
+ */
+public final class DnsOverHttps {
+    private final List<InetSocketAddress> addresses;
+
+    private DnsOverHttps(List<InetSocketAddress> addresses) {
+        this.addresses = addresses;
+    }
+
+    /** Binds {@code settings}' https-listen addresses, if any; they read from the frontend's start of reading on. */
+    public static DnsOverHttps bind(Settings settings, Frontend frontend) throws BindException, InterruptedException {
+        if (settings.httpsListen().isEmpty()) {
+            return new DnsOverHttps(List.of());
+        }
+        return new DnsOverHttps(frontend.bindTls(settings.httpsListen(), "https", ServerTls.Contexts::https,
+                (ch, pipeline, bounds, proxied, meters) -> DohConnection.addTo(ch, pipeline, meters, bounds, proxied)::stop));
+    }
+
+    /** The addresses bound, ports resolved; empty without https-listen. */
+    public List<InetSocketAddress> addresses() {
+        return addresses;
+    }
+}
