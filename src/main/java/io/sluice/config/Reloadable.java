@@ -6,9 +6,11 @@ import java.util.Set;
 /**
  * A part of the running server that a reload hands new settings to: the part its keys name
  * ({@link Setting#applied}). The server lists its parts once; a reload checks every part that
- * takes it before it changes any, then puts the settings in force part by part, in that order
- * (one that may still fail, a new forwarding generation, listed first). A failure anywhere fails
- * the reload, named by key.
+ * takes it before it changes any, then puts the settings in force part by part, in that order.
+ *
+ * <p>So that a failed reload changes nothing: what can fail is found in {@link #check}, and only
+ * the first part listed (a new forwarding generation, which changes nothing when it cannot be
+ * made) may still fail in {@link #apply}.
  */
 public interface Reloadable {
     /** Which of a reload's changes it takes. */

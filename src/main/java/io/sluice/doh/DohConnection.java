@@ -34,6 +34,11 @@ public final class DohConnection {
      * that a client that pipelines a whole read of requests has each answered in turn.
      */
     private static final int MAX_PIPELINED = 4096;
+    /**
+     * How long past the idle timeout an open exchange keeps a connection from closing as idle: far
+     * past any query's time in the path (query-timeout, a parked query's backend call).
+     */
+    private static final long LOST_EXCHANGE_NANOS = TimeUnit.MINUTES.toNanos(1);
     /** The most an HTTP/1.1 request's body is read to before it is refused: a DNS message and room for framing. */
     private static final int MAX_BODY = DohRequest.MAX_MESSAGE + 1;
 
@@ -126,31 +131,31 @@ public final class DohConnection {
         }
         meters.queries().increment();
         lastExchangeNanos = System.nanoTime();
-        exchangesOpen++; // before: an answer made at once comes back inside handle
+        exchangesOpen++; // before: an answer made at once comes back inside handle, and settles it
         Outcome outcome = pipeline.handle(message, route);
-        if (outcome != Outcome.ANSWERED && outcome != Outcome.PARKED) {
-            exchangesOpen--; // the route will hear nothing of it
-        }
         if (maxQueries > 0 && ++queries >= maxQueries) {
             stop(); // past max-tcp-queries-per-connection: this one is answered, then the connection winds down
         }
-        return switch (outcome) {
-            case ANSWERED, PARKED -> null;
-            case NOT_A_QUERY -> Refusal.NOT_A_QUERY;
-            default -> Refusal.REFUSED;
-        };
+        if (outcome == Outcome.ANSWERED || outcome == Outcome.PARKED || !route.settle()) {
+            return null; // answered, to be, or already
+        }
+        return outcome == Outcome.NOT_A_QUERY ? Refusal.NOT_A_QUERY : Refusal.REFUSED;
     }
 
-    /**
-     * A query's exchange ended: answered, or dropped after parking. With {@code responded}, a
-     * response was written, flushed with the loop's other writes.
-     */
-    void exchangeEnded(boolean responded) {
+    /** Queries of this connection in the query path: asked, not yet settled. */
+    int exchangesOpen() {
+        return exchangesOpen;
+    }
+
+    /** An exchange was settled ({@link DohRoute#settle}). */
+    void exchangeSettled() {
         exchangesOpen--;
         lastExchangeNanos = System.nanoTime();
-        if (responded) {
-            pipeline.writes().needsFlush(channel);
-        }
+    }
+
+    /** A response was written: it is flushed with the loop's other writes. */
+    void needsFlush() {
+        pipeline.writes().needsFlush(channel);
     }
 
     /**
@@ -159,7 +164,9 @@ public final class DohConnection {
      * frames or SETTINGS (or anything else it trickles) keep no connection open.
      */
     private void closeIfIdle(long idleNanos) {
-        if (exchangesOpen <= 0 && System.nanoTime() - lastExchangeNanos >= idleNanos && channel.isActive()) {
+        long idle = System.nanoTime() - lastExchangeNanos;
+        // An exchange open past any answer's time is one a bug lost: it keeps no connection open.
+        if ((exchangesOpen <= 0 && idle >= idleNanos || idle >= idleNanos + LOST_EXCHANGE_NANOS) && channel.isActive()) {
             meters.idleClosed().increment();
             channel.close();
         }

@@ -15,9 +15,26 @@ import java.net.InetSocketAddress;
  */
 abstract class DohRoute implements Route {
     private final DohConnection connection;
+    /** The exchange is settled: answered, dropped after parking, or refused at once. */
+    private boolean settled;
 
     DohRoute(DohConnection connection) {
         this.connection = connection;
+    }
+
+    /**
+     * Settles the exchange, the first time only: an answer that comes after (a bug's: the query
+     * refused at once, yet forwarded) is no one's. The connection counts the exchange out then.
+     *
+     * @return whether this call settled it
+     */
+    final boolean settle() {
+        if (settled) {
+            return false;
+        }
+        settled = true;
+        connection.exchangeSettled();
+        return true;
     }
 
     @Override

@@ -23,7 +23,7 @@ import java.util.ArrayDeque;
  * DNS over HTTPS on an HTTP/1.1 connection: one request answered at a time, in order, as HTTP/1.1
  * requires of pipelined requests; those read meanwhile wait, and the connection is not read while
  * any does. A request that asks to close ({@code Connection: close}) is answered, then closed.
- * The DNS answer comes back through the connection's one route ({@link ExchangeRoute}), which
+ * The DNS answer comes back through the request's route ({@link ExchangeRoute}), which
  * makes it the response to the request in the query path: {@code 200}, with
  * {@code cache-control: max-age} the answer's smallest TTL.
  */
@@ -41,11 +41,9 @@ final class Http1Exchange extends ChannelDuplexHandler {
     private boolean owed;
     private ChannelHandlerContext ctx;
     private final DohConnection connection;
-    private final ExchangeRoute route;
 
     Http1Exchange(DohConnection connection) {
         this.connection = connection;
-        this.route = new ExchangeRoute();
     }
 
     @Override
@@ -96,7 +94,7 @@ final class Http1Exchange extends ChannelDuplexHandler {
         }
         try {
             owed = true; // before the ask: the answer may come inside it
-            Refusal refusal = connection.ask(request.message(), route);
+            Refusal refusal = connection.ask(request.message(), new ExchangeRoute());
             if (refusal != null) {
                 owed = false;
                 refuse(ctx, refusal);
@@ -107,9 +105,9 @@ final class Http1Exchange extends ChannelDuplexHandler {
     }
 
     /**
-     * The route back to the request in the query path: one per connection, since one request at a
-     * time is. An answer no request waits for (the connection closed) is dropped, never written raw
-     * on the connection.
+     * The route back to one request: the one in the query path while its exchange is unsettled,
+     * since one request at a time is. An answer no request waits for (the connection closed, the
+     * exchange settled already) is dropped, never written raw on the connection.
      */
     private final class ExchangeRoute extends DohRoute {
         ExchangeRoute() {
@@ -118,25 +116,22 @@ final class Http1Exchange extends ChannelDuplexHandler {
 
         @Override
         public void send(ByteBuf answer) {
-            boolean awaited = owed;
-            if (awaited) {
+            if (settle() && owed) {
                 owed = false;
                 respond(ctx, HttpResponseStatus.OK, DohRequest.CONTENT_TYPE, connection.maxAge(answer), answer,
                         ctx.voidPromise());
+                connection.needsFlush();
             } else {
                 answer.release();
             }
-            connection.exchangeEnded(awaited);
         }
 
         @Override
         public void dropped(ByteBuf query) {
-            boolean awaited = owed;
-            if (awaited) {
+            if (settle() && owed) {
                 owed = false;
                 refuse(ctx, Refusal.REFUSED); // flushed at once
             }
-            connection.exchangeEnded(false);
         }
     }
 

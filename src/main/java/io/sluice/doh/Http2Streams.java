@@ -52,8 +52,6 @@ final class Http2Streams extends Http2ConnectionHandler {
     private final DohConnection connection;
     /** Requests whose body is still coming, by stream. */
     private final IntObjectHashMap<Request> reading = new IntObjectHashMap<>();
-    /** Queries asked and not yet answered or dropped. */
-    private int inPath;
     private boolean stopping;
     private boolean closing;
     private ChannelHandlerContext ctx;
@@ -173,14 +171,12 @@ final class Http2Streams extends Http2ConnectionHandler {
         }
         ByteBuf message = request.message();
         try {
-            if (inPath == MAX_IN_PATH) {
+            if (connection.exchangesOpen() >= MAX_IN_PATH) {
                 resetStream(ctx, streamId, Http2Error.REFUSED_STREAM.code(), ctx.newPromise());
                 return;
             }
-            inPath++; // before the ask: the answer may come inside it
             Refusal refusal = connection.ask(message, new StreamRoute(streamId));
             if (refusal != null) {
-                inPath--;
                 refuse(ctx, streamId, refusal);
                 closeIfDone();
             }
@@ -200,26 +196,22 @@ final class Http2Streams extends Http2ConnectionHandler {
 
         @Override
         public void send(ByteBuf answer) {
-            inPath--;
-            boolean awaited = awaiting(streamId);
-            if (awaited) {
+            if (settle() && awaiting(streamId)) {
                 respond(ctx, streamId, HttpResponseStatus.OK, DNS_MESSAGE, connection.maxAge(answer), answer,
                         ctx.voidPromise());
-            } else { // the client reset the stream, or the connection closes
+                connection.needsFlush();
+            } else { // settled already, the client reset the stream, or the connection closes
                 answer.release();
             }
-            connection.exchangeEnded(awaited);
             closeIfDone();
         }
 
         @Override
         public void dropped(ByteBuf query) {
-            inPath--;
-            boolean awaited = awaiting(streamId);
-            if (awaited) {
+            if (settle() && awaiting(streamId)) {
                 refuse(ctx, streamId, Refusal.REFUSED);
+                connection.needsFlush();
             }
-            connection.exchangeEnded(awaited);
             closeIfDone();
         }
     }
@@ -272,7 +264,7 @@ final class Http2Streams extends Http2ConnectionHandler {
     }
 
     private void closeIfDone() {
-        if (stopping && !closing && inPath == 0) {
+        if (stopping && !closing && connection.exchangesOpen() <= 0) {
             closing = true;
             // after the answers written in this wake-up are flushed (the loop's tasks run after it)
             ctx.channel().eventLoop().execute(() -> {

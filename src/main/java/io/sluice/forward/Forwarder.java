@@ -225,8 +225,11 @@ public final class Forwarder {
             return;
         }
         if (last) {
-            answers.relay(q, reply);
-            inFlight.release(q);
+            try {
+                answers.relay(q, reply);
+            } finally {
+                inFlight.release(q); // a bug on the way back costs that answer, never the slot
+            }
         } else {
             // A copy: a UDP reply lives in the loop's DatagramBuffer, which the next read overwrites.
             transfers.relay(q, q.replyCopy.copyOf(Transport.ALLOCATOR, reply));
@@ -333,8 +336,11 @@ public final class Forwarder {
 
     /** Answers {@code q} SERVFAIL, or what an answer side has instead ({@link ClientAnswers#servfail}); frees its slot. */
     private void fail(PendingQuery q, boolean upstreamsFailed) {
-        answers.servfail(q, upstreamsFailed);
-        inFlight.release(q);
+        try {
+            answers.servfail(q, upstreamsFailed);
+        } finally {
+            inFlight.release(q);
+        }
     }
 
     /**

@@ -128,10 +128,24 @@ public final class Pipeline {
         return leave(a);
     }
 
-    /** Cuts, counts, shows to dnstap and sends an answer at the end of its way back. */
+    /**
+     * Cuts, counts, shows to dnstap and sends an answer at the end of its way back. What throws on
+     * the way (a bug) leaves the answer released, never leaked.
+     */
     private Answer.Source leave(Answer a) {
         Answer.Source source = a.source();
         Route route = a.route();
+        try {
+            prepareToLeave(a, source, route);
+        } catch (RuntimeException e) {
+            a.take().release();
+            throw e;
+        }
+        route.send(a.take());
+        return source;
+    }
+
+    private void prepareToLeave(Answer a, Answer.Source source, Route route) {
         if (route.answersSomebody()) {
             if (a.udpLimit() != 0 && route.datagram() && a.message().readableBytes() > a.udpLimit()) {
                 meters.truncated.increment(); // a tls:// upstream's, or one that took no notice of the size
@@ -148,8 +162,6 @@ public final class Pipeline {
                 tap.clientResponse(m, route);
             }
         }
-        route.send(a.take());
-        return source;
     }
 
     /** The end of a read burst: each stage may send what it parked. */
@@ -212,6 +224,7 @@ public final class Pipeline {
         @Override
         public Query reopen(ParkedQuery parked) {
             resumed.set(parked.message(), parked.route());
+            resumed.atStage(from - 1); // the stage that parked it answers from there
             resumed.answerNote(parked.answerNote());
             if (parked.answersNobody()) {
                 resumed.answerNobody();

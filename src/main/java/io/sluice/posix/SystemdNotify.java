@@ -30,18 +30,23 @@ public final class SystemdNotify {
             return false;
         }
         if (!Epoll.isAvailable()) {
-            throw new IOException("NOTIFY_SOCKET is set, but the native transport that writes to it is not available: "
-                    + Epoll.unavailabilityCause());
+            throw new IOException("the native transport that writes to it is not available ("
+                    + Epoll.unavailabilityCause() + "): run the unit as Type=exec on this host");
         }
         byte[] path = (target.charAt(0) == '@' ? '\0' + target.substring(1) : target).getBytes(StandardCharsets.UTF_8);
         byte[] bytes = state.getBytes(StandardCharsets.UTF_8);
         ByteBuf message = Unpooled.directBuffer(bytes.length).writeBytes(bytes);
-        Socket socket = Socket.newSocketDomainDgram();
         try {
-            socket.sendToDomainSocket(message.nioBuffer(), 0, bytes.length, path);
-            return true;
+            Socket socket = Socket.newSocketDomainDgram();
+            try {
+                socket.sendToDomainSocket(message.nioBuffer(), 0, bytes.length, path);
+                return true;
+            } finally {
+                socket.close();
+            }
+        } catch (RuntimeException e) { // Netty's ChannelException: no socket to be had
+            throw new IOException(e.getMessage(), e);
         } finally {
-            socket.close();
             message.release();
         }
     }

@@ -110,13 +110,12 @@ public final class UdpSocket {
         return s;
     }
 
-    /** Starts reading a {@link #bind bound} socket. From any thread. */
+    /**
+     * Starts reading a {@link #bind bound} socket. From outside its loop; throws what the loop
+     * met (the epoll registration refused), so that a start never goes on with a socket unread.
+     */
     public void startReading() {
-        onLoop(() -> {
-            if (registration.isValid()) {
-                registration.submit(transport.readOps());
-            }
-        });
+        loop.submit(() -> registration.submit(transport.readOps())).syncUninterruptibly();
     }
 
     /**
