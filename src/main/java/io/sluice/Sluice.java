@@ -24,7 +24,6 @@ import io.sluice.pipeline.InternalErrors;
 import io.sluice.pipeline.MessageCheck;
 import io.sluice.pipeline.Module;
 import io.sluice.pipeline.Pipeline;
-import io.sluice.pipeline.Stage;
 import io.sluice.transport.Addresses;
 import io.sluice.transport.Transport;
 import io.sluice.transport.WriteBatch;
@@ -116,12 +115,11 @@ public final class Sluice implements AutoCloseable {
         List<WriteBatch> writes = loops.stream().map(loop -> new WriteBatch(loop, ioErrors)).toList();
         forwarding = Forwarding.start(group, transport, settings, meters, writes, errors, dnstap);
         stops.push(forwarding::close);
+        modules.add(forwarding); // last: it answers every query that reaches it
         Pipeline.Meters answers = Pipeline.Meters.declaredIn(meters);
         for (int i = 0; i < loops.size(); i++) {
-            List<Stage> loopStages = Module.stagesOf(modules, loops.get(i));
-            loopStages.add(forwarding.stage(i)); // the last stage of each loop's path
-            pipelines.add(new Pipeline(loops.get(i), writes.get(i), loopStages, errors, clock::epochNanos, answers,
-                    dnstap));
+            pipelines.add(new Pipeline(loops.get(i), writes.get(i), Module.stagesOf(modules, loops.get(i)), errors,
+                    clock::epochNanos, answers, dnstap));
         }
         metrics = new MetricsEndpoint(meters);
         stops.push(metrics::close);

@@ -1,5 +1,6 @@
 package io.sluice.forward;
 
+import io.netty.channel.EventLoop;
 import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.Query;
 import io.sluice.pipeline.Stage;
@@ -27,6 +28,11 @@ public final class ForwardStage implements Stage {
     public Outcome handle(Query q) {
         forwarder.forward(q.message(), q.view(), q.replyRoute(), q.answerNote(), back);
         return Outcome.ANSWERED;
+    }
+
+    /** The loop this stage runs on: its forwarder's. */
+    public EventLoop loop() {
+        return forwarder.loop();
     }
 
     /** From now on queries go to {@code next}, which must be of this stage's loop; call on that loop. */

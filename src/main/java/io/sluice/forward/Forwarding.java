@@ -1,6 +1,7 @@
 package io.sluice.forward;
 
 import com.google.common.util.concurrent.ThreadFactoryBuilder;
+import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.sluice.config.ConfigException;
 import io.sluice.config.Reloadable;
@@ -10,6 +11,8 @@ import io.sluice.metrics.LatencyHistogram;
 import io.sluice.metrics.Registry;
 import io.sluice.pipeline.InternalErrors;
 import io.sluice.pipeline.MessageTap;
+import io.sluice.pipeline.Module;
+import io.sluice.pipeline.Stage;
 import io.sluice.transport.WriteBatch;
 import io.sluice.pipeline.OnLoop;
 import io.sluice.transport.Transport;
@@ -33,7 +36,7 @@ import java.util.stream.Collectors;
  * while a reload makes the next one (which may declare the same upstreams' series again).
  * {@link #retiring} is read without it by {@link #inFlight}: a copy-on-write list.
  */
-public final class Forwarding implements AutoCloseable, Reloadable {
+public final class Forwarding implements Module, Reloadable {
     /** How long past query-timeout a replaced generation stays open: its ticks may notice an expiry late. */
     private static final long RETIRE_MARGIN_MILLIS = 1000;
 
@@ -88,9 +91,15 @@ public final class Forwarding implements AutoCloseable, Reloadable {
         return description;
     }
 
-    /** The last stage of the {@code loop}-th loop's query path, in the group's order. */
-    public ForwardStage stage(int loop) {
-        return stages.get(loop);
+    /** The last stage of {@code loop}'s query path: it answers every query that reaches it. */
+    @Override
+    public Stage stage(EventLoop loop) {
+        for (ForwardStage s : stages) {
+            if (s.loop() == loop) {
+                return s;
+            }
+        }
+        throw new IllegalArgumentException("not a loop of the group forwarding was started on");
     }
 
     public List<Upstream> upstreams() {
