@@ -13,6 +13,7 @@ import io.sluice.config.Settings;
 import io.sluice.config.SettingsSource;
 import io.sluice.dnstap.Dnstap;
 import io.sluice.doh.DnsOverHttps;
+import io.sluice.dot.DnsOverTls;
 import io.sluice.forward.Forwarding;
 import io.sluice.forward.Upstream;
 import io.sluice.frontend.Frontend;
@@ -55,6 +56,7 @@ public final class Sluice implements AutoCloseable {
     /** The metrics, served on --metrics when asked for. */
     private MetricsEndpoint metrics;
     private Frontend frontend;
+    private DnsOverTls dot;
     private DnsOverHttps doh;
     private Reloader reloader;
     private AdminServer admin;
@@ -132,6 +134,7 @@ public final class Sluice implements AutoCloseable {
         // drained for the query timeout in force: a reload may have changed it
         stops.push(() -> frontend.drainAndClose((reloader == null ? settings : reloader.settings()).queryTimeout(),
                 this::inFlight));
+        dot = DnsOverTls.bind(settings, frontend);
         doh = DnsOverHttps.bind(settings, frontend);
         frontend.startReading(); // every front end is bound: none reads before
         // What a reload hands new settings to, in the order it changes them: a new forwarding
@@ -177,7 +180,7 @@ public final class Sluice implements AutoCloseable {
 
     /** The DNS-over-TLS addresses bound, ports resolved; empty without tls-listen. */
     public List<InetSocketAddress> tlsAddresses() {
-        return frontend.tlsAddresses();
+        return dot.addresses();
     }
 
     /** Every counter and gauge. */

@@ -24,7 +24,7 @@ public final class DnsOverHttps {
         if (settings.httpsListen().isEmpty()) {
             return new DnsOverHttps(List.of());
         }
-        return new DnsOverHttps(frontend.bindTls(settings.httpsListen(), "https", ServerTls.Contexts::https,
+        return new DnsOverHttps(frontend.bindTls(settings.httpsListen(), "https", false, ServerTls.Contexts::https,
                 (ch, pipeline, bounds, proxied, meters) -> DohConnection.addTo(ch, pipeline, meters, bounds, proxied)::stop));
     }
 

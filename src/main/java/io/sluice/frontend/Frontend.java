@@ -22,6 +22,7 @@ import io.sluice.pipeline.Pipeline;
 import io.sluice.transport.Addresses;
 import io.sluice.transport.ReusePortSteering;
 import io.sluice.transport.ServerTls;
+import io.sluice.transport.SocketProtocol;
 import io.sluice.transport.Transport;
 import io.sluice.transport.UdpSocket;
 import java.io.IOException;
@@ -36,7 +37,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.IntSupplier;
 import java.util.stream.Collectors;
@@ -89,10 +89,9 @@ public final class Frontend {
     }
 
     /**
-     * Binds every listen address (UDP and TCP) and every tls-listen address (DNS over TLS); each
-     * event loop's sockets hand what they read to its pipeline, from {@link #startReading} on.
-     * Front ends of other packages bind through {@link #bindTls} meanwhile. What it bound is
-     * closed when it throws.
+     * Binds every listen address (UDP and TCP); each event loop's sockets hand what they read to
+     * its pipeline, from {@link #startReading} on. The TLS front ends (DNS over TLS, over HTTPS)
+     * bind through {@link #bindTls} meanwhile. What it bound is closed when it throws.
      *
      * @throws BindException naming the address and protocol that could not be bound
      */
@@ -109,9 +108,6 @@ public final class Frontend {
             for (InetSocketAddress address : settings.listen()) {
                 frontend.bindOne(address, transport, group, pipelines, frontend.tcpListener);
             }
-            if (!settings.tlsListen().isEmpty()) {
-                frontend.bindTls(settings.tlsListen(), "tls", true, ch -> frontend.tcpListener.setUp(ch, frontend.tls.dot()));
-            }
         } catch (BindException | InterruptedException | RuntimeException e) {
             frontend.close();
             throw e;
@@ -120,27 +116,21 @@ public final class Frontend {
     }
 
     /**
-     * Binds a front end of another package that speaks {@code protocol} on TLS connections (DNS
-     * over HTTPS), on {@code addresses}: each connection is held to the bounds every TCP listener
-     * shares and its PROXY header read, then put in TLS with the certificate in force when it was
-     * accepted ({@code context} of it), then set up by {@code protocol}. Reads nothing before
+     * Binds a front end that speaks {@code protocol} on TLS connections (DNS over TLS, over HTTPS)
+     * on {@code addresses}: each connection is held to the bounds every TCP listener shares and
+     * its PROXY header read, then put in TLS with the certificate in force when it was accepted
+     * ({@code context} of it), then set up by {@code protocol}. Reads nothing before
      * {@link #startReading}.
      *
-     * @param name what the startup line, {@code queries{protocol}} and a bind error call it
+     * @param name        what the startup line, {@code queries{protocol}} and a bind error call it
+     * @param halfClosure whether a client's half-close is answered before the close (framed DNS)
      * @return the addresses bound, ports resolved
      */
-    public List<InetSocketAddress> bindTls(List<InetSocketAddress> addresses, String name,
+    public List<InetSocketAddress> bindTls(List<InetSocketAddress> addresses, String name, boolean halfClosure,
                                            Function<ServerTls.Contexts, SslContext> context, StreamProtocol protocol)
             throws BindException, InterruptedException {
         StreamProtocol.Meters counted = new StreamProtocol.Meters(meters.queries(name), meters.tlsHandshakeFailed,
                 meters.tcpIdleClosed, meters.ioErrors);
-        return bindTls(addresses, name, false, ch -> tcpListener.setUp(ch, context.apply(tls), protocol, counted));
-    }
-
-    /** Binds TLS servers on {@code addresses} whose connections {@code setUp} takes, once the certificate is read. */
-    private List<InetSocketAddress> bindTls(List<InetSocketAddress> addresses, String name, boolean halfClosure,
-                                            Consumer<Channel> setUp)
-            throws BindException, InterruptedException {
         readCertificate();
         List<InetSocketAddress> bound = tlsBound.computeIfAbsent(name, n -> new ArrayList<>());
         for (InetSocketAddress address : addresses) {
@@ -154,7 +144,7 @@ public final class Frontend {
                     .childHandler(new ChannelInitializer<>() {
                         @Override
                         protected void initChannel(Channel ch) {
-                            setUp.accept(ch);
+                            tcpListener.setUp(ch, context.apply(tls), protocol, counted);
                         }
                     });
             Channel server = bindOrExplain(sb.bind(address).await(), address, name);
@@ -306,9 +296,9 @@ public final class Frontend {
         return now == null ? 0 : now.expiresAt();
     }
 
-    /** The DNS-over-TLS addresses bound, ports resolved; empty without tls-listen. */
-    public List<InetSocketAddress> tlsAddresses() {
-        return List.copyOf(tlsBound.getOrDefault("tls", List.of()));
+    /** DNS messages framed as over TCP, for a TLS front end to speak ({@link #bindTls}): DNS over TLS's. */
+    public StreamProtocol dnsMessages(SocketProtocol protocol) {
+        return tcpListener.dnsMessages(protocol);
     }
 
     /**

@@ -7,7 +7,6 @@ import java.util.concurrent.atomic.LongAdder;
 final class ListenerMeters {
     final LongAdder queriesUdp;
     final LongAdder queriesTcp;
-    final LongAdder queriesTls;
     final LongAdder tcpConnectionsRejected;
     final LongAdder tcpIdleClosed;
     final LongAdder tcpClientLimitRejected;
@@ -22,7 +21,6 @@ final class ListenerMeters {
         this.registry = r;
         queriesUdp = queries("udp");
         queriesTcp = queries("tcp");
-        queriesTls = queries("tls");
         tcpConnectionsRejected = r.counter("tcp_connections_rejected", "Client connections closed past max-tcp-connections.");
         tcpIdleClosed = r.counter("tcp_idle_closed", "Client connections closed after tcp-idle-timeout.");
         tcpClientLimitRejected = r.counter("tcp_client_limit_rejected",

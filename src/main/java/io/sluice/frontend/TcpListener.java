@@ -57,6 +57,8 @@ final class TcpListener extends ChannelInitializer<Channel> {
     private final int maxPerClient;
     private final ConnectionBounds bounds;
     private final ConnectionRate rate;
+    private final StreamProtocol tcpMessages = dnsMessages(SocketProtocol.TCP);
+    private final StreamProtocol.Meters tcpMeters;
     /** {@link #stop} has begun: a connection set up from now on is told at once. */
     private volatile boolean stopping;
 
@@ -69,28 +71,33 @@ final class TcpListener extends ChannelInitializer<Channel> {
         this.open = open;
         this.maxConnections = settings.maxTcpConnections();
         this.maxPerClient = settings.tcpPerClient();
+        this.tcpMeters = new StreamProtocol.Meters(meters.queriesTcp, meters.tlsHandshakeFailed, meters.tcpIdleClosed,
+                meters.ioErrors);
         this.bounds = new ConnectionBounds(settings.tcpIdleTimeout().toNanos(), settings.tcpQueriesPerConnection(),
                 settings.tcpMaxDuration().toNanos());
     }
 
+    /** Sets up a client's TCP connection: DNS messages framed by their length (RFC 1035). */
     @Override
     protected void initChannel(Channel ch) {
-        setUp(ch, null);
-    }
-
-    /** Sets up a client connection, in TLS with {@code tls} (DNS over TLS) unless it is null. */
-    void setUp(Channel ch, SslContext tls) {
         if (!admit(ch)) {
             return;
         }
-        if (tls != null) {
-            ch.pipeline().addLast(tls.newHandler(ch.alloc()));
-        }
-        TcpFraming.addTo(ch.pipeline());
-        ch.pipeline().addLast(new TcpConnection(pipelines.get(ch.eventLoop()), meters,
-                tls == null ? meters.queriesTcp : meters.queriesTls, bounds,
-                tls == null ? SocketProtocol.TCP : SocketProtocol.DOT));
+        tcpMessages.setUp(ch, pipelines.get(ch.eventLoop()), bounds, PROXIED, tcpMeters);
         tellIfStopping(ch);
+    }
+
+    /**
+     * DNS messages framed by their two-byte length on a connection (RFC 1035 section 4.2.2, RFC
+     * 7766; DNS over TLS, RFC 7858, the same inside TLS), which {@link TcpConnection} answers, as
+     * {@code protocol}; it winds down on the listeners' stop itself.
+     */
+    StreamProtocol dnsMessages(SocketProtocol protocol) {
+        return (ch, pipeline, connectionBounds, proxied, counted) -> {
+            TcpFraming.addTo(ch.pipeline());
+            ch.pipeline().addLast(new TcpConnection(pipeline, meters, counted.queries(), connectionBounds, protocol));
+            return null;
+        };
     }
 
     /**
@@ -103,6 +110,10 @@ final class TcpListener extends ChannelInitializer<Channel> {
         }
         ch.pipeline().addLast(tls.newHandler(ch.alloc()));
         Runnable stop = protocol.setUp(ch, pipelines.get(ch.eventLoop()), bounds, PROXIED, protocolMeters);
+        if (stop == null) {
+            tellIfStopping(ch); // it heeds the stop itself
+            return;
+        }
         ch.pipeline().addFirst(new ChannelInboundHandlerAdapter() {
             @Override
             public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {

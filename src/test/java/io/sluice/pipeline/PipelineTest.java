@@ -212,8 +212,8 @@ class PipelineTest {
         assertEquals("Parking", InternalErrors.nameOf(parking));
     }
 
-    /** A stage that passes queries on and notes, on the way back, each answer's maker and first byte of ID. */
-    private Stage seeingAnswers(String name) {
+    /** A stage that passes queries on, with {@code side} as its answer side. */
+    private static Stage withAnswerSide(AnswerSide side) {
         return new Stage() {
             @Override
             public Outcome handle(Query q) {
@@ -222,9 +222,14 @@ class PipelineTest {
 
             @Override
             public AnswerSide answers() {
-                return a -> trace.add(name + " saw " + a.source() + ":" + a.message().getUnsignedShort(0));
+                return side;
             }
         };
+    }
+
+    /** A stage that passes queries on and notes, on the way back, each answer's maker and ID. */
+    private Stage seeingAnswers(String name) {
+        return withAnswerSide(a -> trace.add(name + " saw " + a.source() + ":" + a.message().getUnsignedShort(0)));
     }
 
     /** A last stage that answers as an upstream would, later, through its continuation's way back. */
@@ -290,24 +295,14 @@ class PipelineTest {
     @Test
     void anAnswerSideMayPutAnotherAnswerInItsPlaceWhichTheNearerSidesAndTheClientGet() {
         ByteBuf[] replaced = new ByteBuf[1];
-        Stage replacing = new Stage() {
-            @Override
-            public Outcome handle(Query q) {
-                return Outcome.CONTINUE;
+        Stage replacing = withAnswerSide(a -> {
+            if (a.source() == Answer.Source.UPSTREAMS_FAILED) {
+                replaced[0] = a.message();
+                ByteBuf instead = reply(a.query());
+                instead.setShort(0, 99);
+                a.replace(instead, Answer.Source.CACHE);
             }
-
-            @Override
-            public AnswerSide answers() {
-                return a -> {
-                    if (a.source() == Answer.Source.UPSTREAMS_FAILED) {
-                        replaced[0] = a.message();
-                        ByteBuf instead = reply(a.query());
-                        instead.setShort(0, 99);
-                        a.replace(instead, Answer.Source.CACHE);
-                    }
-                };
-            }
-        };
+        });
         Upstream upstream = new Upstream();
         Pipeline p = pipeline(seeingAnswers("client side"), replacing, upstream);
         p.handle(query(3), route);
@@ -320,19 +315,9 @@ class PipelineTest {
 
     @Test
     void anAnswerSideThatThrowsIsCountedAndTheAnswerGoesOnToTheOthersAndTheClient() {
-        Stage failing = new Stage() {
-            @Override
-            public Outcome handle(Query q) {
-                return Outcome.CONTINUE;
-            }
-
-            @Override
-            public AnswerSide answers() {
-                return a -> {
-                    throw new IllegalStateException("a bug met by an answer");
-                };
-            }
-        };
+        Stage failing = withAnswerSide(a -> {
+            throw new IllegalStateException("a bug met by an answer");
+        });
         Upstream upstream = new Upstream();
         Pipeline p = pipeline(seeingAnswers("nearer the client"), failing, upstream);
         p.handle(query(4), route);

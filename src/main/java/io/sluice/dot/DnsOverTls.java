@@ -1,0 +1,37 @@
+package io.sluice.dot;
+
+import io.sluice.config.Settings;
+import io.sluice.frontend.Frontend;
+import io.sluice.transport.ServerTls;
+import io.sluice.transport.SocketProtocol;
+import java.net.BindException;
+import java.net.InetSocketAddress;
+import java.util.List;
+
+/**
+ * DNS over TLS (RFC 7858) as a front end: it binds {@code tls-listen} through the frontend's TLS
+ * listeners (the TCP bounds, the PROXY header, the certificate shared with DNS over HTTPS), and
+ * each connection carries DNS messages framed as over TCP, answered by the same connection
+ * handling ({@link Frontend#dnsMessages}).
+ */
+public final class DnsOverTls {
+    private final List<InetSocketAddress> addresses;
+
+    private DnsOverTls(List<InetSocketAddress> addresses) {
+        this.addresses = addresses;
+    }
+
+    /** Binds {@code settings}' tls-listen addresses, if any; they read from the frontend's start of reading on. */
+    public static DnsOverTls bind(Settings settings, Frontend frontend) throws BindException, InterruptedException {
+        if (settings.tlsListen().isEmpty()) {
+            return new DnsOverTls(List.of());
+        }
+        return new DnsOverTls(frontend.bindTls(settings.tlsListen(), "tls", true, ServerTls.Contexts::dot,
+                frontend.dnsMessages(SocketProtocol.DOT)));
+    }
+
+    /** The addresses bound, ports resolved; empty without tls-listen. */
+    public List<InetSocketAddress> addresses() {
+        return addresses;
+    }
+}
