@@ -92,23 +92,21 @@ public final class CacheStage implements Stage, AnswerSide {
     }
 
     /**
-     * A query over its budget, about to be turned away by the limits, gets a stale entry when there
-     * is one ({@code cache.stale-when-limited}). It looks the query up again: a parked query comes
-     * back after others have been looked up.
+     * A query over its budget, turned away by the limits, gets a stale entry in the place of the
+     * refusal (or of the nothing of a drop) when there is one ({@code cache.stale-when-limited}).
+     * It looks the query up again: a parked query comes back after others have been looked up.
      */
-    @Override
-    public Outcome overBudget(Query q) {
-        if (!serveStale || !probe(q.message(), q.view(), q.overUdp())) {
-            return Outcome.CONTINUE;
+    private void overBudget(Answer a) {
+        if (!serveStale || !probe(a.query(), a.view(), a.datagram())) {
+            return;
         }
-        long now = q.now();
-        CachedAnswer a = find(q.message(), q.view(), now);
-        if (a == null || !a.staleAt(now)) {
-            return Outcome.CONTINUE;
+        long now = cache.now();
+        CachedAnswer stale = find(a.query(), a.view(), now);
+        if (stale == null || !stale.staleAt(now)) {
+            return;
         }
         cache.staleServed.increment();
-        q.answer(write(Transport.ALLOCATOR, q.message(), q.view(), a, now, true), Answer.Source.CACHE);
-        return Outcome.ANSWERED;
+        a.replace(write(Transport.ALLOCATOR, a.query(), a.view(), stale, now, true), Answer.Source.CACHE);
     }
 
     /** The way back is this stage's own: it keeps answers and has stale ones for queries left unanswered. */
@@ -119,7 +117,8 @@ public final class CacheStage implements Stage, AnswerSide {
 
     /**
      * An upstream's answer is kept; in the place of a SERVFAIL (the upstream's, or sluice's when
-     * none answered or none could be asked) goes what the cache still has for the query.
+     * none answered or none could be asked) goes what the cache still has for the query, and in the
+     * place of an over-budget refusal a stale answer ({@code cache.stale-when-limited}).
      */
     @Override
     public void answer(Answer a) {
@@ -132,6 +131,7 @@ public final class CacheStage implements Stage, AnswerSide {
             }
             case UPSTREAMS_FAILED -> instead(a, true);
             case NOT_FORWARDED -> instead(a, false);
+            case OVER_BUDGET -> overBudget(a);
             default -> { }
         }
     }

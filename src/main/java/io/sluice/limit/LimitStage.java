@@ -1,14 +1,17 @@
 package io.sluice.limit;
 
+import io.netty.buffer.ByteBuf;
 import io.sluice.config.LimitSettings;
 import io.sluice.domain.DomainKey;
 import io.sluice.domain.DomainProbe;
+import io.sluice.pipeline.Answer;
+import io.sluice.pipeline.AnswerSide;
 import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.ParkedQuery;
 import io.sluice.pipeline.Query;
 import io.sluice.pipeline.Stage;
-import io.sluice.pipeline.AnswerSide;
 import io.sluice.top.TopDomains;
+import io.sluice.transport.Transport;
 import io.sluice.wire.Answers;
 import io.sluice.wire.Wire;
 import java.net.Inet4Address;
@@ -220,9 +223,10 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
 
     /**
      * Acts on a query over the budget of the domain {@code wire[0, length)}, {@code slot} of
-     * {@code limiter}: answered by a stage before this one if it can (the cache's stale answer,
-     * {@link Continuation#overBudget}), else answered or dropped by the
-     * action of {@code rules}, or (dry run) counted and passed on.
+     * {@code limiter}: answered or dropped by the action of {@code rules}, an answer (or the
+     * nothing of a drop) that goes back as {@link Answer.Source#OVER_BUDGET}, in whose place an
+     * answer side may put another (the cache's stale one, {@code cache.stale-when-limited}); or
+     * (dry run) counted and passed on.
      */
     private Outcome refuse(LimitRules rules, DomainLimiter limiter, int slot, byte[] wire, int length, Query q) {
         refused = false;
@@ -238,23 +242,9 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
             return Outcome.DROPPED;
         }
         LimitSettings.Action action = rules.action();
-        // truncate over UDP exists to make a spoofed source prove itself over TCP: no answer for it here
-        if (!(action == LimitSettings.Action.TRUNCATE && q.overUdp())) {
-            Outcome o = next.overBudget(q);
-            if (o != Outcome.CONTINUE) {
-                return o;
-            }
-        }
-        refused = true;
-        // counted by the action that answered: truncate over TCP answers as refused does
-        limited[(action == LimitSettings.Action.TRUNCATE && !q.overUdp() ? LimitSettings.Action.REFUSED : action)
-                .ordinal()].increment();
-        int rcode;
+        int rcode = Wire.RCODE_REFUSED;
         int flags = Wire.FLAG_RA;
         switch (action) {
-            case DROP -> {
-                return Outcome.DROPPED;
-            }
             case NXDOMAIN -> rcode = Wire.RCODE_NXDOMAIN;
             case TRUNCATE -> {
                 // TC invites the client to retry over TCP, proving its address; over TCP there is
@@ -262,11 +252,21 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
                 rcode = q.overUdp() ? Wire.RCODE_NOERROR : Wire.RCODE_REFUSED;
                 flags |= q.overUdp() ? Wire.FLAG_TC : 0;
             }
-            default -> rcode = Wire.RCODE_REFUSED;
+            default -> { }
         }
-        q.answerWithQuestion(flags, rcode, Answers.EDE_OTHER, refusalText, limiter.refusalText(slot, wire, length,
-                refusalText));
-        return Outcome.ANSWERED;
+        ByteBuf answer = action == LimitSettings.Action.DROP ? null : Answers.withQuestion(Transport.ALLOCATOR,
+                q.message(), q.view(), flags, rcode, Answers.EDE_OTHER, refusalText,
+                limiter.refusalText(slot, wire, length, refusalText));
+        // truncate over UDP exists to make a spoofed source prove itself over TCP: nothing goes in its place
+        boolean replaceable = !(action == LimitSettings.Action.TRUNCATE && q.overUdp());
+        if (q.answer(answer, replaceable ? Answer.Source.OVER_BUDGET : Answer.Source.SLUICE) == Answer.Source.CACHE) {
+            return Outcome.ANSWERED; // a stale answer went instead: no client was refused
+        }
+        refused = true;
+        // counted by the action that answered: truncate over TCP answers as refused does
+        limited[(action == LimitSettings.Action.TRUNCATE && !q.overUdp() ? LimitSettings.Action.REFUSED : action)
+                .ordinal()].increment();
+        return answer == null ? Outcome.DROPPED : Outcome.ANSWERED;
     }
 
     @Override

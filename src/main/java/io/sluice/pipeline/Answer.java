@@ -19,6 +19,11 @@ public final class Answer {
         CACHE,
         /** One of sluice's own: a refusal, FORMERR, NOTIMP. */
         SLUICE,
+        /**
+         * sluice's answer to a query over a budget: the limit's action (a refusal, NXDOMAIN, TC, or
+         * for a drop no message at all), in whose place a stale answer may go.
+         */
+        OVER_BUDGET,
         /** sluice's SERVFAIL: the upstreams were asked and none answered in time. */
         UPSTREAMS_FAILED,
         /** sluice's SERVFAIL: no upstream could be asked (max-inflight full, the ID space of a link full). */
@@ -26,7 +31,7 @@ public final class Answer {
 
         /** Whether sluice made the answer (the {@code sluice} source of the answers counted). */
         public boolean made() {
-            return this == SLUICE || this == UPSTREAMS_FAILED || this == NOT_FORWARDED;
+            return this != UPSTREAM && this != CACHE;
         }
     }
 
@@ -43,7 +48,8 @@ public final class Answer {
      *
      * @param query   the query as its client sent it (its ID and letter case), read by {@code view}
      * @param note    what a stage noted of the query ({@link Query#answerNote})
-     * @param message the answer, whose reference the way back takes
+     * @param message the answer, whose reference the way back takes; null for none (a query over
+     *                its budget dropped), which an answer side may still put one in the place of
      * @return this
      */
     public Answer fill(ByteBuf query, QueryView view, Route route, long note, ByteBuf message, Source source) {
@@ -95,7 +101,7 @@ public final class Answer {
         return note;
     }
 
-    /** The answer as it stands. */
+    /** The answer as it stands; null for none: a dropped query's, which leaves nothing. */
     public ByteBuf message() {
         return message;
     }
@@ -109,7 +115,9 @@ public final class Answer {
      * {@code by}; the answer it replaces is released. The stages nearer the client see the new one.
      */
     public void replace(ByteBuf instead, Source by) {
-        message.release();
+        if (message != null) {
+            message.release();
+        }
         message = instead;
         source = by;
     }

@@ -109,9 +109,9 @@ public final class Pipeline {
         throw new IllegalStateException("the last stage passed a query on");
     }
 
-    /** An answer stage {@code stage} made for {@code q}, on its way back. */
-    void back(int stage, Query q, ByteBuf answer, Answer.Source source) {
-        back(stage, stageAnswer.fill(q.message(), q.view(), q.replyRoute(), q.answerNote(), answer, source));
+    /** An answer stage {@code stage} made for {@code q}, on its way back; who made what left. */
+    Answer.Source back(int stage, Query q, ByteBuf answer, Answer.Source source) {
+        return back(stage, stageAnswer.fill(q.message(), q.view(), q.replyRoute(), q.answerNote(), answer, source));
     }
 
     /** The way back from stage {@code from}: the answer sides before it, nearest first, then out. */
@@ -135,6 +135,10 @@ public final class Pipeline {
     private Answer.Source leave(Answer a) {
         Answer.Source source = a.source();
         Route route = a.route();
+        if (a.message() == null) { // a query over its budget, dropped: nothing leaves
+            a.take();
+            return source;
+        }
         try {
             prepareToLeave(a, source, route);
         } catch (RuntimeException e) {
@@ -231,19 +235,6 @@ public final class Pipeline {
             }
             resumed.view().read(parked.message()); // a parked query was read whole before: it reads the same
             return resumed;
-        }
-
-        @Override
-        public Outcome overBudget(Query q) {
-            for (int i = from - 2; i >= 0; i--) { // from - 1 is the stage that asks
-                q.atStage(i); // an answer given here goes back from this stage
-                Outcome o = stages[i].overBudget(q);
-                if (o != Outcome.CONTINUE) {
-                    return o;
-                }
-            }
-            q.atStage(from - 1);
-            return Outcome.CONTINUE;
         }
 
         @Override

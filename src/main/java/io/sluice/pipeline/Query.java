@@ -126,9 +126,15 @@ public final class Query {
         answer(answer, Answer.Source.SLUICE);
     }
 
-    /** Answers with {@code answer} (whose reference this takes), made by {@code source}: see {@link #answer(ByteBuf)}. */
-    public void answer(ByteBuf answer, Answer.Source source) {
-        pipeline.back(stage, this, answer, source);
+    /**
+     * Answers with {@code answer} (whose reference this takes; null for none, a dropped query's),
+     * made by {@code source}: see {@link #answer(ByteBuf)}.
+     *
+     * @return who made the answer that left: another than {@code source} when an answer side put
+     *         one in its place
+     */
+    public Answer.Source answer(ByteBuf answer, Answer.Source source) {
+        return pipeline.back(stage, this, answer, source);
     }
 
     /**

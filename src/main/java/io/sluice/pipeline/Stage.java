@@ -29,15 +29,6 @@ public interface Stage {
         return null;
     }
 
-    /**
-     * A later stage is about to turn {@code q} away for being over a budget: this stage may answer
-     * it instead (the cache, with a stale answer), or {@link Outcome#CONTINUE} to let it be turned
-     * away. Asked through {@link Continuation#overBudget}, the nearest stage first.
-     */
-    default Outcome overBudget(Query q) {
-        return Outcome.CONTINUE;
-    }
-
     /** Queries this stage holds parked now, for draining at stop. */
     default int parked() {
         return 0;
@@ -50,14 +41,6 @@ public interface Stage {
 
         /** Runs {@code q} through the stages after the one this continuation was given to. */
         Outcome proceed(Query q);
-
-        /**
-         * Asks the stages before the one this continuation was given to, the nearest first, to
-         * answer {@code q}, over a budget, instead of it being turned away ({@link Stage#overBudget}).
-         *
-         * @return how the first that did answered it, or {@link Outcome#CONTINUE} when none did
-         */
-        Outcome overBudget(Query q);
 
         /**
          * Sends {@code answer}, made by the stage this continuation was given to (the forwarder's
