@@ -101,8 +101,9 @@ final class TcpListener extends ChannelInitializer<Channel> {
     }
 
     /**
-     * Sets up a connection of a front end of another package: the same bounds, then TLS with
-     * {@code tls}, then {@code protocol}, whose wind-down the listener's stop reaches.
+     * Sets up a connection of a TLS front end (DNS over TLS, over HTTPS): the same bounds, then TLS
+     * with {@code tls}, then {@code protocol}; the listener's stop reaches its wind-down, or its own
+     * handlers when it has none.
      */
     void setUp(Channel ch, SslContext tls, StreamProtocol protocol, StreamProtocol.Meters protocolMeters) {
         if (!admit(ch)) {

@@ -34,6 +34,11 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
     private final DomainProbe domain = new DomainProbe();
     /** Whether the last {@link #refuse} refused the client (not a dry run, not a stale answer instead). */
     private boolean refused;
+    /** The refusal on its way back now: the action counted, and whether a client's budget refused it. */
+    private LimitSettings.Action refusing;
+    private boolean refusingPerClient;
+    /** Counts the refusal on its way back when it leaves as the limit's own (not replaced by a stale answer). */
+    private final Answer.Leaving countRefusal = this::countRefusal;
     /** Whether this query has been counted as a dry run's refusal already (by its client's budget). */
     private boolean dryRunCounted;
     /** This loop's recent decisions, for the busiest domains; null when nobody asks. */
@@ -100,10 +105,12 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
             clientDomain.under(clientLabel, clientLabel(q.clientIp()), domain);
             int cc = perClient.counterFor(clientDomain);
             if (cc != DomainLimiter.NONE && !perClient.tryAcquire(cc, clientDomain, now)) {
-                if (!q.answersNobody()) {
-                    limitedPerClient.increment();
+                if (rules.dryRun() && !q.answersNobody()) {
+                    limitedPerClient.increment(); // a refusal counts it as it leaves
                 }
+                refusingPerClient = true;
                 Outcome o = refuse(rules, perClient, cc, clientDomain.bytes(), clientDomain.length(), q);
+                refusingPerClient = false;
                 if (o != Outcome.CONTINUE) {
                     if (recent != null) { // under the domain: the busiest are domains, whichever budget refused
                         long fp = CounterTable.fingerprint(domain.hash64());
@@ -259,14 +266,25 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
                 limiter.refusalText(slot, wire, length, refusalText));
         // truncate over UDP exists to make a spoofed source prove itself over TCP: nothing goes in its place
         boolean replaceable = !(action == LimitSettings.Action.TRUNCATE && q.overUdp());
-        if (q.answer(answer, replaceable ? Answer.Source.OVER_BUDGET : Answer.Source.SLUICE) == Answer.Source.CACHE) {
+        // counted by the action that answered: truncate over TCP answers as refused does
+        refusing = action == LimitSettings.Action.TRUNCATE && !q.overUdp() ? LimitSettings.Action.REFUSED : action;
+        q.answer(answer, replaceable ? Answer.Source.OVER_BUDGET : Answer.Source.SLUICE, countRefusal);
+        if (!refused) {
             return Outcome.ANSWERED; // a stale answer went instead: no client was refused
         }
-        refused = true;
-        // counted by the action that answered: truncate over TCP answers as refused does
-        limited[(action == LimitSettings.Action.TRUNCATE && !q.overUdp() ? LimitSettings.Action.REFUSED : action)
-                .ordinal()].increment();
         return answer == null ? Outcome.DROPPED : Outcome.ANSWERED;
+    }
+
+    /** The refusal {@link #refuse} sent back is about to leave, as {@code source} made it. */
+    private void countRefusal(Answer.Source source) {
+        if (source == Answer.Source.CACHE) {
+            return; // a stale answer instead
+        }
+        refused = true;
+        limited[refusing.ordinal()].increment();
+        if (refusingPerClient) {
+            limitedPerClient.increment();
+        }
     }
 
     @Override

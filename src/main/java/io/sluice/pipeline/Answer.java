@@ -35,6 +35,12 @@ public final class Answer {
         }
     }
 
+    /** Told, once the answer sides are done, who made the answer about to leave: before it leaves. */
+    @FunctionalInterface
+    public interface Leaving {
+        void leaving(Source source);
+    }
+
     private ByteBuf query;
     private QueryView view;
     private Route route;

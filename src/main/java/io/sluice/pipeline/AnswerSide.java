@@ -13,6 +13,9 @@ package io.sluice.pipeline;
  */
 @FunctionalInterface
 public interface AnswerSide {
-    /** Sees {@code answer}; may put another in its place ({@link Answer#replace}). */
+    /**
+     * Sees {@code answer}; may put another in its place ({@link Answer#replace}). Its message is
+     * null for a query over its budget that the limit's action drops.
+     */
     void answer(Answer answer);
 }

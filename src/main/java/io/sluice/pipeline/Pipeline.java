@@ -109,13 +109,17 @@ public final class Pipeline {
         throw new IllegalStateException("the last stage passed a query on");
     }
 
-    /** An answer stage {@code stage} made for {@code q}, on its way back; who made what left. */
-    Answer.Source back(int stage, Query q, ByteBuf answer, Answer.Source source) {
-        return back(stage, stageAnswer.fill(q.message(), q.view(), q.replyRoute(), q.answerNote(), answer, source));
+    /**
+     * An answer stage {@code stage} made for {@code q}, on its way back; who made what left.
+     * {@code leaving}, when set, is told that before the answer leaves.
+     */
+    Answer.Source back(int stage, Query q, ByteBuf answer, Answer.Source source, Answer.Leaving leaving) {
+        return back(stage, stageAnswer.fill(q.message(), q.view(), q.replyRoute(), q.answerNote(), answer, source),
+                leaving);
     }
 
     /** The way back from stage {@code from}: the answer sides before it, nearest first, then out. */
-    private Answer.Source back(int from, Answer a) {
+    private Answer.Source back(int from, Answer a, Answer.Leaving leaving) {
         for (int i = from - 1; i >= 0; i--) {
             if (sides[i] != null) {
                 try {
@@ -124,6 +128,9 @@ public final class Pipeline {
                     errors.caught(InternalErrors.nameOf(stages[i]), "an answer on its way back", "the answer goes on", e);
                 }
             }
+        }
+        if (leaving != null) {
+            leaving.leaving(a.source());
         }
         return leave(a);
     }
@@ -250,7 +257,7 @@ public final class Pipeline {
 
         @Override
         public Answer.Source back(Answer answer) {
-            return Pipeline.this.back(from - 1, answer);
+            return Pipeline.this.back(from - 1, answer, null);
         }
     }
 }

@@ -134,7 +134,15 @@ public final class Query {
      *         one in its place
      */
     public Answer.Source answer(ByteBuf answer, Answer.Source source) {
-        return pipeline.back(stage, this, answer, source);
+        return pipeline.back(stage, this, answer, source, null);
+    }
+
+    /**
+     * {@link #answer(ByteBuf, Answer.Source)}, {@code leaving} told who made what leaves before it
+     * leaves: what counts the answer counts it before the client can see it.
+     */
+    public Answer.Source answer(ByteBuf answer, Answer.Source source, Answer.Leaving leaving) {
+        return pipeline.back(stage, this, answer, source, leaving);
     }
 
     /**

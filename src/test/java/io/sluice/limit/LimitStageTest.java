@@ -113,24 +113,39 @@ class LimitStageTest {
     }
 
     /**
-     * Over its budget, a query is first offered to the stages before the limits, the nearest
-     * first: the cache answers with the stale answer it still holds, and only a name it lacks is refused.
+     * Over its budget, a query's refusal goes back through the stages before the limits: the cache
+     * puts the stale answer it still holds in its place, and only a name it lacks is refused, and
+     * counted as limited. A drop (no answer at all) is replaced alike.
      */
     @Test
     void aQueryOverItsBudgetGetsTheStaleAnswerAStageBeforeHolds() throws Exception {
-        Settings s = TestSettings.of("limits.default.queries", "1", "limits.default.window", "1h", "cache.size", "1000");
-        limits = Limits.from(s.limits(), clock);
-        AnswerCache cache = new AnswerCache(s.cache(), 1, clock::epochNanos, s.maxUdpSize(), new Registry());
-        StageHarness h = new StageHarness(clock, loop -> List.<Stage>of(cache.stage(), new LimitStage(limits,
-                new LimitMeters(new Registry()), Decisions.local(limits.limiter()), loop, null, null)));
-        h.record(Dns.answer("www.example.com.", 300));
-        assertEquals(Rcode.NOERROR, Dns.rcode(h.ask(Dns.query(1, "www.example.com.", Type.A))), "the budget's one query");
-        clock.advanceMillis(301_000); // past the TTL, within stale-ttl and the hour's window
-        Message stale = Dns.parse(h.ask(Dns.query(2, "www.example.com.", Type.A)));
-        assertEquals(Rcode.NOERROR, stale.getRcode());
-        assertEquals(1, stale.getSection(Section.ANSWER).size(), "the stale answer, not a refusal");
-        assertEquals(Rcode.REFUSED, Dns.rcode(h.ask(Dns.query(3, "mail.example.com.", Type.A))), "nothing cached for it");
-        assertEquals(1, h.upstreamQueries());
-        assertEquals(0, h.internalErrors());
+        for (String action : new String[] {"refused", "drop"}) {
+            Settings s = TestSettings.of("limits.default.queries", "1", "limits.default.window", "1h", "cache.size",
+                    "1000", "action", action);
+            if (limits != null) {
+                limits.close(); // the last loop's
+            }
+            limits = Limits.from(s.limits(), clock);
+            AnswerCache cache = new AnswerCache(s.cache(), 1, clock::epochNanos, s.maxUdpSize(), new Registry());
+            Registry meters = new Registry();
+            StageHarness h = new StageHarness(clock, loop -> List.<Stage>of(cache.stage(), new LimitStage(limits,
+                    new LimitMeters(meters), Decisions.local(limits.limiter()), loop, null, null)));
+            h.record(Dns.answer("www.example.com.", 300));
+            assertEquals(Rcode.NOERROR, Dns.rcode(h.ask(Dns.query(1, "www.example.com.", Type.A))), "the budget's one query");
+            clock.advanceMillis(301_000); // past the TTL, within stale-ttl and the hour's window
+            Message stale = Dns.parse(h.ask(Dns.query(2, "www.example.com.", Type.A)));
+            assertEquals(Rcode.NOERROR, stale.getRcode(), action);
+            assertEquals(1, stale.getSection(Section.ANSWER).size(), "the stale answer, not a refusal: " + action);
+            assertEquals(0, meters.count("limited", "action", action), "a stale answer refuses no client");
+            byte[] refused = h.ask(Dns.query(3, "mail.example.com.", Type.A));
+            if (action.equals("drop")) {
+                assertNull(refused, "nothing cached for it: dropped");
+            } else {
+                assertEquals(Rcode.REFUSED, Dns.rcode(refused), "nothing cached for it");
+            }
+            assertEquals(1, meters.count("limited", "action", action));
+            assertEquals(1, h.upstreamQueries());
+            assertEquals(0, h.internalErrors());
+        }
     }
 }

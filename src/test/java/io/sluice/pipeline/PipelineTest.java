@@ -229,7 +229,8 @@ class PipelineTest {
 
     /** A stage that passes queries on and notes, on the way back, each answer's maker and ID. */
     private Stage seeingAnswers(String name) {
-        return withAnswerSide(a -> trace.add(name + " saw " + a.source() + ":" + a.message().getUnsignedShort(0)));
+        return withAnswerSide(a -> trace.add(name + " saw " + a.source() + ":"
+                + (a.message() == null ? "nothing" : a.message().getUnsignedShort(0))));
     }
 
     /** A last stage that answers as an upstream would, later, through its continuation's way back. */
