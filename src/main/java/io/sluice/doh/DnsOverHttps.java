@@ -3,6 +3,7 @@ package io.sluice.doh;
 import io.sluice.config.Settings;
 import io.sluice.frontend.Frontend;
 import io.sluice.transport.ServerTls;
+import io.sluice.transport.SocketProtocol;
 import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.util.List;
@@ -24,7 +25,8 @@ public final class DnsOverHttps {
         if (settings.httpsListen().isEmpty()) {
             return new DnsOverHttps(List.of());
         }
-        return new DnsOverHttps(frontend.bindTls(settings.httpsListen(), "https", false, ServerTls.Contexts::https,
+        return new DnsOverHttps(frontend.bindTls(settings.httpsListen(), SocketProtocol.DOH.label(), false,
+                ServerTls.Contexts::https,
                 (ch, pipeline, bounds, proxied, meters) -> DohConnection.addTo(ch, pipeline, meters, bounds, proxied)::stop));
     }
 

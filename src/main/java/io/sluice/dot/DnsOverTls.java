@@ -26,8 +26,8 @@ public final class DnsOverTls {
         if (settings.tlsListen().isEmpty()) {
             return new DnsOverTls(List.of());
         }
-        return new DnsOverTls(frontend.bindTls(settings.tlsListen(), "tls", true, ServerTls.Contexts::dot,
-                frontend.dnsMessages(SocketProtocol.DOT)));
+        return new DnsOverTls(frontend.bindTls(settings.tlsListen(), SocketProtocol.DOT.label(), true,
+                ServerTls.Contexts::dot, frontend.dnsMessages(SocketProtocol.DOT)));
     }
 
     /** The addresses bound, ports resolved; empty without tls-listen. */

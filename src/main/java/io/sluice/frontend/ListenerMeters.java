@@ -1,6 +1,7 @@
 package io.sluice.frontend;
 
 import io.sluice.metrics.Registry;
+import io.sluice.transport.SocketProtocol;
 import java.util.concurrent.atomic.LongAdder;
 
 /** What the listeners count, shared by every socket and connection. */
@@ -19,8 +20,11 @@ final class ListenerMeters {
 
     ListenerMeters(Registry r) {
         this.registry = r;
-        queriesUdp = queries("udp");
-        queriesTcp = queries("tcp");
+        for (SocketProtocol p : SocketProtocol.values()) {
+            queries(p.label()); // every protocol's series exists, 0 where it is not served
+        }
+        queriesUdp = queries(SocketProtocol.UDP.label());
+        queriesTcp = queries(SocketProtocol.TCP.label());
         tcpConnectionsRejected = r.counter("tcp_connections_rejected", "Client connections closed past max-tcp-connections.");
         tcpIdleClosed = r.counter("tcp_idle_closed", "Client connections closed after tcp-idle-timeout.");
         tcpClientLimitRejected = r.counter("tcp_client_limit_rejected",

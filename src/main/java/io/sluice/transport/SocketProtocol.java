@@ -5,5 +5,16 @@ package io.sluice.transport;
  * same four kinds as its {@code SocketProtocol}.
  */
 public enum SocketProtocol {
-    UDP, TCP, DOT, DOH
+    UDP("udp"), TCP("tcp"), DOT("tls"), DOH("https");
+
+    private final String label;
+
+    SocketProtocol(String label) {
+        this.label = label;
+    }
+
+    /** What the listeners' counters and the startup line call it: udp, tcp, tls, https. */
+    public String label() {
+        return label;
+    }
 }
