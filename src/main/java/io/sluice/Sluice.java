@@ -56,8 +56,9 @@ public final class Sluice implements AutoCloseable {
     /** The metrics, served on --metrics when asked for. */
     private MetricsEndpoint metrics;
     private Frontend frontend;
-    private DnsOverTls dot;
-    private DnsOverHttps doh;
+    /** The TLS front ends' addresses, ports resolved. */
+    private List<InetSocketAddress> dotAddresses;
+    private List<InetSocketAddress> dohAddresses;
     private Reloader reloader;
     private AdminServer admin;
 
@@ -134,8 +135,8 @@ public final class Sluice implements AutoCloseable {
         // drained for the query timeout in force: a reload may have changed it
         stops.push(() -> frontend.drainAndClose((reloader == null ? settings : reloader.settings()).queryTimeout(),
                 this::inFlight));
-        dot = DnsOverTls.bind(settings, frontend);
-        doh = DnsOverHttps.bind(settings, frontend);
+        dotAddresses = DnsOverTls.bind(settings, frontend);
+        dohAddresses = DnsOverHttps.bind(settings, frontend);
         frontend.startReading(); // every front end is bound: none reads before
         // What a reload hands new settings to, in the order it changes them: a new forwarding
         // generation first, the one part that can still fail once every part has been checked.
@@ -175,12 +176,12 @@ public final class Sluice implements AutoCloseable {
 
     /** The DNS-over-HTTPS addresses bound, ports resolved; empty without https-listen. */
     public List<InetSocketAddress> httpsAddresses() {
-        return doh.addresses();
+        return dohAddresses;
     }
 
     /** The DNS-over-TLS addresses bound, ports resolved; empty without tls-listen. */
     public List<InetSocketAddress> tlsAddresses() {
-        return dot.addresses();
+        return dotAddresses;
     }
 
     /** Every counter and gauge. */

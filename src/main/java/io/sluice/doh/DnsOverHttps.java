@@ -14,24 +14,18 @@ import java.util.List;
  * with ALPN h2 and http/1.1) and speaks HTTP on each connection ({@link DohConnection}).
  */
 public final class DnsOverHttps {
-    private final List<InetSocketAddress> addresses;
-
-    private DnsOverHttps(List<InetSocketAddress> addresses) {
-        this.addresses = addresses;
+    private DnsOverHttps() {
     }
 
-    /** Binds {@code settings}' https-listen addresses, if any; they read from the frontend's start of reading on. */
-    public static DnsOverHttps bind(Settings settings, Frontend frontend) throws BindException, InterruptedException {
-        if (settings.httpsListen().isEmpty()) {
-            return new DnsOverHttps(List.of());
-        }
-        return new DnsOverHttps(frontend.bindTls(settings.httpsListen(), SocketProtocol.DOH.label(), false,
-                ServerTls.Contexts::https,
-                (ch, pipeline, bounds, proxied, meters) -> DohConnection.addTo(ch, pipeline, meters, bounds, proxied)::stop));
-    }
-
-    /** The addresses bound, ports resolved; empty without https-listen. */
-    public List<InetSocketAddress> addresses() {
-        return addresses;
+    /**
+     * Binds {@code settings}' https-listen addresses; they read from the frontend's start of reading on.
+     *
+     * @return the addresses bound, ports resolved; empty without https-listen
+     */
+    public static List<InetSocketAddress> bind(Settings settings, Frontend frontend)
+            throws BindException, InterruptedException {
+        return frontend.bindTls(settings.httpsListen(), SocketProtocol.DOH.label(), false, ServerTls.Contexts::https,
+                (ch, pipeline, bounds, proxied, meters) ->
+                        DohConnection.addTo(ch, pipeline, meters, bounds, proxied)::stop);
     }
 }

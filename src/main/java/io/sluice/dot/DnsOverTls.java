@@ -15,23 +15,17 @@ import java.util.List;
  * handling ({@link Frontend#dnsMessages}).
  */
 public final class DnsOverTls {
-    private final List<InetSocketAddress> addresses;
-
-    private DnsOverTls(List<InetSocketAddress> addresses) {
-        this.addresses = addresses;
+    private DnsOverTls() {
     }
 
-    /** Binds {@code settings}' tls-listen addresses, if any; they read from the frontend's start of reading on. */
-    public static DnsOverTls bind(Settings settings, Frontend frontend) throws BindException, InterruptedException {
-        if (settings.tlsListen().isEmpty()) {
-            return new DnsOverTls(List.of());
-        }
-        return new DnsOverTls(frontend.bindTls(settings.tlsListen(), SocketProtocol.DOT.label(), true,
-                ServerTls.Contexts::dot, frontend.dnsMessages(SocketProtocol.DOT)));
-    }
-
-    /** The addresses bound, ports resolved; empty without tls-listen. */
-    public List<InetSocketAddress> addresses() {
-        return addresses;
+    /**
+     * Binds {@code settings}' tls-listen addresses; they read from the frontend's start of reading on.
+     *
+     * @return the addresses bound, ports resolved; empty without tls-listen
+     */
+    public static List<InetSocketAddress> bind(Settings settings, Frontend frontend)
+            throws BindException, InterruptedException {
+        return frontend.bindTls(settings.tlsListen(), SocketProtocol.DOT.label(), true, ServerTls.Contexts::dot,
+                frontend.dnsMessages(SocketProtocol.DOT));
     }
 }

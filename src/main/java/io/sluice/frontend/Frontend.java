@@ -124,11 +124,14 @@ public final class Frontend {
      *
      * @param name        what the startup line, {@code queries{protocol}} and a bind error call it
      * @param halfClosure whether a client's half-close is answered before the close (framed DNS)
-     * @return the addresses bound, ports resolved
+     * @return the addresses bound, ports resolved; none for none (no certificate is read then)
      */
     public List<InetSocketAddress> bindTls(List<InetSocketAddress> addresses, String name, boolean halfClosure,
                                            Function<ServerTls.Contexts, SslContext> context, StreamProtocol protocol)
             throws BindException, InterruptedException {
+        if (addresses.isEmpty()) {
+            return List.of();
+        }
         StreamProtocol.Meters counted = new StreamProtocol.Meters(meters.queries(name), meters.tlsHandshakeFailed,
                 meters.tcpIdleClosed, meters.ioErrors);
         readCertificate();
