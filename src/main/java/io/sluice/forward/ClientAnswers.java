@@ -41,6 +41,7 @@ final class ClientAnswers {
      * with its client's ID, which may be a datagram's: it is copied.
      */
     void relay(PendingQuery q, ByteBuf reply) {
+        asClientSent(q);
         ByteBuf copy = Replies.questionMissing(reply) ? errorWithQuestion(q, reply)
                 : q.replyCopy.copyOf(Transport.ALLOCATOR, reply);
         if (q.route.connection() != null) {
@@ -84,10 +85,10 @@ final class ClientAnswers {
 
     /**
      * An upstream's error header that counts a question it lacks ({@link Replies#questionMissing}),
-     * for the client of {@code q}: that error, with the client's question.
+     * for the client of {@code q} (its query as the client sent it, read): that error, with the
+     * client's question.
      */
     private ByteBuf errorWithQuestion(PendingQuery q, ByteBuf reply) {
-        asClientSent(q);
         return Answers.underUpstreamHeader(Transport.ALLOCATOR, q.query, view, reply, false);
     }
 
@@ -98,9 +99,13 @@ final class ClientAnswers {
         view.read(q.query);
     }
 
-    /** @return who made the answer that left */
+    /**
+     * Sends {@code message} back to the client of {@code q}, whose query is as its client sent it
+     * ({@link #asClientSent}).
+     *
+     * @return who made the answer that left
+     */
     private Answer.Source back(PendingQuery q, ByteBuf message, Answer.Source source) {
-        asClientSent(q);
         return q.back.back(answer.fill(q.query, view, q.route, q.answerNote, message, source).udpLimit(q.udpLimit));
     }
 }

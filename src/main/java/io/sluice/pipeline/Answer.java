@@ -27,12 +27,7 @@ public final class Answer {
         /** sluice's SERVFAIL: the upstreams were asked and none answered in time. */
         UPSTREAMS_FAILED,
         /** sluice's SERVFAIL: no upstream could be asked (max-inflight full, the ID space of a link full). */
-        NOT_FORWARDED;
-
-        /** Whether sluice made the answer (the {@code sluice} source of the answers counted). */
-        public boolean made() {
-            return this != UPSTREAM && this != CACHE;
-        }
+        NOT_FORWARDED
     }
 
     /** Told, once the answer sides are done, who made the answer about to leave: before it leaves. */
