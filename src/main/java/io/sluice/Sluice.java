@@ -17,6 +17,7 @@ import io.sluice.dot.DnsOverTls;
 import io.sluice.forward.Forwarding;
 import io.sluice.forward.Upstream;
 import io.sluice.frontend.Frontend;
+import io.sluice.frontend.TlsFrontEnd;
 import io.sluice.limit.Clock;
 import io.sluice.limit.Limits;
 import io.sluice.metrics.MetricsEndpoint;
@@ -26,12 +27,15 @@ import io.sluice.pipeline.MessageCheck;
 import io.sluice.pipeline.Module;
 import io.sluice.pipeline.Pipeline;
 import io.sluice.transport.Addresses;
+import io.sluice.transport.SocketProtocol;
 import io.sluice.transport.Transport;
 import io.sluice.transport.WriteBatch;
 import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -41,6 +45,11 @@ import java.util.concurrent.atomic.LongAdder;
  * and a start that fails part way does the same with what it made.
  */
 public final class Sluice implements AutoCloseable {
+    /** The front ends on TLS beside UDP and TCP, each its module's, by the protocol it serves, in binding order. */
+    private static final Map<SocketProtocol, TlsFrontEnd> TLS_FRONT_ENDS = new EnumMap<>(Map.of(
+            SocketProtocol.DOT, DnsOverTls::bind,
+            SocketProtocol.DOH, DnsOverHttps::bind));
+
     private final Stops stops = new Stops();
     /** As started; {@link Reloader#settings} has what reloads changed since. */
     private final Settings settings;
@@ -57,8 +66,8 @@ public final class Sluice implements AutoCloseable {
     private MetricsEndpoint metrics;
     private Frontend frontend;
     /** The TLS front ends' addresses, ports resolved. */
-    private List<InetSocketAddress> dotAddresses;
-    private List<InetSocketAddress> dohAddresses;
+    /** What each TLS front end bound, ports resolved. */
+    private final Map<SocketProtocol, List<InetSocketAddress>> tlsAddresses = new EnumMap<>(SocketProtocol.class);
     private Reloader reloader;
     private AdminServer admin;
 
@@ -135,8 +144,9 @@ public final class Sluice implements AutoCloseable {
         // drained for the query timeout in force: a reload may have changed it
         stops.push(() -> frontend.drainAndClose((reloader == null ? settings : reloader.settings()).queryTimeout(),
                 this::inFlight));
-        dotAddresses = DnsOverTls.bind(settings, frontend);
-        dohAddresses = DnsOverHttps.bind(settings, frontend);
+        for (Map.Entry<SocketProtocol, TlsFrontEnd> f : TLS_FRONT_ENDS.entrySet()) {
+            tlsAddresses.put(f.getKey(), f.getValue().bind(settings, frontend));
+        }
         frontend.startReading(); // every front end is bound: none reads before
         // What a reload hands new settings to, in the order it changes them: a new forwarding
         // generation first, the one part that can still fail once every part has been checked.
@@ -174,14 +184,12 @@ public final class Sluice implements AutoCloseable {
         return frontend.addresses();
     }
 
-    /** The DNS-over-HTTPS addresses bound, ports resolved; empty without https-listen. */
-    public List<InetSocketAddress> httpsAddresses() {
-        return dohAddresses;
-    }
-
-    /** The DNS-over-TLS addresses bound, ports resolved; empty without tls-listen. */
-    public List<InetSocketAddress> tlsAddresses() {
-        return dotAddresses;
+    /** The addresses {@code protocol} is served on, ports resolved; empty where it is not. */
+    public List<InetSocketAddress> addresses(SocketProtocol protocol) {
+        return switch (protocol) {
+            case UDP, TCP -> frontend.addresses();
+            default -> tlsAddresses.getOrDefault(protocol, List.of());
+        };
     }
 
     /** Every counter and gauge. */

@@ -3,7 +3,7 @@ package io.sluice.config;
 import java.util.List;
 
 /**
- * One setting, declared once in {@link SettingTable}: its YAML key, its flag (if it has one), how
+ * One setting, declared once in {@link SettingTable} or in a module's {@link SettingSection}: its YAML key, its flag (if it has one), how
  * its value is written and checked, its default, whether a reload applies it, and the line of
  * help that {@code --help} prints. The file reader, the flags, the validation errors, what a
  * reload does with each key and {@code docs/configuration.md} all come from these declarations;
@@ -62,5 +62,28 @@ public record Setting<T>(String key, String flag, String label, String defaultTe
     /** Reads {@code values}, as a flag or a file gave them. */
     public T parse(List<String> values) throws ConfigException {
         return parser.parse(values);
+    }
+
+    /** A setting written as one value. */
+    @FunctionalInterface
+    public interface One<T> {
+        T parse(String value) throws ConfigException;
+    }
+
+    /** A setting that takes one value (see the record's parameters). */
+    public static <T> Setting<T> one(String key, String flag, String label, String defaultText, T defaultValue,
+                                     One<T> parser, Applied applied, String help) {
+        return new Setting<>(key, flag, label, defaultText, defaultValue, values -> {
+            if (values.size() != 1) {
+                throw new ConfigException("takes one value, got " + values.size());
+            }
+            return parser.parse(values.get(0));
+        }, false, applied, help);
+    }
+
+    /** A setting that takes a list: a repeatable flag, a YAML list (see the record's parameters). */
+    public static <T> Setting<T> list(String key, String flag, String label, String defaultText, T defaultValue,
+                                      Parser<T> parser, Applied applied, String help) {
+        return new Setting<>(key, flag, label, defaultText, defaultValue, parser, true, applied, help);
     }
 }

@@ -12,14 +12,17 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.ServiceLoader;
 import org.xbill.DNS.Type;
 
 /**
  * Every setting sluice has, each declared once, in the order {@code --help} lists them, with what
  * a reload does with it ({@link Setting.Applied}): the reload plan is worked out from these alone.
- * A new setting is one declaration here, the code that reads it (from {@code Settings}' field, made
- * in {@code Settings.assemble}, or {@link Settings#value}), and its lines in {@code conf/sluice.yml};
- * {@code docs/configuration.md} is generated from this table (tests check both).
+ * The server's own are declared here; a module's, in its package's {@link SettingSection}, which
+ * this table lists after them. A new setting is one declaration, the code that reads it
+ * ({@link Settings#value} or an accessor of {@code Settings}), and its lines in
+ * {@code conf/sluice.yml}; {@code docs/configuration.md} is generated from this table (tests check
+ * both).
  */
 public final class SettingTable {
     private SettingTable() {
@@ -28,9 +31,8 @@ public final class SettingTable {
     /** Listen port when none is given: unprivileged, clear of mDNS (5353), LLMNR (5355) and the benchmark's upstream (5300). */
     public static final int DEFAULT_PORT = 1053;
     public static final int UPSTREAM_DEFAULT_PORT = 53;
-    /** DNS over TLS's port (RFC 7858). */
+    /** DNS over TLS's port (RFC 7858), a tls:// upstream's when it names none. */
     public static final int DOT_PORT = 853;
-    public static final int DOH_PORT = 443;
     /** Largest limit: counters are 31-bit. */
     public static final long MAX_QUERIES = Integer.MAX_VALUE;
 
@@ -56,13 +58,6 @@ public final class SettingTable {
     public static final Setting<List<Network>> ALLOW_CLIENTS = list("allow-clients", "--allow-clients", "CIDR",
             "loopback, RFC 1918, CGNAT, link-local, ULA", PRIVATE_NETWORKS, SettingTable::someNetworks, Applied.CLIENT_RULES,
             "Clients answered; repeatable; given, it replaces the default. Others get acl-action.");
-    public static final Setting<List<InetSocketAddress>> TLS_LISTEN = list("tls-listen", "--tls-listen", "HOST:PORT",
-            "none", List.of(), v -> addresses(v, DOT_PORT, true), Applied.RESTART,
-            "Serve DNS over TLS (RFC 7858) here, port 853 unless given; needs tls-cert-file and tls-key-file; repeatable.");
-    public static final Setting<List<InetSocketAddress>> HTTPS_LISTEN = list("https-listen", "--https-listen",
-            "HOST:PORT", "none", List.of(), v -> addresses(v, DOH_PORT, true), Applied.RESTART,
-            "Serve DNS over HTTPS (RFC 8484) at /dns-query here, port 443 unless given; HTTP/2 and HTTP/1.1;"
-                    + " needs tls-cert-file and tls-key-file; repeatable.");
     public static final Setting<Path> TLS_CERT_FILE = one("tls-cert-file", "--tls-cert-file", "FILE", "none", null,
             SettingTable::readable, Applied.RESTART, "The TLS certificate chain, PEM (certbot's fullchain.pem); read again at each reload.");
     public static final Setting<Path> TLS_KEY_FILE = one("tls-key-file", "--tls-key-file", "FILE", "none", null,
@@ -267,36 +262,40 @@ public final class SettingTable {
             "--reset-corrupt-state-file", null, "off", false, Values::bool, Applied.RESTART,
             "If the state file cannot be read, move it aside and start a fresh one (else exit 2).");
 
-    /** Every setting, in declaration order. */
+    /** The modules' sections, in the order their services file names them. */
+    public static final List<SettingSection> SECTIONS = sections();
+
+    /** Every setting: the server's in declaration order, then each section's. */
     public static final List<Setting<?>> ALL = Collections.unmodifiableList(new ArrayList<>(BY_KEY.values()));
+
+    private static List<SettingSection> sections() {
+        List<SettingSection> sections = new ArrayList<>();
+        for (SettingSection section : ServiceLoader.load(SettingSection.class, SettingTable.class.getClassLoader())) {
+            section.settings().forEach(SettingTable::add);
+            sections.add(section);
+        }
+        return List.copyOf(sections);
+    }
 
     /** The setting of {@code key}, or null. */
     public static Setting<?> byKey(String key) {
         return BY_KEY.get(key);
     }
 
-    /** A setting written as one value. */
-    private interface One<T> {
-        T parse(String value) throws ConfigException;
-    }
-
     private static <T> Setting<T> one(String key, String flag, String label, String defaultText, T defaultValue,
-                                      One<T> parser, Applied applied, String help) {
-        return add(new Setting<>(key, flag, label, defaultText, defaultValue, values -> {
-            if (values.size() != 1) {
-                throw new ConfigException("takes one value, got " + values.size());
-            }
-            return parser.parse(values.get(0));
-        }, false, applied, help));
+                                      Setting.One<T> parser, Applied applied, String help) {
+        return add(Setting.one(key, flag, label, defaultText, defaultValue, parser, applied, help));
     }
 
     private static <T> Setting<T> list(String key, String flag, String label, String defaultText, T defaultValue,
                                        Setting.Parser<T> parser, Applied applied, String help) {
-        return add(new Setting<>(key, flag, label, defaultText, defaultValue, parser, true, applied, help));
+        return add(Setting.list(key, flag, label, defaultText, defaultValue, parser, applied, help));
     }
 
     private static <T> Setting<T> add(Setting<T> s) {
-        BY_KEY.put(s.key(), s);
+        if (BY_KEY.putIfAbsent(s.key(), s) != null) {
+            throw new IllegalStateException(s.key() + " is declared twice");
+        }
         return s;
     }
 
@@ -349,7 +348,8 @@ public final class SettingTable {
         return d;
     }
 
-    private static List<InetSocketAddress> addresses(List<String> values, int defaultPort, boolean literal)
+    /** Addresses to listen on, {@code defaultPort} where a value has none; at least one. */
+    public static List<InetSocketAddress> addresses(List<String> values, int defaultPort, boolean literal)
             throws ConfigException {
         if (values.isEmpty()) {
             throw new ConfigException("needs at least one address");

@@ -102,16 +102,6 @@ public final class Settings {
         return value(SettingTable.LISTEN);
     }
 
-    /** Addresses served over TLS (DNS over TLS); empty for none. */
-    public List<InetSocketAddress> tlsListen() {
-        return value(SettingTable.TLS_LISTEN);
-    }
-
-    /** Addresses served over HTTPS (DNS over HTTPS); empty for none. */
-    public List<InetSocketAddress> httpsListen() {
-        return value(SettingTable.HTTPS_LISTEN);
-    }
-
     /** The TLS certificate chain (PEM), or null. */
     public Path tlsCertFile() {
         return value(SettingTable.TLS_CERT_FILE);
@@ -490,35 +480,42 @@ public final class Settings {
             resolved.put(SettingTable.UPSTREAMS, u);
             Settings settings = new Settings(resolved, overrides, domainOrigins, configFile);
             checkCacheFits(settings.cache(), settings.threads());
-            checkTls(settings.tlsListen(), settings.httpsListen(), l);
+            checkTlsListeners(settings, l);
             return settings;
         }
 
-        /** TLS listeners need a certificate and a key that make a TLS context, and addresses of their own. */
-        private void checkTls(List<InetSocketAddress> tls, List<InetSocketAddress> https,
-                              List<InetSocketAddress> listen) throws ConfigException {
-            if (tls.isEmpty() && https.isEmpty()) {
+        /**
+         * The modules' TLS listeners ({@link SettingSection#tlsListeners}) each have ports of their
+         * own, apart from listen's and from each other's, and, when any is given, a certificate and
+         * a key that make a TLS context.
+         */
+        private void checkTlsListeners(Settings settings, List<InetSocketAddress> listen) throws ConfigException {
+            Map<InetSocketAddress, String> taken = new HashMap<>();
+            listen.forEach(a -> taken.put(a, "listen"));
+            String first = null;
+            for (SettingSection section : SettingTable.SECTIONS) {
+                for (Setting<List<InetSocketAddress>> s : section.tlsListeners()) {
+                    List<InetSocketAddress> addresses = settings.value(s);
+                    checkNoDuplicates(addresses, where(s.key()));
+                    for (InetSocketAddress a : addresses) {
+                        String other = a.getPort() == 0 ? null : taken.putIfAbsent(a, s.key());
+                        if (other != null) {
+                            throw new ConfigException(where(s.key()) + ": " + Addresses.text(a) + " is a " + other
+                                    + " address too: each front end needs a port of its own");
+                        }
+                    }
+                    if (first == null && !addresses.isEmpty()) {
+                        first = s.key();
+                    }
+                }
+            }
+            if (first == null) {
                 return;
             }
-            checkNoDuplicates(tls, where("tls-listen"));
-            checkNoDuplicates(https, where("https-listen"));
-            for (InetSocketAddress a : tls) {
-                if (a.getPort() != 0 && listen.contains(a)) {
-                    throw new ConfigException(where("tls-listen") + ": " + Addresses.text(a)
-                            + " is a listen address too: TLS needs a port of its own (853)");
-                }
-            }
-            for (InetSocketAddress a : https) {
-                if (a.getPort() != 0 && (listen.contains(a) || tls.contains(a))) {
-                    throw new ConfigException(where("https-listen") + ": " + Addresses.text(a)
-                            + " is a listen or tls-listen address too: HTTPS needs a port of its own (443)");
-                }
-            }
-            String needs = tls.isEmpty() ? "https-listen" : "tls-listen";
             Path cert = get(SettingTable.TLS_CERT_FILE);
             Path key = get(SettingTable.TLS_KEY_FILE);
             if (cert == null || key == null) {
-                throw new ConfigException(where(needs) + ": needs tls-cert-file and tls-key-file");
+                throw new ConfigException(where(first) + ": needs tls-cert-file and tls-key-file");
             }
             try {
                 ServerTls.load(cert, key);

@@ -24,7 +24,7 @@ public final class DnsOverHttps {
      */
     public static List<InetSocketAddress> bind(Settings settings, Frontend frontend)
             throws BindException, InterruptedException {
-        return frontend.bindTls(settings.httpsListen(), SocketProtocol.DOH.label(), false, ServerTls.Contexts::https,
+        return frontend.bindTls(settings.value(DohSettings.HTTPS_LISTEN), SocketProtocol.DOH.label(), false, ServerTls.Contexts::https,
                 (ch, pipeline, bounds, proxied, meters) ->
                         DohConnection.addTo(ch, pipeline, meters, bounds, proxied)::stop);
     }

@@ -25,7 +25,7 @@ public final class DnsOverTls {
      */
     public static List<InetSocketAddress> bind(Settings settings, Frontend frontend)
             throws BindException, InterruptedException {
-        return frontend.bindTls(settings.tlsListen(), SocketProtocol.DOT.label(), true, ServerTls.Contexts::dot,
+        return frontend.bindTls(settings.value(DotSettings.TLS_LISTEN), SocketProtocol.DOT.label(), true, ServerTls.Contexts::dot,
                 frontend.dnsMessages(SocketProtocol.DOT));
     }
 }

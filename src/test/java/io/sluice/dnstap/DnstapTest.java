@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.sluice.transport.SocketProtocol;
 import io.sluice.limit.Clock;
 import io.sluice.testing.Await;
 import io.sluice.testing.DnstapReader;
@@ -142,8 +143,8 @@ class DnstapTest {
              RunningSluice s = RunningSluice.start(List.of(up), "dnstap.socket", socket.toString(),
                      "tls-listen", "127.0.0.1:0", "https-listen", "127.0.0.1:0", "tls-cert-file", cert[0].toString(),
                      "tls-key-file", cert[1].toString())) {
-            int dot = s.sluice().tlsAddresses().get(0).getPort();
-            int doh = s.sluice().httpsAddresses().get(0).getPort();
+            int dot = s.sluice().addresses(SocketProtocol.DOT).get(0).getPort();
+            int doh = s.sluice().addresses(SocketProtocol.DOH).get(0).getPort();
             DohClients.run("kdig", "@127.0.0.1", "-p", String.valueOf(dot), "+tls", "dot.example.", "A");
             DohClients.run("kdig", "@127.0.0.1", "-p", String.valueOf(doh), "+https", "doh.example.", "A");
             JsonNode overTls = reader.await(1, DnstapReader.of("CLIENT_QUERY", "dot.example.")).get(0);

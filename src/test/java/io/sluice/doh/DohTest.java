@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.sluice.transport.SocketProtocol;
 import io.sluice.testing.Await;
 import io.sluice.testing.DohClients;
 import io.sluice.testing.Dns;
@@ -49,14 +50,14 @@ class DohTest {
     }
 
     private static String url(RunningSluice s) {
-        InetSocketAddress at = s.sluice().httpsAddresses().get(0);
+        InetSocketAddress at = s.sluice().addresses(SocketProtocol.DOH).get(0);
         return "https://127.0.0.1:" + at.getPort() + "/dns-query";
     }
 
     @Test
     void kdigAndDigAskOverHttpsAndTheQueriesCountAsHttps() throws Exception {
         try (TestUpstream up = new TestUpstream(); RunningSluice s = serving(up)) {
-            int port = s.sluice().httpsAddresses().get(0).getPort();
+            int port = s.sluice().addresses(SocketProtocol.DOH).get(0).getPort();
             DohClients.Run post = DohClients.run("kdig", "@127.0.0.1", "-p", String.valueOf(port), "+https",
                     "www.example.com", "A");
             assertTrue(post.output().contains("status: NOERROR") && post.output().contains("id: 0"), post.output());
@@ -215,7 +216,7 @@ class DohTest {
     void pipelinedHttp11RequestsAreAllAnsweredInOrderAndABadEscapeIsA400() throws Exception {
         try (TestUpstream up = new TestUpstream(); RunningSluice s = serving(up)) {
             up.delayMillis(50); // every answer parked for a while: the requests behind it wait their turn
-            int port = s.sluice().httpsAddresses().get(0).getPort();
+            int port = s.sluice().addresses(SocketProtocol.DOH).get(0).getPort();
             StringBuilder requests = new StringBuilder();
             for (int i = 0; i < 3; i++) {
                 String dns = Base64.getUrlEncoder().withoutPadding().encodeToString(
@@ -237,7 +238,7 @@ class DohTest {
     @Test
     void anHttp11ClientThatSendsAndNeverReadsIsNoLongerReadOnceItsAnswersBackUp() throws Exception {
         try (TestUpstream up = new TestUpstream(); RunningSluice s = serving(up)) {
-            int port = s.sluice().httpsAddresses().get(0).getPort();
+            int port = s.sluice().addresses(SocketProtocol.DOH).get(0).getPort();
             String dns = Base64.getUrlEncoder().withoutPadding().encodeToString(Dns.query(0, TestUpstream.GIANT, Type.TXT));
             int n = 600; // 24 MB of answers, about 40,000 bytes each
             StringBuilder requests = new StringBuilder();
@@ -318,7 +319,7 @@ class DohTest {
                                             }
                                         });
                             }
-                        }).connect(s.sluice().httpsAddresses().get(0)).sync().channel();
+                        }).connect(s.sluice().addresses(SocketProtocol.DOH).get(0)).sync().channel();
                 long started = System.nanoTime();
                 for (long n = 0; ch.isActive() && System.nanoTime() - started < 10_000_000_000L; n++) {
                     ch.writeAndFlush(new io.netty.handler.codec.http2.DefaultHttp2PingFrame(n));

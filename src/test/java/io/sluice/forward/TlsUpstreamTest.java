@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.transport.SocketProtocol;
 import io.sluice.config.ConfigException;
 import io.sluice.config.Settings;
 import io.sluice.config.UpstreamAddress;
@@ -153,7 +154,7 @@ class TlsUpstreamTest {
                      "tls-cert-file", files[0].toString(), "tls-key-file", files[1].toString(),
                      "tcp-idle-timeout", "100ms");
              RunningSluice s = RunningSluice.startFor(List.of("tls://127.0.0.1:"
-                     + dot.sluice().tlsAddresses().get(0).getPort()), Clock.system(), b -> { },
+                     + dot.sluice().addresses(SocketProtocol.DOT).get(0).getPort()), Clock.system(), b -> { },
                      "upstream-tls-ca-file", files[0].toString(), "threads", "1")) {
             assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(1, "before.example.", Type.A))));
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.transport.SocketProtocol;
 import io.sluice.config.ConfigException;
 import io.sluice.config.Settings;
 import io.sluice.limit.ManualClock;
@@ -43,7 +44,7 @@ class TlsTest {
     void queriesOverTlsAreAnsweredOnOneConnection() throws Exception {
         Path[] files = certificate("first");
         try (TestUpstream up = new TestUpstream(); RunningSluice s = servingTls(up, files);
-             SSLSocket c = connect(s.sluice().tlsAddresses().get(0), files[0])) {
+             SSLSocket c = connect(s.sluice().addresses(SocketProtocol.DOT).get(0), files[0])) {
             assertEquals("dot", c.getApplicationProtocol(), "ALPN: the client offered dot");
             Dns.writeFrame(c, Dns.query(1, "one.example.", Type.A));
             Dns.writeFrame(c, Dns.query(2, "two.example.", Type.A));
@@ -63,8 +64,8 @@ class TlsTest {
     void plainDnsOnTheTlsPortIsClosed() throws Exception {
         Path[] files = certificate("first");
         try (TestUpstream up = new TestUpstream(); RunningSluice s = servingTls(up, files);
-             Socket plain = new Socket(s.sluice().tlsAddresses().get(0).getAddress(),
-                     s.sluice().tlsAddresses().get(0).getPort())) {
+             Socket plain = new Socket(s.sluice().addresses(SocketProtocol.DOT).get(0).getAddress(),
+                     s.sluice().addresses(SocketProtocol.DOT).get(0).getPort())) {
             plain.setSoTimeout(5000);
             Dns.writeFrame(plain, Dns.query(1, "plain.example.", Type.A));
             assertEquals(-1, plain.getInputStream().read(), "not a TLS record: closed, nothing answered");
@@ -80,7 +81,7 @@ class TlsTest {
                 + files[0] + "\ntls-key-file: " + files[1] + "\n");
         try (TestUpstream up = new TestUpstream();
              RunningSluice s = RunningSluice.start(List.of(up), new ManualClock(), b -> b.configFile(conf))) {
-            InetSocketAddress at = s.sluice().tlsAddresses().get(0);
+            InetSocketAddress at = s.sluice().addresses(SocketProtocol.DOT).get(0);
             try (SSLSocket c = connect(at, files[0])) {
                 assertEquals("CN=first", served(c));
                 assertEquals(notAfter(c), expiryGauge(s), "the served certificate's expiry");
@@ -115,7 +116,7 @@ class TlsTest {
                  b.set("allow-clients", List.of("10.0.0.0/8"));
                  b.set("proxy-protocol-from", List.of("127.0.0.1/32"));
              })) {
-            InetSocketAddress at = s.sluice().tlsAddresses().get(0);
+            InetSocketAddress at = s.sluice().addresses(SocketProtocol.DOT).get(0);
             for (String client : List.of("10.1.2.3", "192.0.2.7")) {
                 try (Socket tcp = new Socket(at.getAddress(), at.getPort())) {
                     tcp.getOutputStream().write(ProxyV2.proxied(client, ProxyV2.TCP, new byte[0]));

@@ -3,6 +3,7 @@ package io.sluice.stress;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.transport.SocketProtocol;
 import io.sluice.testing.RunningSluice;
 import io.sluice.testing.TestCertificates;
 import io.sluice.testing.TestUpstream;
@@ -91,7 +92,7 @@ class StressCommandTest {
         try (TestUpstream up = new TestUpstream();
              RunningSluice s = RunningSluice.start(List.of(up), "tls-listen", "127.0.0.1:0",
                      "tls-cert-file", files[0].toString(), "tls-key-file", files[1].toString())) {
-            InetSocketAddress at = s.sluice().tlsAddresses().get(0);
+            InetSocketAddress at = s.sluice().addresses(SocketProtocol.DOT).get(0);
             Result tls = run("-r", "127.0.0.1:" + at.getPort(), "--tls", "-concurrency", "8", "--warmup", "200ms",
                     "--duration", "500ms", "--json", "example.");
             assertEquals(0, tls.code, tls.err);
@@ -109,7 +110,7 @@ class StressCommandTest {
         try (TestUpstream up = new TestUpstream();
              RunningSluice s = RunningSluice.start(List.of(up), "https-listen", "127.0.0.1:0",
                      "tls-cert-file", files[0].toString(), "tls-key-file", files[1].toString())) {
-            InetSocketAddress at = s.sluice().httpsAddresses().get(0);
+            InetSocketAddress at = s.sluice().addresses(SocketProtocol.DOH).get(0);
             Result https = run("-r", "127.0.0.1:" + at.getPort(), "--https", "-concurrency", "16", "--sockets", "2",
                     "--warmup", "200ms", "--duration", "500ms", "--json", "example.");
             assertEquals(0, https.code, https.err);
