@@ -123,7 +123,7 @@ public final class Sluice implements AutoCloseable {
         List<EventLoop> loops = new ArrayList<>();
         group.forEach(e -> loops.add((EventLoop) e));
         // One batch of writes per loop, which its routes back to clients and its forwarders share.
-        LongAdder ioErrors = meters.counter("io_errors", "Write failures and other socket errors, not logged one by one.");
+        LongAdder ioErrors = meters.ioErrors();
         List<WriteBatch> writes = loops.stream().map(loop -> new WriteBatch(loop, ioErrors)).toList();
         forwarding = Forwarding.start(group, transport, settings, meters, writes, errors, dnstap);
         stops.push(forwarding::close);

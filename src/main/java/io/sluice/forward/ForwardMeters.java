@@ -44,7 +44,7 @@ public final class ForwardMeters {
         repliesUnexpected = r.counter("replies_unexpected", "Replies whose ID nothing waits for: late, duplicated or forged.");
         repliesMismatched = r.counter("replies_mismatched", "Replies with a waiting ID but the wrong sender or question.");
         transfersAborted = r.counter("transfers_aborted", "Zone transfers given up part-way.");
-        ioErrors = r.counter("io_errors", "Write failures and other socket errors, not logged one by one.");
+        ioErrors = r.ioErrors();
         caseMismatched = r.counter("replies_case_mismatched",
                 "Replies with a waiting ID and question but not the letter case sent (randomize-case): forged, or an upstream that does not keep case.");
         caseFallbacks = r.counter("case_fallbacks",

@@ -31,7 +31,7 @@ final class ListenerMeters {
                 "Client connections closed past max-tcp-connections-per-client.");
         tcpRateRejected = r.counter("tcp_connection_rate_rejected",
                 "Client TCP and TLS connections closed past tcp-connection-rate-per-client.");
-        ioErrors = r.counter("io_errors", "Write failures and other socket errors, not logged one by one.");
+        ioErrors = r.ioErrors();
         aclDenied = r.counter("acl_denied", "Queries (and TCP connections) from clients outside allow-clients.");
         tlsHandshakeFailed = r.counter("tls_handshakes_failed",
                 "TLS connections closed because their handshake failed: not TLS, no common version or cipher, cut short.");

@@ -70,6 +70,14 @@ public final class Registry {
     }
 
     /**
+     * {@code io_errors}: write failures and other socket errors, not logged one by one; one counter
+     * that the front ends, the forwarders and the loops' write batches share.
+     */
+    public LongAdder ioErrors() {
+        return counter("io_errors", "Write failures and other socket errors, not logged one by one.");
+    }
+
+    /**
      * A counter {@code name} kept elsewhere (a store's own count), read at every scrape: exposed
      * as {@code sluice_<name>_total} and in {@link #counters}, as those made by {@link #counter}.
      */
