@@ -7,6 +7,7 @@ import io.sluice.domain.DomainBytes;
 import io.sluice.metrics.Registry;
 import io.sluice.pipeline.Module;
 import io.sluice.pipeline.Stage;
+import io.sluice.wire.AnswerKey;
 import io.sluice.wire.ReplyRecords;
 import io.sluice.wire.Wire;
 import java.util.ArrayList;
@@ -71,12 +72,12 @@ public final class AnswerCache implements Module {
     }
 
     /** Copies the entry kept for {@code probe} into {@code into}, for {@code loop}: false when there is none that may be served at {@code now}. */
-    boolean find(int loop, CacheKey probe, CachedAnswer into, long now) {
+    boolean find(int loop, AnswerKey probe, CachedAnswer into, long now) {
         return table.find(probe, into, loop, now);
     }
 
     /** Keeps the answer {@code answer} holds, built for {@code key}, from {@code loop}. */
-    void put(int loop, CacheKey key, CachedAnswer answer) {
+    void put(int loop, AnswerKey key, CachedAnswer answer) {
         table.put(loop, key.hash(), answer);
     }
 
@@ -158,7 +159,7 @@ public final class AnswerCache implements Module {
     public long flush(String name, int type, boolean subtree) {
         byte[] text = DomainBytes.fromText(name); // lower case, as a key holds it
         byte[] wire = Arrays.copyOf(text, text.length + 1); // and the root label
-        return table.remove(CacheKey.names(wire, type, subtree));
+        return table.remove(AnswerTable.KeyFilter.names(wire, type, subtree));
     }
 
     /**
@@ -182,7 +183,7 @@ public final class AnswerCache implements Module {
         long now = now();
         CachedAnswer a = new CachedAnswer();
         List<Kept> out = new ArrayList<>();
-        table.forEach(CacheKey.names(Arrays.copyOf(text, text.length + 1), -1, false), (entry, length) -> {
+        table.forEach(AnswerTable.KeyFilter.names(Arrays.copyOf(text, text.length + 1), -1, false), (entry, length) -> {
             a.load(entry, length);
             if (now - a.keepUntil() >= 0) {
                 return; // never served again: it waits to be replaced
@@ -191,8 +192,8 @@ public final class AnswerCache implements Module {
             int key = AnswerTable.HEADER;
             int keyLength = a.keyLength();
             long fresh = a.freshUntil() - now;
-            out.add(new Kept(CacheKey.type(e, key, keyLength), CacheKey.dclass(e, key, keyLength),
-                    CacheKey.flags(e, key, keyLength), CacheKey.udpSize(e, key, keyLength), a.rcode(), a.answerCount(),
+            out.add(new Kept(AnswerKey.type(e, key, keyLength), AnswerKey.dclass(e, key, keyLength),
+                    AnswerKey.flags(e, key, keyLength), AnswerKey.udpSize(e, key, keyLength), a.rcode(), a.answerCount(),
                     fresh > 0 ? (fresh + 999_999_999) / 1_000_000_000 : 0, fresh <= 0));
         });
         return out;
@@ -208,7 +209,7 @@ public final class AnswerCache implements Module {
      * @param previous the entry kept for the same question, or null: a SERVFAIL does not replace
      *                 an answer that may still be served stale
      */
-    boolean toKeep(CacheKey key, ByteBuf reply, ReplyRecords records, CachedAnswer previous, CachedAnswer into) {
+    boolean toKeep(AnswerKey key, ByteBuf reply, ReplyRecords records, CachedAnswer previous, CachedAnswer into) {
         int flags = reply.getUnsignedShort(reply.readerIndex() + Wire.FLAGS_OFFSET);
         if ((flags & Wire.FLAG_TC) != 0 || records.extendedRcode() != 0) {
             return false;

@@ -2,9 +2,11 @@ package io.sluice.cache;
 
 import io.sluice.sketch.CacheLines;
 import io.sluice.sketch.RecentHashes;
+import io.sluice.wire.AnswerKey;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
+import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -142,14 +144,14 @@ final class AnswerTable {
      * even stale (such an entry gains no hit and is not moved: it waits to be replaced). Counts
      * the hit, and copies an entry from the older half of its ring to the head of {@code writer}'s.
      */
-    boolean find(CacheKey key, CachedAnswer into, int writer, long now) {
+    boolean find(AnswerKey key, CachedAnswer into, int writer, long now) {
         long hash = key.hash();
         int one = firstSlot(hash);
         int two = secondSlot(hash);
         return findIn(one, hash, key, into, writer, now) || two != one && findIn(two, hash, key, into, writer, now);
     }
 
-    private boolean findIn(int first, long hash, CacheKey key, CachedAnswer into, int writer, long now) {
+    private boolean findIn(int first, long hash, AnswerKey key, CachedAnswer into, int writer, long now) {
         for (int i = 0; i < BUCKET_SLOTS; i++) {
             int at = first + 2 * i;
             if ((long) LONGS.getOpaque(index, at) != hash) {
@@ -231,13 +233,37 @@ final class AnswerTable {
         LONGS.setRelease(index, at + 1, where | uses);
     }
 
-    /** Which answers {@link #remove} and {@link #forEach} take, by the bytes of their key ({@link CacheKey}). */
+    /** Which answers {@link #remove} and {@link #forEach} take, by the bytes of their key ({@link AnswerKey}). */
     @FunctionalInterface
     interface KeyFilter {
         /** Every answer: {@link #remove} then reads no entry. */
         KeyFilter ALL = (entry, keyAt, keyLength) -> true;
 
         boolean test(byte[] entry, int keyAt, int keyLength);
+
+        /**
+         * The keys of {@code name} (wire form, lower case, its root label included), of every type or
+         * of {@code type} only, and with {@code subtree} those of every name under it too: what an
+         * operator's flush removes ({@link AnswerTable#remove}).
+         */
+        static KeyFilter names(byte[] name, int type, boolean subtree) {
+            return (b, at, length) -> {
+                int nameLength = length - AnswerKey.TAIL_BYTES;
+                if (nameLength < name.length || !subtree && nameLength != name.length
+                        || type >= 0 && ((b[at + nameLength] & 0xFF) << 8 | b[at + nameLength + 1] & 0xFF) != type) {
+                    return false;
+                }
+                int from = at + nameLength - name.length;
+                if (!Arrays.equals(b, from, from + name.length, name, 0, name.length)) {
+                    return false;
+                }
+                int i = at; // the tail must start at a label: walk the labels to it
+                while (i < from) {
+                    i += (b[i] & 0xFF) + 1;
+                }
+                return i == from;
+            };
+        }
     }
 
     /**

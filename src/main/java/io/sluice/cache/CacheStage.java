@@ -8,12 +8,12 @@ import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.Query;
 import io.sluice.pipeline.Stage;
 import io.sluice.transport.Transport;
+import io.sluice.wire.AnswerKey;
 import io.sluice.wire.Answers;
 import io.sluice.wire.QueryEdns;
 import io.sluice.wire.QueryView;
 import io.sluice.wire.ReplyRecords;
 import io.sluice.wire.Wire;
-import io.sluice.wire.ZoneTransfer;
 
 /**
  * One loop's side of the {@link AnswerCache}: as a stage, it answers a query from a fresh entry
@@ -24,7 +24,7 @@ import io.sluice.wire.ZoneTransfer;
  */
 public final class CacheStage implements Stage, AnswerSide {
     private final AnswerCache cache;
-    private final CacheKey probe = new CacheKey();
+    private final AnswerKey probe = new AnswerKey();
     /** What a lookup found. */
     private final CachedAnswer found = new CachedAnswer();
     /** What an upstream's reply is kept as. */
@@ -192,22 +192,13 @@ public final class CacheStage implements Stage, AnswerSide {
 
     /**
      * Fills {@link #probe} from the query {@code view} has read, when it is one a cached answer may
-     * be given to: a question, no Client Subnet option (the answer may be the client's network's
-     * own), no record but an OPT (a signed query), EDNS version 0 (another gets BADVERS), and not
-     * a zone transfer. Over UDP the key holds the payload size the query is asked upstream with
-     * (the client's, at most {@code max-udp-size}: the forwarder's {@code udpLimit}), which is also
-     * the most its answer may carry.
+     * be given to ({@link AnswerKey#of}), and {@link #udpLimit} with the most its answer may carry.
      */
     private boolean probe(ByteBuf query, QueryView view, boolean overUdp) {
-        if (!view.hasQuestion()) {
+        if (!probe.of(query, view, edns, overUdp, cache.maxUdpSize)) {
             return false;
         }
-        if (ZoneTransfer.isTransfer(view.qtype()) || !edns.read(query, view) || edns.clientSubnet()
-                || edns.otherRecords() || edns.version() != 0) {
-            return false;
-        }
-        udpLimit = overUdp ? Math.min(edns.udpPayload(), cache.maxUdpSize) : 0;
-        probe.fill(query, view, edns, udpLimit);
+        udpLimit = probe.udpSize();
         return true;
     }
 

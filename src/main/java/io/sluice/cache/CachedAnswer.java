@@ -16,6 +16,7 @@ import static io.sluice.cache.AnswerTable.TTL_COUNT_AT;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
+import io.sluice.wire.AnswerKey;
 import io.sluice.wire.Names;
 import io.sluice.wire.QueryView;
 import io.sluice.wire.ReplyRecords;
@@ -44,7 +45,7 @@ final class CachedAnswer {
     private static final int EDE_OPTION_BYTES = 6;
     private static final int MAX_MESSAGE = 0xFFFF;
     /** The largest entry: the header, the longest key, a TTL per record, the longest message. */
-    static final int MAX_BYTES = HEADER + CacheKey.MAX_BYTES + 2 * ReplyRecords.MAX_RECORDS + MAX_MESSAGE;
+    static final int MAX_BYTES = HEADER + AnswerKey.MAX_BYTES + 2 * ReplyRecords.MAX_RECORDS + MAX_MESSAGE;
     private static final VarHandle LONG = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
     private static final VarHandle INT = MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
     private static final VarHandle SHORT = MethodHandles.byteArrayViewVarHandle(short[].class, ByteOrder.LITTLE_ENDIAN);
@@ -104,7 +105,7 @@ final class CachedAnswer {
      * Reads the {@code length} bytes the table copied into {@link #entry}: false unless they are a
      * whole entry of {@code hash} and {@code key}.
      */
-    boolean read(int length, long hash, CacheKey key) {
+    boolean read(int length, long hash, AnswerKey key) {
         int keyLength = Short.toUnsignedInt((short) SHORT.get(entry, KEY_LENGTH_AT));
         int ttls = Short.toUnsignedInt((short) SHORT.get(entry, TTL_COUNT_AT));
         int message = (int) INT.get(entry, MESSAGE_LENGTH_AT);
@@ -123,7 +124,7 @@ final class CachedAnswer {
      * served never tells a client's cache to keep a record longer than this entry may (a negative
      * answer's SOA: RFC 2308 section 5; max-ttl).
      */
-    boolean build(CacheKey key, ByteBuf reply, ReplyRecords records, long now, long freshUntil, long keepUntil,
+    boolean build(AnswerKey key, ByteBuf reply, ReplyRecords records, long now, long freshUntil, long keepUntil,
                   long maxTtl) {
         int keyLength = key.copyTo(entry, HEADER);
         int ttls = records.ttlCount();

@@ -9,6 +9,7 @@ import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.buffer.UnpooledByteBufAllocator;
 import io.sluice.config.CacheSettings;
+import io.sluice.wire.AnswerKey;
 import io.sluice.wire.QueryEdns;
 import io.sluice.wire.QueryView;
 import io.sluice.wire.ReplyRecords;
@@ -40,15 +41,13 @@ class AnswerTableTest {
     private static final class Asked {
         final ByteBuf query;
         final QueryView view = new QueryView();
-        final CacheKey key = new CacheKey();
+        final AnswerKey key = new AnswerKey();
 
         Asked(int i) {
             Message m = Message.newQuery(Record.newRecord(name(i), Type.A, DClass.IN));
             query = Unpooled.wrappedBuffer(m.toWire());
             view.read(query);
-            QueryEdns edns = new QueryEdns();
-            edns.read(query, view);
-            key.fill(query, view, edns, 0);
+            assertTrue(key.of(query, view, new QueryEdns(), false, 1232));
         }
     }
 
@@ -290,7 +289,7 @@ class AnswerTableTest {
     /** The flush of name {@code i}'s answers, as the admin API makes it. */
     private static AnswerTable.KeyFilter flushOf(int i) {
         byte[] text = io.sluice.domain.DomainBytes.fromText(name(i).toString());
-        return CacheKey.names(java.util.Arrays.copyOf(text, text.length + 1), -1, false);
+        return AnswerTable.KeyFilter.names(java.util.Arrays.copyOf(text, text.length + 1), -1, false);
     }
 
     @Test

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.sluice.transport.SocketProtocol;
 import io.sluice.limit.Clock;
 import io.sluice.testing.Await;
 import io.sluice.testing.DnstapReader;
@@ -15,6 +14,7 @@ import io.sluice.testing.ProxyV2;
 import io.sluice.testing.RunningSluice;
 import io.sluice.testing.TestCertificates;
 import io.sluice.testing.TestUpstream;
+import io.sluice.transport.SocketProtocol;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;

@@ -5,13 +5,13 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.sluice.transport.SocketProtocol;
 import io.sluice.testing.Await;
 import io.sluice.testing.DohClients;
 import io.sluice.testing.Dns;
 import io.sluice.testing.RunningSluice;
 import io.sluice.testing.TestCertificates;
 import io.sluice.testing.TestUpstream;
+import io.sluice.transport.SocketProtocol;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;

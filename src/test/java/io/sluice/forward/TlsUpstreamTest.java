@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sluice.transport.SocketProtocol;
 import io.sluice.config.ConfigException;
 import io.sluice.config.Settings;
 import io.sluice.config.UpstreamAddress;
@@ -16,6 +15,7 @@ import io.sluice.testing.Ports;
 import io.sluice.testing.RunningSluice;
 import io.sluice.testing.TestCertificates;
 import io.sluice.testing.TestUpstream;
+import io.sluice.transport.SocketProtocol;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.sluice.transport.SocketProtocol;
 import io.sluice.config.ConfigException;
 import io.sluice.config.Settings;
 import io.sluice.limit.ManualClock;
@@ -14,6 +13,7 @@ import io.sluice.testing.RunningSluice;
 import io.sluice.testing.TestCertificates;
 import io.sluice.testing.TestUpstream;
 import io.sluice.transport.ServerTls;
+import io.sluice.transport.SocketProtocol;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;

@@ -1,4 +1,4 @@
-package io.sluice.cache;
+package io.sluice.wire;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -6,8 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import io.sluice.wire.QueryEdns;
-import io.sluice.wire.QueryView;
 import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -16,7 +14,7 @@ import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
-class CacheKeyTest {
+class AnswerKeyTest {
     private static final int BLOCKS = 10;
 
     /**
@@ -24,8 +22,8 @@ class CacheKeyTest {
      * block is (0x90, 0xC0) or (0x91, 0xA1), which add the same to it. A client may send such
      * names, and each is cached on its own.
      */
-    private static List<CacheKey> collidingUnderPolynomial() {
-        List<CacheKey> keys = new ArrayList<>();
+    private static List<AnswerKey> collidingUnderPolynomial() {
+        List<AnswerKey> keys = new ArrayList<>();
         for (int bits = 0; bits < 1 << BLOCKS; bits++) {
             ByteArrayOutputStream name = new ByteArrayOutputStream();
             name.write(2 * BLOCKS);
@@ -46,14 +44,14 @@ class CacheKeyTest {
      * multiply moves a top-bit difference to the top bit alone, the shift copies it to bit 34,
      * and the next long cancels both).
      */
-    private static List<CacheKey> collidingUnderMultiplyShift() {
+    private static List<AnswerKey> collidingUnderMultiplyShift() {
         byte[] base = new byte[3 * 61 + 5]; // three labels of 60 octets, then com.
         for (int label = 0; label < 3; label++) {
             base[61 * label] = 60;
             Arrays.fill(base, 61 * label + 1, 61 * label + 61, (byte) '0');
         }
         System.arraycopy(new byte[] {3, 'c', 'o', 'm', 0}, 0, base, 183, 5);
-        List<CacheKey> keys = new ArrayList<>();
+        List<AnswerKey> keys = new ArrayList<>();
         for (int bits = 0; bits < 1 << BLOCKS; bits++) {
             byte[] name = base.clone();
             for (int pair = 0; pair < BLOCKS; pair++) {
@@ -69,7 +67,7 @@ class CacheKeyTest {
     }
 
     /** The key of an A query for the wire-format {@code name}, RD set. */
-    private static CacheKey key(byte[] name) {
+    private static AnswerKey key(byte[] name) {
         ByteArrayOutputStream q = new ByteArrayOutputStream();
         q.writeBytes(new byte[] {0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0}); // RD, one question
         q.writeBytes(name);
@@ -77,22 +75,22 @@ class CacheKeyTest {
         return key(Unpooled.wrappedBuffer(q.toByteArray()));
     }
 
-    private static CacheKey key(ByteBuf query) {
+    private static AnswerKey key(ByteBuf query) {
         QueryView view = new QueryView();
         view.read(query);
         QueryEdns edns = new QueryEdns();
         assertTrue(edns.read(query, view));
-        CacheKey k = new CacheKey();
+        AnswerKey k = new AnswerKey();
         k.fill(query, view, edns, 0);
         return k;
     }
 
     @Test
     void namesAClientMadeToCollideSpreadOverHashes() {
-        for (List<CacheKey> family : List.of(collidingUnderPolynomial(), collidingUnderMultiplyShift())) {
+        for (List<AnswerKey> family : List.of(collidingUnderPolynomial(), collidingUnderMultiplyShift())) {
             Set<Long> hashes = new HashSet<>();
             Set<Long> buckets = new HashSet<>();
-            for (CacheKey k : family) {
+            for (AnswerKey k : family) {
                 hashes.add(k.hash());
                 buckets.add(k.hash() >>> 32 >>> 22); // the top 10 bits: the AnswerTable's bucket of 1,024
             }
@@ -104,42 +102,17 @@ class CacheKeyTest {
 
     @Test
     void aKeyMatchesItsOwnBytesOnly() {
-        List<CacheKey> keys = collidingUnderPolynomial();
-        byte[] bytes = new byte[CacheKey.MAX_BYTES];
+        List<AnswerKey> keys = collidingUnderPolynomial();
+        byte[] bytes = new byte[AnswerKey.MAX_BYTES];
         for (int i = 1; i < keys.size(); i++) {
             int n = keys.get(i - 1).copyTo(bytes, 0);
             assertFalse(keys.get(i).sameAs(bytes, 0, n));
             assertTrue(keys.get(i - 1).sameAs(bytes, 0, n));
             assertFalse(keys.get(i - 1).sameAs(bytes, 0, n - 1));
         }
-        CacheKey again = collidingUnderPolynomial().get(7);
+        AnswerKey again = collidingUnderPolynomial().get(7);
         assertEquals(keys.get(7).hash(), again.hash());
         int n = keys.get(7).copyTo(bytes, 0);
         assertTrue(again.sameAs(bytes, 0, n));
-    }
-
-    /** Whether a flush of {@code name} ({@link CacheKey#names}) takes the key of {@code asked}, type A. */
-    private static boolean flushTakes(String name, int type, boolean subtree, String asked) {
-        byte[] flushed = io.sluice.domain.DomainBytes.fromText(name);
-        byte[] key = new byte[CacheKey.MAX_BYTES];
-        int length = key(Arrays.copyOf(io.sluice.domain.DomainBytes.fromText(asked),
-                io.sluice.domain.DomainBytes.fromText(asked).length + 1)).copyTo(key, 3);
-        return CacheKey.names(Arrays.copyOf(flushed, flushed.length + 1), type, subtree).test(key, 3, length);
-    }
-
-    @Test
-    void aFlushTakesTheNameAndWithSubtreeWholeLabelsUnderIt() {
-        assertTrue(flushTakes("www.example.com", -1, false, "WWW.Example.com"), "any case");
-        assertTrue(flushTakes("www.example.com", 1, false, "www.example.com"), "type A");
-        assertFalse(flushTakes("www.example.com", 28, false, "www.example.com"), "AAAA only");
-        assertFalse(flushTakes("example.com", -1, false, "www.example.com"), "not the names under it");
-        assertTrue(flushTakes("example.com", -1, true, "www.example.com"));
-        assertTrue(flushTakes("example.com", -1, true, "example.com"), "the subtree's own name");
-        assertFalse(flushTakes("example.com", -1, true, "badexample.com"), "a label ends where the name begins");
-        assertFalse(flushTakes("example.com", -1, true, "a\\007example.com"),
-                "the octets of example.com inside a label, after a 7: not a name under it");
-        assertFalse(flushTakes("example.com", -1, true, "com"));
-        assertTrue(flushTakes(".", -1, true, "anything.example"), "the root's subtree is everything");
-        assertFalse(flushTakes(".", -1, false, "anything.example"));
     }
 }

@@ -1,11 +1,7 @@
-package io.sluice.cache;
+package io.sluice.wire;
 
 import io.netty.buffer.ByteBuf;
 import io.sluice.sketch.KeyedHash;
-import io.sluice.wire.Names;
-import io.sluice.wire.QueryEdns;
-import io.sluice.wire.QueryView;
-import io.sluice.wire.Wire;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -20,16 +16,17 @@ import java.util.List;
  * {@code max-udp-size}, so every client offering that size or more shares one answer. The letter
  * case of the name, the ID and the options that do not change an answer (a COOKIE) are left out.
  *
- * <p>Each loop fills one key in place for every lookup ({@link #fill}), which allocates nothing;
- * the cache keeps a copy of its bytes in each entry, to tell two keys of one hash apart.
+ * <p>Each loop fills one key in place for every lookup ({@link #of}), which allocates nothing;
+ * the cache keeps a copy of its bytes in each entry, to tell two keys of one hash apart, and the
+ * forwarder with each query waiting on an upstream, to join identical ones to it.
  *
  * <p>A client chooses the bytes, so the hash is keyed per process ({@link KeyedHash}): names made
- * to share a bucket of the {@link AnswerTable} cannot be computed from outside.
+ * to share a bucket of a hash table cannot be computed from outside.
  */
-final class CacheKey {
+public final class AnswerKey {
     /** After the name: type, class, one octet of flags and two of the UDP size (0 over TCP). */
-    private static final int TAIL_BYTES = 7;
-    static final int MAX_BYTES = Wire.MAX_NAME_BYTES + TAIL_BYTES;
+    public static final int TAIL_BYTES = 7;
+    public static final int MAX_BYTES = Wire.MAX_NAME_BYTES + TAIL_BYTES;
     private static final int BIT_RD = 1;
     private static final int BIT_CD = 2;
     private static final int BIT_AD = 4;
@@ -40,6 +37,30 @@ final class CacheKey {
     private final byte[] bytes = new byte[MAX_BYTES + Long.BYTES]; // whole longs can always be read
     private int length;
     private long hash;
+    private int udpSize;
+
+    /**
+     * Fills this key from the query {@code view} has read, when it is one whose answer may be
+     * shared: a question, no Client Subnet option (the answer may be the client's network's own),
+     * no record but an OPT (a signed query), EDNS version 0 (another gets BADVERS), and not a zone
+     * transfer. Over UDP the key holds the payload size the query is asked upstream with (the
+     * client's, at most {@code maxUdpSize}: the forwarder's), which is also the most its answer may
+     * carry ({@link #udpSize}).
+     *
+     * @param edns read here, for the caller to look at after
+     * @return false, the key left as it was, for a query whose answer is its own
+     */
+    public boolean of(ByteBuf query, QueryView view, QueryEdns edns, boolean overUdp, int maxUdpSize) {
+        if (!view.hasQuestion()) {
+            return false;
+        }
+        if (ZoneTransfer.isTransfer(view.qtype()) || !edns.read(query, view) || edns.clientSubnet()
+                || edns.otherRecords() || edns.version() != 0) {
+            return false;
+        }
+        fill(query, view, edns, overUdp ? Math.min(edns.udpPayload(), maxUdpSize) : 0);
+        return true;
+    }
 
     /**
      * Fills this key from the query {@code view} and {@code edns} have read; the name must be
@@ -48,6 +69,7 @@ final class CacheKey {
      * @param udpSize the payload size it was or would be asked upstream with over UDP; 0 over TCP
      */
     void fill(ByteBuf query, QueryView view, QueryEdns edns, int udpSize) {
+        this.udpSize = udpSize;
         int name = view.nameEnd() - view.nameStart();
         query.getBytes(view.nameStart(), bytes, 0, name + 4);
         Names.lower(bytes, 0, name); // the name only: type and class octets are numbers, not letters
@@ -63,47 +85,28 @@ final class CacheKey {
         hash = KeyedHash.of64(bytes, n);
     }
 
-    /**
-     * The keys of {@code name} (wire form, lower case, its root label included), of every type or
-     * of {@code type} only, and with {@code subtree} those of every name under it too: what an
-     * operator's flush removes ({@link AnswerTable#remove}).
-     */
-    static AnswerTable.KeyFilter names(byte[] name, int type, boolean subtree) {
-        return (b, at, length) -> {
-            int nameLength = length - TAIL_BYTES;
-            if (nameLength < name.length || !subtree && nameLength != name.length
-                    || type >= 0 && ((b[at + nameLength] & 0xFF) << 8 | b[at + nameLength + 1] & 0xFF) != type) {
-                return false;
-            }
-            int from = at + nameLength - name.length;
-            if (!Arrays.equals(b, from, from + name.length, name, 0, name.length)) {
-                return false;
-            }
-            int i = at; // the tail must start at a label: walk the labels to it
-            while (i < from) {
-                i += (b[i] & 0xFF) + 1;
-            }
-            return i == from;
-        };
+    /** The UDP payload size in this key: the most its answer may carry over UDP; 0 over TCP. */
+    public int udpSize() {
+        return udpSize;
     }
 
     /** The type of the key {@code b[at, at + length)}. */
-    static int type(byte[] b, int at, int length) {
+    public static int type(byte[] b, int at, int length) {
         return (b[at + length - 7] & 0xFF) << 8 | b[at + length - 6] & 0xFF;
     }
 
     /** The class of the key {@code b[at, at + length)}. */
-    static int dclass(byte[] b, int at, int length) {
+    public static int dclass(byte[] b, int at, int length) {
         return (b[at + length - 5] & 0xFF) << 8 | b[at + length - 4] & 0xFF;
     }
 
     /** The UDP payload size the answer of the key {@code b[at, at + length)} was asked with; 0 over TCP. */
-    static int udpSize(byte[] b, int at, int length) {
+    public static int udpSize(byte[] b, int at, int length) {
         return (b[at + length - 2] & 0xFF) << 8 | b[at + length - 1] & 0xFF;
     }
 
     /** What of the query the key {@code b[at, at + length)} holds besides the question: rd, cd, ad, edns, do. */
-    static List<String> flags(byte[] b, int at, int length) {
+    public static List<String> flags(byte[] b, int at, int length) {
         int bits = b[at + length - 3];
         List<String> out = new ArrayList<>();
         String[] names = {"rd", "cd", "ad", "edns", "do"};
@@ -117,18 +120,18 @@ final class CacheKey {
     }
 
     /** The keyed 64-bit hash of the bytes. */
-    long hash() {
+    public long hash() {
         return hash;
     }
 
     /** Copies the bytes to {@code to} at {@code at}: their length. */
-    int copyTo(byte[] to, int at) {
+    public int copyTo(byte[] to, int at) {
         System.arraycopy(bytes, 0, to, at, length);
         return length;
     }
 
     /** Whether {@code length} bytes of {@code b} at {@code at} are this key's. */
-    boolean sameAs(byte[] b, int at, int length) {
+    public boolean sameAs(byte[] b, int at, int length) {
         return length == this.length && at + length <= b.length && Arrays.equals(bytes, 0, length, b, at, at + length);
     }
 }
