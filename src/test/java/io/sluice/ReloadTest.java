@@ -61,6 +61,8 @@ class ReloadTest {
         other.put("upstream-sockets", "4");
         other.put("upstream-socket-lifetime", "30s");
         other.put("randomize-case", "false");
+        other.put("coalesce", "false");
+        other.put("coalesce-max-waiters", "5");
         other.put("max-udp-size", "1400");
         other.put("max-fails", "5");
         other.put("health-check-interval", "2s");

@@ -116,7 +116,7 @@ public final class CacheStage implements Stage, AnswerSide {
     }
 
     /**
-     * An upstream's answer is kept; in the place of a SERVFAIL (the upstream's, or sluice's when
+     * An upstream's answer is kept (once: not again as the copy a joined query gets); in the place of a SERVFAIL (the upstream's, or sluice's when
      * none answered or none could be asked) goes what the cache still has for the query, and in the
      * place of an over-budget refusal a stale answer ({@code cache.stale-when-limited}).
      */
@@ -125,6 +125,11 @@ public final class CacheStage implements Stage, AnswerSide {
         switch (a.source()) {
             case UPSTREAM -> {
                 keep(a.query(), a.view(), a.datagram(), a.message());
+                if (Wire.rcode(a.message()) == Wire.RCODE_SERVFAIL) {
+                    instead(a, true);
+                }
+            }
+            case SHARED -> { // kept with the answer it is a copy of
                 if (Wire.rcode(a.message()) == Wire.RCODE_SERVFAIL) {
                     instead(a, true);
                 }

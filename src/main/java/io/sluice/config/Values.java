@@ -62,11 +62,11 @@ public final class Values {
         return d;
     }
 
-    static int integer(String text, int min, int max) throws ConfigException {
+    public static int integer(String text, int min, int max) throws ConfigException {
         return (int) count(text, min, max);
     }
 
-    static boolean bool(String text) throws ConfigException {
+    public static boolean bool(String text) throws ConfigException {
         return switch (text.trim().toLowerCase()) {
             case "true", "yes", "on" -> true;
             case "false", "no", "off" -> false;

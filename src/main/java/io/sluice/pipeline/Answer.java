@@ -15,6 +15,11 @@ public final class Answer {
     public enum Source {
         /** An upstream's reply, relayed. */
         UPSTREAM,
+        /**
+         * An upstream's reply to an identical query that this one joined (coalescing), relayed as
+         * this one's: counted once, as that query's, by what counts the upstreams' answers.
+         */
+        SHARED,
         /** The answer cache's, fresh or stale. */
         CACHE,
         /** One of sluice's own: a refusal, FORMERR, NOTIMP. */

@@ -165,7 +165,7 @@ public final class Pipeline {
             }
             ByteBuf m = a.message();
             switch (source) {
-                case UPSTREAM -> meters.upstream[Answers.relayedRcode(a.query(), a.view().questionEnd(), m)].increment();
+                case UPSTREAM, SHARED -> meters.upstream[Answers.relayedRcode(a.query(), a.view().questionEnd(), m)].increment();
                 case CACHE -> meters.cache[Answers.rcode(m)].increment();
                 default -> meters.sluice[Answers.rcode(m)].increment();
             }

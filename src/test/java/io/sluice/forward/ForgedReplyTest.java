@@ -38,7 +38,8 @@ class ForgedReplyTest {
     @Test
     void noForgedAnswerReachesAClientAndTheGenuineOnesStillDo() throws Exception {
         try (TestUpstream up = new TestUpstream();
-             RunningSluice s = RunningSluice.start(List.of(up), "timeout", "10s", "query-timeout", "10s")) {
+             RunningSluice s = RunningSluice.start(List.of(up), "timeout", "10s", "query-timeout", "10s",
+                     "coalesce", "false")) { // each of the identical queries its own, to forge
             up.holdUntil(CLIENTS); // slow: no reply before every query waits
             up.forgeWhenReleasing(FORGED, 200, // nine in ten of the random ones read: the rest may be dropped
                     () -> s.sluice().metrics().count("replies_rejected") >= CLIENTS * 200L * 9 / 10);
@@ -56,7 +57,7 @@ class ForgedReplyTest {
     void withoutCaseRandomisationTheForgerWins() throws Exception {
         try (TestUpstream up = new TestUpstream();
              RunningSluice s = RunningSluice.start(List.of(up), "timeout", "10s", "query-timeout", "10s",
-                     "randomize-case", "false")) {
+                     "randomize-case", "false", "coalesce", "false")) {
             up.holdUntil(CLIENTS);
             up.forgeWhenReleasing(FORGED, 0, () -> true);
             List<String> answers = askAtOnce(s.address());

@@ -236,6 +236,23 @@ public final class TestUpstream implements AutoCloseable {
         holdUntil = n;
     }
 
+    /** Holds every reply, UDP and TCP, from now on until {@link #release}. */
+    public void hold() {
+        holdUntil = Integer.MAX_VALUE;
+    }
+
+    /** Sends every reply held ({@link #hold}), and answers at once from now on. */
+    public void release() throws IOException {
+        synchronized (held) {
+            holdUntil = 0;
+            held.notifyAll();
+            for (DatagramPacket h : held) {
+                sendUdp(h.getData(), h.getSocketAddress());
+            }
+            held.clear();
+        }
+    }
+
     /**
      * When held replies are released ({@link #holdUntil}), an off-path forger strikes first, from
      * this server's own address and port: to the source port of each held query,
@@ -339,18 +356,23 @@ public final class TestUpstream implements AutoCloseable {
                     udp.send(new DatagramPacket(out, out.length, p.getSocketAddress()));
                     continue;
                 }
-                if (holdUntil > 0) {
-                    held.add(new DatagramPacket(query, query.length, p.getSocketAddress()));
-                    if (held.size() >= holdUntil) {
-                        if (forgedAddress != null) {
-                            forge(held);
+                boolean sent = false;
+                synchronized (held) {
+                    if (holdUntil > 0) {
+                        held.add(new DatagramPacket(query, query.length, p.getSocketAddress()));
+                        if (held.size() >= holdUntil) {
+                            if (forgedAddress != null) {
+                                forge(held);
+                            }
+                            for (DatagramPacket h : held) {
+                                sendUdp(h.getData(), h.getSocketAddress());
+                            }
+                            held.clear();
                         }
-                        for (DatagramPacket h : held) {
-                            sendUdp(h.getData(), h.getSocketAddress());
-                        }
-                        held.clear();
+                        sent = true;
                     }
-                } else {
+                }
+                if (!sent) {
                     sendUdp(query, p.getSocketAddress());
                 }
             } catch (IOException e) {
@@ -441,6 +463,11 @@ public final class TestUpstream implements AutoCloseable {
                 if (delayMillis > 0) {
                     // A sleep by design: a slow server, each answer on a connection this late after the one before.
                     Thread.sleep(delayMillis);
+                }
+                synchronized (held) {
+                    while (holdUntil == Integer.MAX_VALUE) {
+                        held.wait(); // held (hold) until release
+                    }
                 }
                 Message q = new Message(query);
                 List<byte[]> replies = new ArrayList<>();

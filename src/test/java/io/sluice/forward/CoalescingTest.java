@@ -1,0 +1,277 @@
+package io.sluice.forward;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.limit.Clock;
+import io.sluice.metrics.Registry;
+import io.sluice.testing.Await;
+import io.sluice.testing.Dns;
+import io.sluice.testing.RunningSluice;
+import io.sluice.testing.TestUpstream;
+import java.net.DatagramPacket;
+import java.net.DatagramSocket;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+import org.xbill.DNS.ARecord;
+import org.xbill.DNS.EDNSOption;
+import org.xbill.DNS.ExtendedErrorCodeOption;
+import org.xbill.DNS.Message;
+import org.xbill.DNS.OPTRecord;
+import org.xbill.DNS.Rcode;
+import org.xbill.DNS.Section;
+import org.xbill.DNS.Type;
+
+/**
+ * Coalescing over real sockets: identical queries that arrive while one waits on the upstream
+ * (held there until the test releases it) are asked once, and each client gets its own answer.
+ * One loop, so that every query meets the others (each loop joins its own).
+ */
+class CoalescingTest {
+    private static final String NAME = "stampede.example.";
+
+    @Test
+    void identicalQueriesWaitingTogetherAreAskedOnceAndEachGetsItsOwnAnswer() throws Exception {
+        int n = 50;
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), "threads", "1")) {
+            up.hold();
+            List<DatagramSocket> clients = new ArrayList<>();
+            List<byte[]> queries = new ArrayList<>();
+            try {
+                for (int i = 0; i < n; i++) {
+                    byte[] q = Dns.query(1000 + i, inCase(NAME, i), Type.A);
+                    clients.add(send(s.address(), q));
+                    queries.add(q);
+                }
+                Await.until("every query but the first joined it", () -> count(s, "coalesced") == n - 1);
+                assertEquals(1, up.udpQueries(), "one query upstream for " + n);
+                up.release();
+                for (int i = 0; i < n; i++) {
+                    byte[] reply = receive(clients.get(i));
+                    assertEquals(1000 + i, Dns.id(reply), "its own ID");
+                    assertArrayEquals(question(queries.get(i)), question(reply), "its own letters");
+                    Message m = Dns.parse(reply);
+                    assertEquals(Rcode.NOERROR, m.getRcode());
+                    assertEquals("192.0.2.1", ((ARecord) m.getSection(Section.ANSWER).get(0)).getAddress().getHostAddress());
+                }
+            } finally {
+                clients.forEach(DatagramSocket::close);
+            }
+            assertEquals(n, s.sluice().metrics().count("answers", "rcode", "NOERROR", "source", "upstream"),
+                    "each counted as an upstream's answer");
+            assertEquals(1, count(s, "forwarded"));
+        }
+    }
+
+    @Test
+    void overTcpTooEachConnectionGetsItsOwnAnswer() throws Exception {
+        int n = 10;
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), "threads", "1")) {
+            up.hold();
+            List<Socket> clients = new ArrayList<>();
+            try {
+                for (int i = 0; i < n; i++) {
+                    Socket c = new Socket(s.address().getAddress(), s.address().getPort());
+                    c.setSoTimeout(10_000);
+                    Dns.writeFrame(c, Dns.query(i, inCase(NAME, i), Type.A));
+                    clients.add(c);
+                }
+                Await.until("every query but the first joined it", () -> count(s, "coalesced") == n - 1);
+                up.release();
+                for (int i = 0; i < n; i++) {
+                    byte[] reply = Dns.readFrame(clients.get(i));
+                    assertEquals(i, Dns.id(reply));
+                    assertArrayEquals(question(Dns.query(i, inCase(NAME, i), Type.A)), question(reply));
+                    assertEquals(Rcode.NOERROR, Dns.rcode(reply));
+                }
+            } finally {
+                for (Socket c : clients) {
+                    c.close();
+                }
+            }
+            assertEquals(1, up.tcpQueries());
+        }
+    }
+
+    @Test
+    void aFailureReachesEveryWaiterAsItWouldHaveReachedOne() throws Exception {
+        int n = 8;
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), "threads", "1", "timeout", "300ms",
+                     "query-timeout", "300ms")) {
+            up.mode(TestUpstream.Mode.SILENT);
+            List<DatagramSocket> clients = new ArrayList<>();
+            try {
+                for (int i = 0; i < n; i++) {
+                    clients.add(send(s.address(), Dns.queryWithOpt(i, NAME, Type.A, List.of())));
+                }
+                for (int i = 0; i < n; i++) {
+                    byte[] reply = receive(clients.get(i));
+                    assertEquals(i, Dns.id(reply));
+                    Message m = Dns.parse(reply);
+                    assertEquals(Rcode.SERVFAIL, m.getRcode()); // with Extended DNS Error 22, as one alone gets
+                    OPTRecord opt = m.getOPT();
+                    assertTrue(opt != null && opt.getOptions(EDNSOption.Code.EDNS_EXTENDED_ERROR).stream()
+                            .anyMatch(o -> ((ExtendedErrorCodeOption) o).getErrorCode()
+                                    == ExtendedErrorCodeOption.NO_REACHABLE_AUTHORITY), m.toString());
+                }
+            } finally {
+                clients.forEach(DatagramSocket::close);
+            }
+            assertEquals(1, up.udpQueries());
+            assertEquals(n - 1, count(s, "coalesced"));
+            assertEquals(n, count(s, "servfail"));
+        }
+    }
+
+    @Test
+    void pastMaxWaitersAQueryIsAskedOnItsOwn() throws Exception {
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), "threads", "1", "coalesce-max-waiters", "3")) {
+            up.hold();
+            List<DatagramSocket> clients = new ArrayList<>();
+            try {
+                for (int i = 0; i < 10; i++) {
+                    clients.add(send(s.address(), Dns.query(i, NAME, Type.A)));
+                }
+                // the first leads, three join it, and the six after them are each asked on their own
+                Await.until("10 queries asked or joined", () -> up.udpQueries() + count(s, "coalesced") == 10);
+                assertEquals(3, count(s, "coalesced"));
+                assertEquals(7, up.udpQueries());
+                up.release();
+                for (DatagramSocket c : clients) {
+                    assertEquals(Rcode.NOERROR, Dns.rcode(receive(c)));
+                }
+            } finally {
+                clients.forEach(DatagramSocket::close);
+            }
+        }
+    }
+
+    @Test
+    void withCoalesceOffEveryQueryIsAsked() throws Exception {
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), "threads", "1", "coalesce", "false")) {
+            up.hold();
+            List<DatagramSocket> clients = new ArrayList<>();
+            try {
+                for (int i = 0; i < 5; i++) {
+                    clients.add(send(s.address(), Dns.query(i, NAME, Type.A)));
+                }
+                Await.until("5 queries upstream", () -> up.udpQueries() == 5);
+                up.release();
+                for (DatagramSocket c : clients) {
+                    assertEquals(Rcode.NOERROR, Dns.rcode(receive(c)));
+                }
+            } finally {
+                clients.forEach(DatagramSocket::close);
+            }
+            assertEquals(0, count(s, "coalesced"));
+        }
+    }
+
+    @Test
+    void queriesThatWouldNotShareACacheEntryAreNotJoined() throws Exception {
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), "threads", "1")) {
+            up.hold();
+            List<DatagramSocket> clients = new ArrayList<>();
+            try {
+                clients.add(send(s.address(), Dns.query(1, NAME, Type.A)));
+                clients.add(send(s.address(), Dns.query(2, NAME, Type.AAAA))); // another type
+                clients.add(send(s.address(), Dns.queryWithOpt(3, NAME, Type.A, List.of()))); // EDNS: another size
+                Message noRecursion = Dns.message(4, NAME, Type.A);
+                noRecursion.getHeader().unsetFlag(org.xbill.DNS.Flags.RD);
+                clients.add(send(s.address(), noRecursion.toWire()));
+                Await.until("4 queries upstream", () -> up.udpQueries() == 4);
+                clients.add(send(s.address(), Dns.query(5, NAME.toUpperCase(), Type.A))); // the first's, in capitals
+                Await.until("the fifth joined the first", () -> count(s, "coalesced") == 1);
+                up.release();
+                for (DatagramSocket c : clients) {
+                    assertEquals(Rcode.NOERROR, Dns.rcode(receive(c)));
+                }
+            } finally {
+                clients.forEach(DatagramSocket::close);
+            }
+            assertEquals(4, up.udpQueries());
+        }
+    }
+
+    /** A joined query over its domain's budget is refused as any: a budget counts queries, not upstream ones. */
+    @Test
+    void aWaiterOverItsDomainsBudgetIsRefused() throws Exception {
+        AtomicLong now = new AtomicLong(1_000_000_000_000L);
+        Clock clock = now::get;
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), clock, b -> { }, "threads", "1",
+                     "limits.default.queries", "3", "limits.default.window", "10s")) {
+            up.hold();
+            List<DatagramSocket> clients = new ArrayList<>();
+            try {
+                for (int i = 0; i < 6; i++) {
+                    clients.add(send(s.address(), Dns.query(i, NAME, Type.A)));
+                }
+                List<Integer> rcodes = new ArrayList<>();
+                for (int i = 3; i < 6; i++) { // refused at once, while the first three wait
+                    rcodes.add(Dns.rcode(receive(clients.get(i))));
+                }
+                assertEquals(List.of(Rcode.REFUSED, Rcode.REFUSED, Rcode.REFUSED), rcodes);
+                assertEquals(2, count(s, "coalesced"));
+                up.release();
+                for (int i = 0; i < 3; i++) {
+                    assertEquals(Rcode.NOERROR, Dns.rcode(receive(clients.get(i))));
+                }
+            } finally {
+                clients.forEach(DatagramSocket::close);
+            }
+            assertEquals(1, up.udpQueries());
+        }
+    }
+
+    private static long count(RunningSluice s, String counter) {
+        Registry m = s.sluice().metrics();
+        return m.count(counter);
+    }
+
+    /** {@code name} with the letters whose index bit is set in {@code i} in capitals. */
+    private static String inCase(String name, int i) {
+        char[] c = name.toCharArray();
+        for (int k = 0; k < c.length && k < 31; k++) {
+            if ((i >>> k & 1) != 0) {
+                c[k] = Character.toUpperCase(c[k]);
+            }
+        }
+        return new String(c);
+    }
+
+    private static DatagramSocket send(InetSocketAddress to, byte[] query) throws Exception {
+        DatagramSocket c = new DatagramSocket(new InetSocketAddress("127.0.0.1", 0));
+        c.setSoTimeout(10_000);
+        c.send(new DatagramPacket(query, query.length, to));
+        return c;
+    }
+
+    private static byte[] receive(DatagramSocket c) throws Exception {
+        byte[] buf = new byte[65_535];
+        DatagramPacket p = new DatagramPacket(buf, buf.length);
+        c.receive(p);
+        return Arrays.copyOf(buf, p.getLength());
+    }
+
+    /** The question section's bytes: the name as written, type and class. */
+    private static byte[] question(byte[] message) {
+        int end = 12;
+        while (message[end] != 0) {
+            end += (message[end] & 0xFF) + 1;
+        }
+        return Arrays.copyOfRange(message, 12, end + 5);
+    }
+}
