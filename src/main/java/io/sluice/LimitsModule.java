@@ -18,6 +18,7 @@ import io.sluice.metrics.Registry;
 import io.sluice.pipeline.InternalErrors;
 import io.sluice.pipeline.Module;
 import io.sluice.pipeline.Stage;
+import io.sluice.pipeline.UpstreamGate;
 import io.sluice.top.TopDomains;
 
 /**
@@ -105,6 +106,11 @@ final class LimitsModule implements Module, Reloadable {
 
     Limits limits() {
         return limits;
+    }
+
+    /** What bounds each domain's queries waiting on upstreams: the forwarders ask it before they send one. */
+    UpstreamGate gate() {
+        return limits.waiting();
     }
 
     /** The busiest domains, or null when nobody asks (no admin API) or nothing is limited. */

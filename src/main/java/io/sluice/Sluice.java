@@ -125,7 +125,7 @@ public final class Sluice implements AutoCloseable {
         // One batch of writes per loop, which its routes back to clients and its forwarders share.
         LongAdder ioErrors = meters.ioErrors();
         List<WriteBatch> writes = loops.stream().map(loop -> new WriteBatch(loop, ioErrors)).toList();
-        forwarding = Forwarding.start(group, transport, settings, meters, writes, errors, dnstap);
+        forwarding = Forwarding.start(group, transport, settings, meters, writes, errors, dnstap, limitsModule.gate());
         stops.push(forwarding::close);
         modules.add(forwarding); // last: it answers every query that reaches it
         Pipeline.Meters answers = Pipeline.Meters.declaredIn(meters);

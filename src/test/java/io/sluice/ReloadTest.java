@@ -62,6 +62,7 @@ class ReloadTest {
         other.put("upstream-socket-lifetime", "30s");
         other.put("randomize-case", "false");
         other.put("coalesce", "false");
+        other.put("limits.max-inflight-per-domain", "7");
         other.put("coalesce-max-waiters", "5");
         other.put("max-udp-size", "1400");
         other.put("max-fails", "5");

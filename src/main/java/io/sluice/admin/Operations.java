@@ -181,6 +181,7 @@ public final class Operations {
             d.put("domain", e.domain());
             d.put("queries", e.queries());
             d.put("refused", e.refused());
+            d.put("inflight_capped", e.inflightCapped());
             DomainLimit l = budgets().effective(e.domain());
             if (l.unlimited()) {
                 d.putNull("limit"); // queries per window; none

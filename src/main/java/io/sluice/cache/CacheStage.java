@@ -135,7 +135,7 @@ public final class CacheStage implements Stage, AnswerSide {
                 }
             }
             case UPSTREAMS_FAILED -> instead(a, true);
-            case NOT_FORWARDED -> instead(a, false);
+            case NOT_FORWARDED, GATE_CLOSED -> instead(a, false);
             case OVER_BUDGET -> overBudget(a);
             default -> { }
         }

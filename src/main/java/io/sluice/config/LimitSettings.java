@@ -24,6 +24,8 @@ import java.util.Map;
  * @param reverseIpv6Prefix reverse names under ip6.arpa count per network of this many bits
  * @param perClient        each client network's budget per registrable domain, on top of the domain's
  * @param flood            when a domain's upstream answers are mostly NXDOMAIN, and what its budget becomes
+ * @param maxInflightPerDomain the most queries of one registrable domain waiting on upstreams at
+ *                         once; 0: no bound
  */
 public record LimitSettings(
         DomainLimit defaultLimit,
@@ -40,7 +42,8 @@ public record LimitSettings(
         int reverseIpv4Prefix,
         int reverseIpv6Prefix,
         PerClient perClient,
-        Flood flood) {
+        Flood flood,
+        int maxInflightPerDomain) {
 
     public LimitSettings {
         domains = Map.copyOf(domains);
@@ -53,9 +56,10 @@ public record LimitSettings(
         return origins.getOrDefault(domain, "limits.domains." + domain);
     }
 
-    /** True when no domain can ever be limited: the limiter is not even consulted. */
+    /** True when no domain can ever be limited or bounded: the limiter is not even consulted. */
     public boolean off() {
-        return defaultLimit.unlimited() && domains.values().stream().allMatch(DomainLimit::unlimited) && perClient.off();
+        return defaultLimit.unlimited() && domains.values().stream().allMatch(DomainLimit::unlimited) && perClient.off()
+                && maxInflightPerDomain == 0;
     }
 
     /**

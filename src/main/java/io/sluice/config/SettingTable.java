@@ -35,6 +35,8 @@ public final class SettingTable {
     public static final int DOT_PORT = 853;
     /** Largest limit: counters are 31-bit. */
     public static final long MAX_QUERIES = Integer.MAX_VALUE;
+    /** The most queries that may wait on upstreams, at all ({@code max-inflight}) or for one domain. */
+    public static final int MAX_INFLIGHT_QUERIES = 1_000_000;
 
     private static final Map<String, Setting<?>> BY_KEY = new LinkedHashMap<>();
 
@@ -81,7 +83,7 @@ public final class SettingTable {
             Duration.ofSeconds(4), SettingTable::positiveDuration, Applied.FORWARDING,
             "The most a query may take over all upstreams before SERVFAIL.");
     public static final Setting<Integer> MAX_INFLIGHT = one("max-inflight", null, null, "65536", 65_536,
-            v -> Values.integer(v, 1, 1_000_000), Applied.FORWARDING, "Queries waiting on upstreams at once, over all threads.");
+            v -> Values.integer(v, 1, MAX_INFLIGHT_QUERIES), Applied.FORWARDING, "Queries waiting on upstreams at once, over all threads.");
     public static final Setting<Integer> MAX_TCP_CONNECTIONS = one("max-tcp-connections", null, null, "1000", 1_000,
             v -> Values.integer(v, 1, 1_000_000), Applied.RESTART, "Client TCP connections open at once.");
     public static final Setting<Duration> TCP_IDLE_TIMEOUT = one("tcp-idle-timeout", null, null, "10s",
@@ -181,6 +183,10 @@ public final class SettingTable {
             "Reverse names under ip6.arpa count per network of this many bits (a multiple of 4).");
     public static final Setting<List<Network>> EXEMPT_CLIENTS = list("limits.exempt-clients", null, null, "none",
             List.of(), SettingTable::networks, Applied.LIMITS, "Client networks never limited.");
+    public static final Setting<Integer> MAX_INFLIGHT_PER_DOMAIN = one("limits.max-inflight-per-domain",
+            "--max-inflight-per-domain", "N", "0", 0, v -> Values.integer(v, 0, MAX_INFLIGHT_QUERIES), Applied.LIMITS,
+            "Queries of one registrable domain waiting on upstreams at once (BIND's fetches-per-zone); past it a query"
+                    + " gets a stale answer or SERVFAIL at once. 0 = no bound.");
     public static final Setting<Integer> CACHE_SIZE = one("cache.size", "--cache-size", "N", "200000", 200_000,
             v -> Values.integer(v, 0, 100_000_000), Applied.RESTART, "Answers the cache keeps at most; 0 turns it off.");
     public static final Setting<Long> CACHE_MAX_BYTES = one("cache.max-bytes", null, null, "67108864", 64L << 20,

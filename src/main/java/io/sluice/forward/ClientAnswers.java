@@ -22,6 +22,7 @@ import io.sluice.wire.Wire;
 final class ClientAnswers {
     private static final byte[] SERVFAIL_TEXT = Answers.text("sluice: no upstream answered");
     private static final byte[] INFLIGHT_TEXT = Answers.text("sluice: too many queries in flight");
+    private static final byte[] GATE_TEXT = Answers.text("sluice: too many queries waiting for this domain");
 
     private final ForwardMeters meters;
     private final CaseRandomizer caseRandomizer;
@@ -94,6 +95,21 @@ final class ClientAnswers {
                 Answers.EDE_OTHER, INFLIGHT_TEXT);
         if (back.back(answer.fill(query, view, route, note, servfail, Answer.Source.NOT_FORWARDED))
                 == Answer.Source.NOT_FORWARDED) {
+            meters.servfail.increment();
+        }
+    }
+
+    /**
+     * Answers the query {@code view} read from {@code query}, which its domain's bound on queries
+     * waiting kept from being sent ({@link io.sluice.pipeline.UpstreamGate}), SERVFAIL with Extended
+     * DNS Error 22 (no reachable authority) at once, unless an answer side has an answer to send
+     * instead (the cache's, stale or not).
+     */
+    void gateClosed(ByteBuf query, QueryView view, Route route, long note, Stage.Continuation back) {
+        ByteBuf servfail = Answers.withQuestion(Transport.ALLOCATOR, query, view, Wire.FLAG_RA, Wire.RCODE_SERVFAIL,
+                Answers.EDE_NO_REACHABLE_AUTHORITY, GATE_TEXT);
+        if (back.back(answer.fill(query, view, route, note, servfail, Answer.Source.GATE_CLOSED))
+                == Answer.Source.GATE_CLOSED) {
             meters.servfail.increment();
         }
     }

@@ -26,7 +26,7 @@ public final class ForwardStage implements Stage {
 
     @Override
     public Outcome handle(Query q) {
-        forwarder.forward(q.message(), q.view(), q.replyRoute(), q.answerNote(), back);
+        forwarder.forward(q.message(), q.view(), q.replyRoute(), q.answerNote(), q.domainHash(), back);
         return Outcome.ANSWERED;
     }
 

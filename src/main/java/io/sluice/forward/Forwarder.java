@@ -8,6 +8,7 @@ import io.sluice.pipeline.InternalErrors;
 import io.sluice.pipeline.MessageTap;
 import io.sluice.pipeline.Route;
 import io.sluice.pipeline.Stage;
+import io.sluice.pipeline.UpstreamGate;
 import io.sluice.transport.Transport;
 import io.sluice.transport.WriteBatch;
 import io.sluice.wire.Names;
@@ -41,6 +42,7 @@ public final class Forwarder {
     private final long queryNanos;
 
     private final InFlightTable inFlight;
+    private final UpstreamGate gate;
     private final UpstreamLinks links;
     private final WriteBatch writes;
     private final QueryIds ids = new QueryIds();
@@ -73,9 +75,10 @@ public final class Forwarder {
      * @param writes      the loop's writes, which its routes back to clients share
      * @param errors      where a bug met by a tick or a UDP reply is counted
      * @param tap         what sees the messages to and from upstreams, or null
+     * @param gate        what bounds the queries of a domain waiting on upstreams
      */
     public Forwarder(EventLoop loop, UpstreamPool pool, ForwardMeters meters, Transport transport, Settings settings,
-                     int maxInflight, WriteBatch writes, InternalErrors errors, MessageTap tap) {
+                     int maxInflight, WriteBatch writes, InternalErrors errors, MessageTap tap, UpstreamGate gate) {
         this.loop = loop;
         this.tap = tap;
         this.errors = errors;
@@ -83,7 +86,8 @@ public final class Forwarder {
         this.meters = meters;
         this.attemptNanos = Math.min(settings.timeout().toNanos(), settings.queryTimeout().toNanos());
         this.queryNanos = settings.queryTimeout().toNanos();
-        this.inFlight = new InFlightTable(maxInflight);
+        this.gate = gate;
+        this.inFlight = new InFlightTable(maxInflight, gate);
         this.links = new UpstreamLinks(this, loop, pool, transport, settings.upstreamSockets(),
                 settings.upstreamSocketLifetime(), TimeUnit.NANOSECONDS.toMillis(attemptNanos));
         this.writes = writes;
@@ -118,17 +122,26 @@ public final class Forwarder {
      * @param route      where the answer goes: the client's, or no one's for a cache's prefetch
      *                   (the cache keeps it); asked as over TCP unless the route is a datagram's
      * @param answerNote handed back with the answer ({@link Answer#note})
+     * @param domainHash its domain's, for the gate ({@link io.sluice.pipeline.Query#domainHash})
      * @param back       the way back from the forward stage
      */
-    public void forward(ByteBuf query, QueryView view, Route route, long answerNote, Stage.Continuation back) {
+    public void forward(ByteBuf query, QueryView view, Route route, long answerNote, long domainHash,
+                        Stage.Continuation back) {
         if (coalescing.join(query, view, route, answerNote, back)) {
-            return; // answered with the identical query it joined
+            return; // answered with the identical query it joined, which waits for both
+        }
+        int ticket = gate.enter(domainHash);
+        if (ticket == UpstreamGate.CLOSED) {
+            answers.gateClosed(query, view, route, answerNote, back);
+            return;
         }
         PendingQuery q = inFlight.take();
         if (q == null) {
+            gate.leave(ticket);
             answers.inflightFull(query, view, route, answerNote, back);
             return;
         }
+        q.gateTicket = ticket;
         long now = System.nanoTime();
         q.begin(query, view, route, back, answerNote, firstUpstream.next(), now);
         coalescing.lead(q);

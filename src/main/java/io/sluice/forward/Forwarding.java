@@ -13,6 +13,7 @@ import io.sluice.pipeline.InternalErrors;
 import io.sluice.pipeline.MessageTap;
 import io.sluice.pipeline.Module;
 import io.sluice.pipeline.Stage;
+import io.sluice.pipeline.UpstreamGate;
 import io.sluice.transport.WriteBatch;
 import io.sluice.pipeline.OnLoop;
 import io.sluice.transport.Transport;
@@ -70,11 +71,13 @@ public final class Forwarding implements Module, Reloadable {
      *
      * @param writes  each loop's writes, in the group's order: every generation's forwarder there writes through them
      * @param tap     dnstap, or null
+     * @param gate    what bounds the queries of a domain waiting on upstreams, over every generation
      */
     public static Forwarding start(EventLoopGroup group, Transport transport, Settings settings, Registry meters,
-                                   List<WriteBatch> writes, InternalErrors errors, MessageTap tap)
+                                   List<WriteBatch> writes, InternalErrors errors, MessageTap tap, UpstreamGate gate)
             throws InterruptedException {
-        Forwarding made = new Forwarding(s -> Generation.start(group, transport, s, meters, writes, errors, tap), meters);
+        Forwarding made = new Forwarding(s -> Generation.start(group, transport, s, meters, writes, errors, tap, gate),
+                meters);
         Generation first = made.generations.start(settings);
         for (Forwarder f : first.perLoop()) {
             made.stages.add(new ForwardStage(f));

@@ -9,6 +9,7 @@ import io.sluice.metrics.LatencyHistogram;
 import io.sluice.metrics.Registry;
 import io.sluice.pipeline.InternalErrors;
 import io.sluice.pipeline.MessageTap;
+import io.sluice.pipeline.UpstreamGate;
 import io.sluice.transport.WriteBatch;
 import io.sluice.transport.Transport;
 import io.sluice.transport.UpstreamTls;
@@ -40,9 +41,10 @@ public final class Generation {
      * @param writes  each loop's writes, in the group's order
      * @param errors  where a bug met by a deadline tick is counted
      * @param tap     what sees the messages to and from upstreams (dnstap), or null
+     * @param gate    what bounds the queries of a domain waiting on upstreams
      */
     public static Generation start(EventLoopGroup group, Transport transport, Settings settings, Registry registry,
-                                   List<WriteBatch> writes, InternalErrors errors, MessageTap tap)
+                                   List<WriteBatch> writes, InternalErrors errors, MessageTap tap, UpstreamGate gate)
             throws InterruptedException {
         ForwardMeters meters = new ForwardMeters(registry, settings.upstreams());
         UpstreamPool pool = new UpstreamPool(settings.upstreams(), upstreamTls(settings), settings.maxFails(),
@@ -54,7 +56,7 @@ public final class Generation {
             int i = 0;
             for (EventExecutor e : group) {
                 Forwarder f = new Forwarder((EventLoop) e, pool, meters, transport, settings, inflightPerLoop,
-                        writes.get(i++), errors, tap);
+                        writes.get(i++), errors, tap, gate);
                 perLoop.add(f);
                 f.start();
             }

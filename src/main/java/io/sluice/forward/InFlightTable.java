@@ -1,5 +1,7 @@
 package io.sluice.forward;
 
+import io.sluice.pipeline.UpstreamGate;
+
 /**
  * One event loop's queries waiting on upstreams: a fixed array of reusable slots, the free ones
  * on a stack (last freed, first reused, so the slots that keep {@link SlotBuffer}s carry the
@@ -21,8 +23,11 @@ final class InFlightTable {
     private final int[] free;
     private int freeCount;
     private final DeadlineQueue deadlines = new DeadlineQueue();
+    /** Told of each query that stops waiting, as its slot is released. */
+    private final UpstreamGate gate;
 
-    InFlightTable(int capacity) {
+    InFlightTable(int capacity, UpstreamGate gate) {
+        this.gate = gate;
         this.slots = new PendingQuery[capacity];
         this.free = new int[capacity];
         for (int i = 0; i < capacity; i++) {
@@ -54,8 +59,12 @@ final class InFlightTable {
         return out;
     }
 
-    /** Gives {@code q}'s slot back; its query buffer is released and its deadline entry voided. */
+    /**
+     * Gives {@code q}'s slot back; its query buffer is released, its deadline entry voided, and the
+     * gate told it waits no longer.
+     */
     void release(PendingQuery q) {
+        gate.leave(q.gateTicket);
         q.query.release();
         q.query = null;
         q.route = null;

@@ -39,6 +39,8 @@ final class PendingQuery {
     int udpLimit;
     /** What a stage noted of the query for what sees its answer (Query#answerNote). */
     long answerNote;
+    /** What the upstream gate gave it on entering, to hand back as it stops waiting (UpstreamGate#enter). */
+    int gateTicket;
     /** When the query arrived: all its attempts fit in query-timeout from here. */
     long startNanos;
     /** The upstream index the query asks first (upstream-policy); its order goes on from there. */

@@ -11,6 +11,7 @@ public final class LimitMeters {
     final LongAdder limitedDryRun;
     final LongAdder limitedPerClient;
     final LongAdder limitedPrefetches;
+    final LongAdder inflightCapped;
     private final LongAdder floodsDetected;
 
     public LimitMeters(Registry r) {
@@ -23,6 +24,9 @@ public final class LimitMeters {
                 "Queries over their client network's budget for the domain (also counted in limited, or dry run).");
         limitedPrefetches = r.counter("limited_prefetches",
                 "Cache prefetches over a budget: not sent upstream, and not in limited (no client was refused).");
+        inflightCapped = r.counter("inflight_capped",
+                "Queries not sent because their domain had limits.max-inflight-per-domain waiting on upstreams:"
+                        + " answered at once, stale from the cache or SERVFAIL (EDE 22).");
         floodsDetected = r.counter("floods_detected",
                 "Times a domain's upstream answers were mostly NXDOMAIN and its budget was cut (limits.flood).");
     }

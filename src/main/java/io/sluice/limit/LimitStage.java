@@ -23,9 +23,12 @@ import java.util.concurrent.atomic.LongAdder;
  * The limits stage: reduces the query's name to its registrable domain, counts it against that
  * domain's budget through the loop's {@link Decisions}, and answers a query over it with the
  * action (or, in a dry run, counts it and passes it on). Exempt clients and question-less queries
- * (a request for a server cookie names no domain) pass uncounted. One per event loop.
+ * (a request for a server cookie names no domain) pass uncounted. While a domain's queries waiting
+ * on upstreams are bounded ({@link WaitingPerDomain}), it puts the domain on each query it passes
+ * on, but an exempt client's or an unlimited domain's, for the forwarder's gate; on the way back it
+ * counts the queries the gate kept, and feeds flood detection. One per event loop.
  */
-public final class LimitStage implements Stage, Decisions.Verdicts {
+public final class LimitStage implements Stage, Decisions.Verdicts, AnswerSide {
     private final Limits limits;
     private final LongAdder[] limited;
     private final LongAdder limitedDryRun;
@@ -54,11 +57,13 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
     private final LongAdder limitedPerClient;
     /** The way back: each answer counted for flood detection ({@code flood.FloodWatch}); null when detection is off. */
     private final AnswerSide floodWatch;
+    private final WaitingPerDomain waiting;
+    private final LongAdder inflightCapped;
     private Continuation next;
 
     /**
      * @param top        where the busiest domains are worked out, or null for nowhere
-     * @param floodWatch this loop's feed of flood detection, the stage's answer side; null when off
+     * @param floodWatch this loop's feed of flood detection, on the stage's answer side; null when off
      */
     public LimitStage(Limits limits, LimitMeters meters, Decisions.Maker maker, ScheduledExecutorService loop,
                       TopDomains top, AnswerSide floodWatch) {
@@ -73,11 +78,31 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
         this.limitedPrefetches = meters.limitedPrefetches;
         this.decisions = maker.forLoop(loop, this);
         this.floodWatch = floodWatch;
+        this.waiting = limits.waiting();
+        this.inflightCapped = meters.inflightCapped;
     }
 
     @Override
     public AnswerSide answers() {
-        return floodWatch;
+        return this;
+    }
+
+    /**
+     * A query the forwarder's gate kept from being sent is counted (whatever an answer side puts
+     * in its place later), by domain too; every answer feeds flood detection.
+     */
+    @Override
+    public void answer(Answer a) {
+        if (a.source() == Answer.Source.GATE_CLOSED) {
+            inflightCapped.increment();
+            if (recent != null && a.route().answersSomebody()) {
+                limits.domains().reduce(a.query(), a.view().nameStart(), a.view().nameEnd(), domain);
+                recent.inflightCapped(CounterTable.fingerprint(domain.hash64()), domain.bytes(), domain.length());
+            }
+        }
+        if (floodWatch != null) {
+            floodWatch.answer(a);
+        }
     }
 
     @Override
@@ -88,7 +113,8 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
     @Override
     public Outcome handle(Query q) {
         DomainLimiter limiter = limits.limiter();
-        if (!limiter.counting() && perClient == null) {
+        boolean bounding = waiting.bounding();
+        if (!limiter.counting() && perClient == null && !bounding) {
             return Outcome.CONTINUE; // nothing limited yet: only a reload or the admin API would change that
         }
         LimitRules rules = limiter.rules(); // one reading for the query: a reload replaces them whole
@@ -99,6 +125,9 @@ public final class LimitStage implements Stage, Decisions.Verdicts {
         // which costs least here (docs/benchmarks.md, "Decision (JMH)").
         long now = q.now();
         limits.domains().reduce(q.message(), q.view().nameStart(), q.view().nameEnd(), domain);
+        if (bounding && rules.budgets().override(CounterTable.fingerprint(domain.hash64())) != Policy.UNLIMITED) {
+            q.domainHash(domain.hash64());
+        }
         dryRunCounted = false;
         if (perClient != null) {
             // The client's budget first: a query it refuses spends none of the domain's.

@@ -27,6 +27,8 @@ public final class Limits implements AutoCloseable {
     /** Budgets per client network and domain (always in memory), or null when off. */
     private final DomainLimiter perClient;
     private final Janitor perClientJanitor;
+    /** Each domain's queries waiting on upstreams, and their bound; there with the limits or without. */
+    private final WaitingPerDomain waiting;
 
     private Limits(LimitSettings settings, RegistrableDomains domains, DomainLimiter limiter, Budgets budgets,
                    DomainLimiter perClient) {
@@ -38,6 +40,7 @@ public final class Limits implements AutoCloseable {
         this.perClient = perClient;
         this.perClientJanitor = perClient == null ? null
                 : new Janitor(perClient, null, this::dryRun, settings.maxDomains());
+        this.waiting = new WaitingPerDomain(settings.maxInflightPerDomain());
     }
 
     /** {@link #from(LimitSettings, Clock, StoreOpener, boolean)} with the counters in memory. */
@@ -157,7 +160,13 @@ public final class Limits implements AutoCloseable {
     public void reload(LimitSettings next) throws ConfigException {
         check(next);
         budgets.reload(next);
+        waiting.bound(next.maxInflightPerDomain());
         settings = next;
+    }
+
+    /** Each domain's queries waiting on upstreams and their bound: the forwarders' gate. */
+    public WaitingPerDomain waiting() {
+        return waiting;
     }
 
     /** Whether {@link #reload} would take {@code next}; nothing changes either way. */
@@ -207,6 +216,7 @@ public final class Limits implements AutoCloseable {
                 + (s.dryRun() ? " (dry run)" : "") + ", " + s.domains().size() + " overrides, "
                 + s.exemptClients().size() + " exempt networks, max-domains " + s.maxDomains()
                 + (s.perClient().off() ? "" : ", per client " + s.perClient())
+                + (s.maxInflightPerDomain() == 0 ? "" : ", at most " + s.maxInflightPerDomain() + " waiting per domain")
                 + ", counters " + limiter.store().describe();
     }
 

@@ -32,7 +32,12 @@ public final class Answer {
         /** sluice's SERVFAIL: the upstreams were asked and none answered in time. */
         UPSTREAMS_FAILED,
         /** sluice's SERVFAIL: no upstream could be asked (max-inflight full, the ID space of a link full). */
-        NOT_FORWARDED
+        NOT_FORWARDED,
+        /**
+         * sluice's SERVFAIL for a query not sent because its domain had as many queries waiting on
+         * upstreams as it may ({@link UpstreamGate}), in whose place a stale answer may go.
+         */
+        GATE_CLOSED
     }
 
     /** Told, once the answer sides are done, who made the answer about to leave: before it leaves. */

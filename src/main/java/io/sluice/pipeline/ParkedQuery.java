@@ -4,10 +4,10 @@ import io.netty.buffer.ByteBuf;
 
 /**
  * A copy of a query that a stage keeps while it waits (say, for Redis), its route back, and what
- * the stages before noted of it ({@link Query#answerNote}). Whoever holds it releases it once it
- * is resumed or given up.
+ * the stages before noted of it ({@link Query#answerNote}, {@link Query#domainHash}). Whoever holds
+ * it releases it once it is resumed or given up.
  */
-public record ParkedQuery(ByteBuf message, Route route, boolean answersNobody, long answerNote) {
+public record ParkedQuery(ByteBuf message, Route route, boolean answersNobody, long answerNote, long domainHash) {
     public void release() {
         message.release();
     }

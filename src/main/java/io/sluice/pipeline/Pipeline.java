@@ -237,6 +237,7 @@ public final class Pipeline {
             resumed.set(parked.message(), parked.route());
             resumed.atStage(from - 1); // the stage that parked it answers from there
             resumed.answerNote(parked.answerNote());
+            resumed.domainHash(parked.domainHash());
             if (parked.answersNobody()) {
                 resumed.answerNobody();
             }

@@ -26,6 +26,7 @@ public final class Query {
     private long now;
     private boolean timed;
     private long answerNote;
+    private long domainHash;
     /** The stage running it now: where an answer it makes starts back from. */
     private int stage;
 
@@ -40,6 +41,7 @@ public final class Query {
         this.answersNobody = false;
         this.timed = false;
         this.answerNote = NO_NOTE;
+        this.domainHash = 0;
     }
 
     void atStage(int stage) {
@@ -70,6 +72,18 @@ public final class Query {
 
     public void answerNote(long note) {
         answerNote = note;
+    }
+
+    /**
+     * The keyed hash of its registrable domain, put on it by the limits for what bounds a domain
+     * after them ({@link UpstreamGate}); 0, unless they did: no such bound applies to it.
+     */
+    public long domainHash() {
+        return domainHash;
+    }
+
+    public void domainHash(long hash) {
+        domainHash = hash;
     }
 
     /** The client's bytes, between reader and writer index; the caller of the pipeline owns them. */
@@ -162,7 +176,7 @@ public final class Query {
     public ParkedQuery park() {
         ByteBuf copy = Transport.ALLOCATOR.buffer(message.readableBytes())
                 .writeBytes(message, message.readerIndex(), message.readableBytes());
-        return new ParkedQuery(copy, route, answersNobody, answerNote);
+        return new ParkedQuery(copy, route, answersNobody, answerNote, domainHash);
     }
 
     /**

@@ -42,9 +42,17 @@ public final class TopDomains implements AutoCloseable {
     private static final byte REFUSED = 1;
     /** The refusal of a query already written as allowed (one parked for Redis, refused later). */
     private static final byte REFUSED_LATER = 2;
+    /**
+     * A query already written as allowed that was not sent, its domain having as many waiting on
+     * upstreams as it may ({@code limits.max-inflight-per-domain}).
+     */
+    private static final byte INFLIGHT_CAPPED = 3;
 
-    /** One domain's queries and refusals over the seconds kept. */
-    public record Entry(String domain, long queries, long refused) {
+    /**
+     * One domain's queries and refusals over the seconds kept, and of its queries those not sent
+     * for its bound on queries waiting.
+     */
+    public record Entry(String domain, long queries, long refused, long inflightCapped) {
     }
 
     /** One domain's counts in one second. */
@@ -52,6 +60,7 @@ public final class TopDomains implements AutoCloseable {
         final String name;
         long queries;
         long refused;
+        long inflightCapped;
 
         Tally(String name) {
             this.name = name;
@@ -101,6 +110,11 @@ public final class TopDomains implements AutoCloseable {
 
         public void refusedLater(long fingerprint, byte[] name, int length) {
             put(fingerprint, name, length, REFUSED_LATER);
+        }
+
+        /** A query written as allowed was not sent: its domain had as many waiting as it may. */
+        public void inflightCapped(long fingerprint, byte[] name, int length) {
+            put(fingerprint, name, length, INFLIGHT_CAPPED);
         }
 
         private void put(long fingerprint, byte[] name, int length, byte kind) {
@@ -204,8 +218,9 @@ public final class TopDomains implements AutoCloseable {
                     t = new Tally(name);
                     current.put(fp, t);
                 }
-                t.queries += kind == REFUSED_LATER ? 0 : 1;
-                t.refused += kind == ALLOWED ? 0 : 1;
+                t.queries += kind == REFUSED_LATER || kind == INFLIGHT_CAPPED ? 0 : 1;
+                t.refused += kind == REFUSED || kind == REFUSED_LATER ? 1 : 0;
+                t.inflightCapped += kind == INFLIGHT_CAPPED ? 1 : 0;
             }
             r.read = w;
         }
@@ -238,9 +253,10 @@ public final class TopDomains implements AutoCloseable {
         all.add(current);
         for (Map<Long, Tally> second : all) {
             for (Tally t : second.values()) {
-                long[] s = sum.computeIfAbsent(t.name, k -> new long[2]);
+                long[] s = sum.computeIfAbsent(t.name, k -> new long[3]);
                 s[0] += t.queries;
                 s[1] += t.refused;
+                s[2] += t.inflightCapped;
             }
         }
         int k = byRefused ? 1 : 0;
@@ -249,7 +265,7 @@ public final class TopDomains implements AutoCloseable {
                 .sorted(Comparator.comparingLong((Map.Entry<String, long[]> e) -> e.getValue()[k]).reversed()
                         .thenComparing(Map.Entry::getKey))
                 .limit(n)
-                .map(e -> new Entry(e.getKey(), e.getValue()[0], e.getValue()[1]))
+                .map(e -> new Entry(e.getKey(), e.getValue()[0], e.getValue()[1], e.getValue()[2]))
                 .toList();
     }
 
