@@ -15,7 +15,8 @@ public final class CoalesceSettings implements SettingSection {
                     + " instead of being sent; each gets its own copy (Unbound's mesh, BIND's clients-per-query).");
     public static final Setting<Integer> COALESCE_MAX_WAITERS = Setting.one("coalesce-max-waiters", null, null, "100",
             100, v -> Values.integer(v, 1, 100_000), Applied.FORWARDING,
-            "Queries that may wait on one upstream query; past it, a query is asked on its own.");
+            "Queries that may wait on one upstream query; past it, a query is asked on its own and the ones after it"
+                    + " wait on it.");
 
     @Override
     public List<Setting<?>> settings() {

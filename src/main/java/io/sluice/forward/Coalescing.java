@@ -15,8 +15,9 @@ import java.util.ArrayDeque;
  * name in any case, type, class, RD, CD, AD, DO, and TCP or the UDP size asked) joins that one, the
  * leader, instead of being sent; when the leader's answer or failure comes, each joined query gets
  * its own copy of it ({@link ClientAnswers}). A leader takes at most {@code coalesce-max-waiters};
- * past that a query is asked on its own. Unbound's mesh and BIND's {@code clients-per-query} do
- * the same.
+ * past that a query is asked on its own and leads the ones after it in the full one's place, which
+ * keeps its waiters: a stampede of n costs n / (max + 1) upstream queries, not n - max. Unbound's
+ * mesh and BIND's {@code clients-per-query} do the same.
  *
  * <p>Each loop joins its own queries only: identical queries on two loops are asked twice. The
  * table needs no lock, and under a burst the kernel spreads a name's clients over few loops.
@@ -42,7 +43,7 @@ final class Coalescing {
     private final QueryEdns edns = new QueryEdns();
     /** Whether {@link #key} holds the last query's key, to be led from {@link #vacant} (false: its answer is its own). */
     private boolean keyed;
-    /** The empty slot {@link #join} found for {@link #key}. */
+    /** The slot {@link #join} found for {@link #key}: empty, or its full leader's. */
     private int vacant;
     private final long[] hashes = new long[SLOTS];
     private final PendingQuery[] leaders = new PendingQuery[SLOTS];
@@ -95,7 +96,7 @@ final class Coalescing {
             return false;
         }
         if (leader.waiterCount >= maxWaiters) {
-            keyed = false; // asked on its own, and joined by nothing: the leader keeps its key
+            vacant = at; // asked on its own, it leads in the full one's place
             return false;
         }
         Waiter w = spare.isEmpty() ? new Waiter() : spare.pop();
@@ -119,20 +120,28 @@ final class Coalescing {
      * for one query, on the loop.
      */
     void lead(PendingQuery q) {
-        if (!keyed || leaderCount >= SLOTS / 2) {
+        if (!keyed) {
             return;
         }
         keyed = false;
         int at = vacant;
+        PendingQuery full = leaders[at];
+        if (full != null) {
+            full.leading = false; // it keeps its waiters, and is found no more
+        } else if (leaderCount >= SLOTS / 2) {
+            return;
+        } else {
+            leaderCount++;
+        }
         q.coalesceKeyLength = key.copyTo(q.coalesceKey(), 0);
         q.coalesceHash = key.hash();
+        q.leading = true;
         hashes[at] = key.hash();
         leaders[at] = q;
-        leaderCount++;
     }
 
     /**
-     * Ends {@code q}'s leading, if it leads: nothing joins it from now on.
+     * Ends {@code q}'s leading, if it leads or led: nothing joins it from now on.
      *
      * @return the queries that joined it, last joined first, for its answer to go to; null for none
      */
@@ -140,7 +149,10 @@ final class Coalescing {
         if (q.coalesceKeyLength == 0) {
             return null;
         }
-        remove(slotOf(q));
+        if (q.leading) {
+            remove(slotOf(q));
+            q.leading = false;
+        }
         q.coalesceKeyLength = 0;
         Waiter w = q.waiters;
         waiting -= q.waiterCount;
@@ -182,7 +194,7 @@ final class Coalescing {
         }
     }
 
-    /** The slot {@code q} leads from. */
+    /** The slot {@code q} leads from: it is in the table ({@code q.leading}). */
     private int slotOf(PendingQuery q) {
         for (int i = (int) q.coalesceHash & MASK; ; i = (i + 1) & MASK) {
             if (leaders[i] == q) {

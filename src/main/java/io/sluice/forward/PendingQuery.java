@@ -59,9 +59,11 @@ final class PendingQuery {
     /** Made for the first transfer this slot carries, then reused; null until then. */
     ZoneTransfer transfer;
 
-    // Coalescing ({@link Coalescing}), while it leads: set by lead, cleared by end.
+    // Coalescing, while it leads: set by Coalescing.lead, cleared by Coalescing.end.
     /** The length of its key in {@link #coalesceKey}; 0 while it leads nothing. */
     int coalesceKeyLength;
+    /** It is in the leaders' table, found by the queries that may join it (not: it was full, and replaced there). */
+    boolean leading;
     long coalesceHash;
     /** Made for the first query this slot leads, then reused; null until then. */
     private byte[] coalesceKey;

@@ -34,49 +34,53 @@ class CoalescingTableTest {
     @Test
     void eachLeaderHandsBackExactlyTheQueriesThatJoinedIt() {
         int names = 3000;
-        Coalescing table = new Coalescing(5, 1232, meters);
+        int max = 5;
+        Coalescing table = new Coalescing(max, 1232, meters);
         Random random = new Random(58);
-        Map<Integer, PendingQuery> leading = new HashMap<>(); // name -> its leader
-        Map<PendingQuery, List<Integer>> joined = new HashMap<>(); // leader -> the IDs joined to it
+        Map<Integer, PendingQuery> leading = new HashMap<>(); // name -> the leader a query of it joins
+        Map<PendingQuery, List<Integer>> joined = new HashMap<>(); // every leader, full ones too -> the IDs joined
+        List<PendingQuery> live = new ArrayList<>();
         List<PendingQuery> free = new ArrayList<>();
-        for (int i = 0; i < names; i++) {
+        for (int i = 0; i < 2 * names; i++) {
             free.add(new PendingQuery(i, 0, 0));
         }
         int id = 0;
         for (int step = 0; step < 200_000; step++) {
-            int name = random.nextInt(names);
-            PendingQuery leader = leading.get(name);
-            if (leader != null && random.nextInt(3) == 0) {
+            if (!live.isEmpty() && random.nextInt(3) == 0) {
+                PendingQuery leader = live.remove(random.nextInt(live.size()));
                 Coalescing.Waiter w = table.end(leader);
                 List<Integer> ids = new ArrayList<>();
                 for (; w != null; w = table.answered(w)) {
                     ids.add(w.query.getUnsignedShort(0));
                 }
                 Collections.reverse(ids); // handed back last joined first
-                assertEquals(joined.remove(leader), ids, "the queries joined to " + name + ", in order");
-                leading.remove(name);
+                assertEquals(joined.remove(leader), ids, "the queries joined, in order");
+                leading.values().remove(leader);
                 free.add(leader);
                 continue;
             }
+            int name = random.nextInt(names);
+            PendingQuery leader = leading.get(name);
             int queryId = id++ & 0xFFFF;
             ByteBuf query = Unpooled.wrappedBuffer(Dns.query(queryId, "n" + name + ".example.", Type.A));
             QueryView view = new QueryView();
             view.read(query);
-            boolean full = leader != null && joined.get(leader).size() == 5;
+            boolean full = leader != null && joined.get(leader).size() == max;
             boolean joins = table.join(query, view, client, 0, null);
             assertEquals(leader != null && !full, joins, "name " + name);
             if (joins) {
                 joined.get(leader).add(queryId);
-            } else if (leader == null) {
+            } else {
                 PendingQuery q = free.remove(free.size() - 1);
-                table.lead(q);
+                table.lead(q); // in the full leader's place, if there is one
                 leading.put(name, q);
                 joined.put(q, new ArrayList<>());
+                live.add(q);
             }
             int waiting = joined.values().stream().mapToInt(List::size).sum();
             assertEquals(waiting, table.waiting());
         }
-        for (PendingQuery q : leading.values()) {
+        for (PendingQuery q : live) {
             Coalescing.Waiter w = table.end(q);
             while (w != null) {
                 w = table.answered(w);
