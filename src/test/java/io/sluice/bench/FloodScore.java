@@ -66,8 +66,15 @@ public final class FloodScore {
         }
     }
 
-    private record Scenario(String name, Load attack) {
+    /** @param slow the victim's zone answers its random names a second late (BIND's fetches-per-zone case) */
+    private record Scenario(String name, Load attack, boolean slow) {
+        Scenario(String name, Load attack) {
+            this(name, attack, false);
+        }
     }
+
+    /** How late the victim's zone answers in a slow scenario. */
+    private static final long SLOW_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     public static void main(String[] args) throws Exception {
         String server = null;
@@ -121,7 +128,11 @@ public final class FloodScore {
             met &= r.meets(s, budget);
             legitSent += r.legitSent;
             legitRefused += r.legitRefused;
-            if (s.attack != null) {
+            if (s.slow) {
+                System.out.printf(Locale.ROOT, "  the victim's queries waiting at the upstream over the attack: most %d,"
+                        + " mean %.1f; the other domains' answers: p50 %.2f ms, p99 %.2f ms%n", r.mostWaiting(),
+                        r.meanWaiting(), r.otherP50Millis, r.otherP99Millis);
+            } else if (s.attack != null) {
                 attacks++;
                 cut += r.cutTicks(budget) >= 0 && r.cutTicks(budget) <= 2 * TICKS_PER_SECOND ? 1 : 0;
             }
@@ -140,7 +151,10 @@ public final class FloodScore {
                 new Scenario("flood 10x, 50 clients", new Load("attack", false, 10.0 * budget, 50, "127.0.9.", random, true, 0, 0)),
                 new Scenario("flood 100x, 50 clients", new Load("attack", false, 100.0 * budget, 50, "127.0.9.", random, true, 0, 0)),
                 new Scenario("drip 3x, 200 clients", new Load("attack", false, 3.0 * budget, 200, "127.0.10.", random, true, 0, 0)),
-                new Scenario("on/off 10x, 2 s each", new Load("attack", false, 10.0 * budget, 10, "127.0.9.", random, true, 20, 20)));
+                new Scenario("on/off 10x, 2 s each", new Load("attack", false, 10.0 * budget, 10, "127.0.9.", random, true, 20, 20)),
+                // under the budget and the flood watch's pressure: no rate cuts it, each query waits a second
+                new Scenario("slow zone 0.7x, 50 clients", new Load("attack", false, 0.7 * budget, 50, "127.0.11.", random,
+                        true, 0, 0), true));
     }
 
     /** The legitimate mix, every domain in it under {@code budget}. */
@@ -162,7 +176,7 @@ public final class FloodScore {
     }
 
     private static Result run(Scenario s, int budget, int port, String serverCommand) throws Exception {
-        Upstream upstream = new Upstream();
+        Upstream upstream = new Upstream(s.slow);
         File log = File.createTempFile("flood-score-server", ".log");
         log.deleteOnExit();
         String command = serverCommand.replace("{port}", Integer.toString(port))
@@ -183,7 +197,7 @@ public final class FloodScore {
             long t0 = System.nanoTime();
             upstream.start(t0);
             clients.run(t0);
-            return new Result(clients, upstream.victimRandom);
+            return new Result(clients, upstream.victimRandom, upstream.victimWaiting);
         } finally {
             server.destroy();
             if (!server.waitFor(5, TimeUnit.SECONDS)) {
@@ -219,8 +233,12 @@ public final class FloodScore {
         final long victimNamesSent;
         final long victimNamesAnswered;
         final long[] upstreamPerTick;
+        /** The most of the victim's random names waiting at the upstream in each tick. */
+        final long[] waitingPerTick;
+        final double otherP50Millis;
+        final double otherP99Millis;
 
-        Result(Clients c, AtomicLongArray victimRandom) {
+        Result(Clients c, AtomicLongArray victimRandom, AtomicLongArray victimWaiting) {
             long sent = 0;
             long refused = 0;
             long vs = 0;
@@ -241,9 +259,30 @@ public final class FloodScore {
             victimNamesSent = vs;
             victimNamesAnswered = va;
             upstreamPerTick = new long[RUN_TICKS];
+            waitingPerTick = new long[RUN_TICKS];
             for (int i = 0; i < RUN_TICKS; i++) {
                 upstreamPerTick[i] = victimRandom.get(i);
+                waitingPerTick[i] = victimWaiting.get(i);
             }
+            otherP50Millis = c.otherLatency.getValueAtPercentile(50) / 1e6;
+            otherP99Millis = c.otherLatency.getValueAtPercentile(99) / 1e6;
+        }
+
+        long mostWaiting() {
+            long most = 0;
+            for (int i = ATTACK_START_TICK; i < ATTACK_END_TICK; i++) {
+                most = Math.max(most, waitingPerTick[i]);
+            }
+            return most;
+        }
+
+        /** The mean of the ticks' most waiting, from the attack's second second (the first fills up). */
+        double meanWaiting() {
+            long n = 0;
+            for (int i = ATTACK_START_TICK + TICKS_PER_SECOND; i < ATTACK_END_TICK; i++) {
+                n += waitingPerTick[i];
+            }
+            return n / (double) (ATTACK_END_TICK - ATTACK_START_TICK - TICKS_PER_SECOND);
         }
 
         /**
@@ -280,7 +319,7 @@ public final class FloodScore {
 
         boolean meets(Scenario s, int budget) {
             boolean ok = legitRefused == 0 && victimNamesAnswered == victimNamesSent;
-            if (s.attack != null) {
+            if (s.attack != null && !s.slow) { // a slow zone's attack is under every rate: nothing to cut
                 int t = cutTicks(budget);
                 ok &= t >= 0 && t <= 2 * TICKS_PER_SECOND;
             }
@@ -290,7 +329,7 @@ public final class FloodScore {
         String line(Scenario s, int budget) {
             String cut = "-";
             String up = "-";
-            if (s.attack != null) {
+            if (s.attack != null && !s.slow) {
                 int t = cutTicks(budget);
                 cut = t < 0 ? "never" : String.format(Locale.ROOT, "%.1f s", t / (double) TICKS_PER_SECOND);
                 up = String.format(Locale.ROOT, "%.2f (%.2f)", upstreamShare(0, budget),
@@ -304,6 +343,8 @@ public final class FloodScore {
     /** The loads' clients: one sender thread pacing every load, one receiver reading every socket. */
     private static final class Clients {
         final List<Stream> streams = new ArrayList<>();
+        /** Nanoseconds from sending to the answer, of the legitimate queries but the victim's names: the receiver's. */
+        final org.HdrHistogram.Histogram otherLatency = new org.HdrHistogram.Histogram(3);
 
         /** One load's sockets, one per client address, its counts and its next send. */
         static final class Stream {
@@ -318,6 +359,8 @@ public final class FloodScore {
             long sent;
             /** Written by the receiver: answers NOERROR or NXDOMAIN. */
             long answered;
+            /** When each ID went out (the sender's write, then the receiver's read). */
+            final java.util.concurrent.atomic.AtomicLongArray sentAt = new java.util.concurrent.atomic.AtomicLongArray(1 << 16);
 
             Stream(Load load, InetSocketAddress target) throws IOException {
                 this.load = load;
@@ -390,6 +433,7 @@ public final class FloodScore {
             out.put(query(s.id, s.load.names().apply(s.random))).flip();
             DatagramChannel ch = s.channels[s.nextChannel];
             s.nextChannel = (s.nextChannel + 1) % s.channels.length;
+            s.sentAt.set(s.id, System.nanoTime());
             try {
                 if (ch.write(out) > 0) {
                     s.sent++;
@@ -422,6 +466,10 @@ public final class FloodScore {
                             int rcode = in.get(3) & 0xf;
                             if (n >= 12 && (rcode == 0 || rcode == 3)) {
                                 s.answered++;
+                                if (s.load.legit() && !s.load.kind().equals("victim's names")) {
+                                    long sent = s.sentAt.get(in.getShort(0) & 0xffff);
+                                    otherLatency.recordValue(Math.max(0, System.nanoTime() - sent));
+                                }
                             }
                         }
                     }
@@ -440,10 +488,17 @@ public final class FloodScore {
     private static final class Upstream implements AutoCloseable {
         private final DatagramChannel channel;
         final AtomicLongArray victimRandom = new AtomicLongArray(RUN_TICKS);
+        /** The most of the victim's random names waiting here in each tick (a slow zone's). */
+        final AtomicLongArray victimWaiting = new AtomicLongArray(RUN_TICKS);
+        private final java.util.concurrent.atomic.AtomicLong waiting = new java.util.concurrent.atomic.AtomicLong();
         private volatile long t0 = Long.MAX_VALUE;
         private final Thread thread;
+        private final boolean slow;
+        private final java.util.concurrent.ScheduledExecutorService later =
+                java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
 
-        Upstream() throws IOException {
+        Upstream(boolean slow) throws IOException {
+            this.slow = slow;
             channel = DatagramChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
             thread = new Thread(this::serve, "flood-score-upstream");
             thread.setDaemon(true);
@@ -456,6 +511,9 @@ public final class FloodScore {
 
         void start(long t0) {
             this.t0 = t0;
+            if (slow) { // a tick with no arrival and no answer still has its queries waiting
+                later.scheduleAtFixedRate(() -> noteWaiting(waiting.get()), 0, 10, TimeUnit.MILLISECONDS);
+            }
         }
 
         private void serve() {
@@ -482,10 +540,31 @@ public final class FloodScore {
                         }
                     }
                     answer(in, end + 4, nx, out);
+                    if (slow && nx && name.endsWith(".victim.example")) {
+                        ByteBuffer copy = ByteBuffer.allocate(out.remaining()).put(out).flip();
+                        noteWaiting(waiting.incrementAndGet());
+                        later.schedule(() -> {
+                            try {
+                                channel.send(copy, from);
+                            } catch (IOException e) {
+                                // closed
+                            }
+                            noteWaiting(waiting.decrementAndGet());
+                        }, SLOW_NANOS, TimeUnit.NANOSECONDS);
+                        continue;
+                    }
                     channel.send(out, from);
                 }
             } catch (IOException e) {
                 // closed
+            }
+        }
+
+        /** Keeps the most waiting in this tick. */
+        private void noteWaiting(long now) {
+            long tick = (System.nanoTime() - t0) / TICK_NANOS;
+            if (tick >= 0 && tick < RUN_TICKS) {
+                victimWaiting.accumulateAndGet((int) tick, now, Math::max);
             }
         }
 
@@ -520,6 +599,7 @@ public final class FloodScore {
 
         @Override
         public void close() throws IOException {
+            later.shutdownNow();
             channel.close();
         }
     }
