@@ -37,8 +37,9 @@ class JanitorTest {
         limitLog.detachAppender(logged);
     }
 
+    /** The lines logged so far: read under the appender's lock, which its appends hold (AppenderBase.doAppend). */
     private List<String> lines(Predicate<String> which) {
-        synchronized (logged.list) {
+        synchronized (logged) {
             return logged.list.stream().map(ILoggingEvent::getFormattedMessage).filter(which).toList();
         }
     }
