@@ -7,6 +7,7 @@ import io.sluice.acl.ClientRules;
 import io.sluice.admin.AdminServer;
 import io.sluice.admin.Operations;
 import io.sluice.cache.AnswerCache;
+import io.sluice.coalesce.Coalescing;
 import io.sluice.config.ConfigException;
 import io.sluice.config.Reloadable;
 import io.sluice.config.Settings;
@@ -120,6 +121,7 @@ public final class Sluice implements AutoCloseable {
         }
         limitsModule = made(LimitsModule.start(settings, clock, meters, transport == Transport.EPOLL ? group : null, errors),
                 modules);
+        modules.add(new Coalescing(settings, meters)); // after the limits: a query joins another once its budget allowed it
         List<EventLoop> loops = new ArrayList<>();
         group.forEach(e -> loops.add((EventLoop) e));
         // One batch of writes per loop, which its routes back to clients and its forwarders share.

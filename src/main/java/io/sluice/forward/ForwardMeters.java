@@ -12,7 +12,6 @@ public final class ForwardMeters {
     final LongAdder answered;
     final LongAdder servfail;
     final LongAdder inflightFull;
-    final LongAdder coalesced;
     final LongAdder repliesUnexpected;
     final LongAdder repliesMismatched;
     final LongAdder transfersAborted;
@@ -41,9 +40,6 @@ public final class ForwardMeters {
         servfail = r.counter("servfail", "SERVFAIL written by sluice: no upstream answered, or the in-flight bound.");
         inflightFull = r.counter("inflight_full",
                 "Queries not forwarded because max-inflight were waiting: answered at once, stale from the cache or SERVFAIL.");
-        coalesced = r.counter("coalesced",
-                "Queries not sent upstream because they joined an identical one waiting on an upstream (coalesce):"
-                        + " answered with its answer.");
         repliesUnexpected = r.counter("replies_unexpected", "Replies whose ID nothing waits for: late, duplicated or forged.");
         repliesMismatched = r.counter("replies_mismatched", "Replies with a waiting ID but the wrong sender or question.");
         transfersAborted = r.counter("transfers_aborted", "Zone transfers given up part-way.");

@@ -50,7 +50,6 @@ public final class Forwarder {
     private final CaseRandomizer caseRandomizer;
     private final UdpPayloadCap udpPayload;
     private final TransferRelay transfers;
-    private final Coalescing coalescing;
     private final ClientAnswers answers;
     /**
      * Per upstream, the replies this loop has taken from it. A timeout counts towards marking an
@@ -96,9 +95,7 @@ public final class Forwarder {
         this.caseRandomizer = new CaseRandomizer(settings.randomizeCase(), pool.size(), meters, ids);
         this.udpPayload = new UdpPayloadCap(settings.maxUdpSize());
         this.transfers = new TransferRelay(meters, writes);
-        this.coalescing = new Coalescing(CoalesceSettings.maxWaiters(settings), settings.maxUdpSize(), meters);
-        this.answers = new ClientAnswers(meters, caseRandomizer, coalescing,
-                TcpKeepalive.timeout(settings.tcpIdleTimeout()));
+        this.answers = new ClientAnswers(meters, caseRandomizer, TcpKeepalive.timeout(settings.tcpIdleTimeout()));
         this.ticks = new DeadlineTicks(loop, attemptNanos, this::expire, inFlight::hasDeadlines, errors);
         this.lateness = ticks.latenessNanos();
         this.answersFrom = new long[pool.size()];
@@ -127,9 +124,6 @@ public final class Forwarder {
      */
     public void forward(ByteBuf query, QueryView view, Route route, long answerNote, long domainHash,
                         Stage.Continuation back) {
-        if (coalescing.join(query, view, route, answerNote, back)) {
-            return; // answered with the identical query it joined, which waits for both
-        }
         int ticket = gate.enter(domainHash);
         if (ticket == UpstreamGate.CLOSED) {
             answers.gateClosed(query, view, route, answerNote, back);
@@ -144,7 +138,6 @@ public final class Forwarder {
         q.gateTicket = ticket;
         long now = System.nanoTime();
         q.begin(query, view, route, back, answerNote, firstUpstream.next(), now);
-        coalescing.lead(q);
         if (route.datagram()) {
             q.udpLimit = udpPayload.apply(q.query, query, view);
         }
@@ -375,9 +368,9 @@ public final class Forwarder {
         return writes;
     }
 
-    /** Queries waiting on upstreams, those joined to another's included; call on the loop. */
+    /** Queries waiting on upstreams; call on the loop. */
     public int inFlight() {
-        return inFlight.inFlight() + coalescing.waiting();
+        return inFlight.inFlight();
     }
 
     public EventLoop loop() {

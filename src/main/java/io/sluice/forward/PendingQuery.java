@@ -4,7 +4,6 @@ import io.netty.buffer.ByteBuf;
 import io.sluice.pipeline.Route;
 import io.sluice.pipeline.Stage;
 import io.sluice.transport.Transport;
-import io.sluice.wire.AnswerKey;
 import io.sluice.wire.QueryView;
 import io.sluice.wire.QuestionCase;
 import io.sluice.wire.Replies;
@@ -58,18 +57,6 @@ final class PendingQuery {
     boolean transferring;
     /** Made for the first transfer this slot carries, then reused; null until then. */
     ZoneTransfer transfer;
-
-    // Coalescing, while it leads: set by Coalescing.lead, cleared by Coalescing.end.
-    /** The length of its key in {@link #coalesceKey}; 0 while it leads nothing. */
-    int coalesceKeyLength;
-    /** It is in the leaders' table, found by the queries that may join it (not: it was full, and replaced there). */
-    boolean leading;
-    long coalesceHash;
-    /** Made for the first query this slot leads, then reused; null until then. */
-    private byte[] coalesceKey;
-    /** The queries joined to it, last joined first; null for none. */
-    Coalescing.Waiter waiters;
-    int waiterCount;
 
     // The current attempt.
     Upstream upstream;
@@ -147,14 +134,6 @@ final class PendingQuery {
             meters.repliesMismatched.increment();
         }
         return false;
-    }
-
-    /** Where its key is kept while it leads. */
-    byte[] coalesceKey() {
-        if (coalesceKey == null) {
-            coalesceKey = new byte[AnswerKey.MAX_BYTES];
-        }
-        return coalesceKey;
     }
 
     /** Asks the upstream of the attempt that just ended again, as if that attempt had not been made. */

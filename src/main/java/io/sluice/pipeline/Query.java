@@ -101,6 +101,15 @@ public final class Query {
         return route;
     }
 
+    /**
+     * From now on its answers go to {@code wrapped}, which wraps its route (CoreDNS's plugins wrap
+     * the ResponseWriter): a stage that must know its answer on the way back among others' puts
+     * its own route there, which answers every question as the client's route does.
+     */
+    public void reroute(Route wrapped) {
+        route = wrapped;
+    }
+
     /** Where its answer goes: its {@link #route}, or no one for a prefetch, asked as its client's was. */
     public Route replyRoute() {
         return answersNobody ? Route.nobody(route.datagram()) : route;

@@ -1,20 +1,29 @@
-package io.sluice.forward;
+package io.sluice.coalesce;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.embedded.EmbeddedChannel;
 import io.sluice.metrics.Registry;
-import io.sluice.testing.RecordingRoute;
-import io.sluice.wire.QueryView;
+import io.sluice.pipeline.Answer;
+import io.sluice.pipeline.InternalErrors;
+import io.sluice.pipeline.MessageCheck;
+import io.sluice.pipeline.Outcome;
+import io.sluice.pipeline.Pipeline;
+import io.sluice.pipeline.Query;
+import io.sluice.pipeline.Route;
+import io.sluice.pipeline.Stage;
+import io.sluice.transport.SocketProtocol;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
-import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -29,12 +38,12 @@ import org.xbill.DNS.Section;
 import org.xbill.DNS.Type;
 
 /**
- * What coalescing adds to a query that misses and joins nothing, the forward path's usual case:
- * its key read and hashed, a probe of the loop's table, its registration as a leader, and its
- * removal once answered ({@code missLeadAnswer}); against reading the same query's OPT alone, as
- * the forwarder does for the UDP size anyway ({@code readOnly}). {@code inFlight} queries wait at
- * once, each a distinct name, as at a loop's saturation. Here, beside the class it measures, since
- * it needs its package's access; {@code scripts/jmh Coalescing} runs it.
+ * What coalescing adds to a query that joins nothing, the usual case: a pipeline of a last stage
+ * that answers at once, with the coalescing stage before it and without ({@code missThrough} against
+ * {@code missWithout}): the key read and hashed, the table probed, the leader registered and its
+ * route wrapped, and on the way back the answer known as a leader's and the leader removed. Each
+ * query a distinct name of 4,096. Here, beside the stage, for its package's access; {@code scripts/jmh
+ * Coalescing} runs it.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -43,34 +52,78 @@ import org.xbill.DNS.Type;
 @Measurement(iterations = 5, time = 1)
 @Fork(1)
 public class CoalescingBenchmark {
-    @Param({"16", "400"})
-    int inFlight;
-
     private static final int NAMES = 4096;
     private final ByteBuf[] queries = new ByteBuf[NAMES];
-    private final QueryView[] views = new QueryView[NAMES];
-    private PendingQuery[] leaders;
-    private Coalescing table;
-    private final RecordingRoute route = RecordingRoute.datagram(new InetSocketAddress("192.0.2.7", 5353));
-    private final io.sluice.wire.QueryEdns edns = new io.sluice.wire.QueryEdns();
+    private final EmbeddedChannel channel = new EmbeddedChannel();
+    private Pipeline with;
+    private Pipeline without;
     private int next;
+
+    /** A client that takes each answer and lets it go. */
+    private static final Route CLIENT = new Route() {
+        private final InetSocketAddress address = new InetSocketAddress("192.0.2.7", 5353);
+
+        @Override
+        public void send(ByteBuf answer) {
+            answer.release();
+        }
+
+        @Override
+        public InetAddress clientIp() {
+            return address.getAddress();
+        }
+
+        @Override
+        public boolean datagram() {
+            return true;
+        }
+
+        @Override
+        public SocketProtocol protocol() {
+            return SocketProtocol.UDP;
+        }
+
+        @Override
+        public InetSocketAddress clientAddress() {
+            return address;
+        }
+
+        @Override
+        public InetSocketAddress serverAddress() {
+            return address;
+        }
+    };
+
+    /** The last stage: answers every query at once with a copy of it, as an upstream's reply. */
+    private static final class Answering implements Stage {
+        @Override
+        public Outcome handle(Query q) {
+            ByteBuf m = q.message();
+            ByteBuf reply = PooledByteBufAllocator.DEFAULT.directBuffer(m.readableBytes())
+                    .writeBytes(m, m.readerIndex(), m.readableBytes());
+            reply.setByte(2, reply.getByte(2) | 0x80);
+            q.answer(reply, Answer.Source.UPSTREAM);
+            return Outcome.ANSWERED;
+        }
+    }
 
     @Setup
     public void setUp() throws Exception {
-        table = new Coalescing(100, 1232, new ForwardMeters(new Registry(), List.of()));
-        leaders = new PendingQuery[inFlight];
-        for (int i = 0; i < inFlight; i++) {
-            leaders[i] = new PendingQuery(i, 0, 0);
-        }
         for (int i = 0; i < NAMES; i++) {
             Message m = Message.newQuery(Record.newRecord(Name.fromString("host-" + i + ".example-domain.com."),
                     Type.A, DClass.IN));
             m.addRecord(new OPTRecord(1232, 0, 0), Section.ADDITIONAL);
             byte[] wire = m.toWire();
             queries[i] = PooledByteBufAllocator.DEFAULT.directBuffer(wire.length).writeBytes(wire);
-            views[i] = new QueryView();
-            views[i].read(queries[i]);
         }
+        Registry r = new Registry();
+        InternalErrors errors = new InternalErrors(new LongAdder());
+        with = new Pipeline(channel.eventLoop(), null, List.of(new MessageCheck(r),
+                new CoalesceStage(100, 1232, new LongAdder()), new Answering()), errors, System::nanoTime,
+                Pipeline.Meters.declaredIn(r), null);
+        Registry other = new Registry();
+        without = new Pipeline(channel.eventLoop(), null, List.of(new MessageCheck(other), new Answering()), errors,
+                System::nanoTime, Pipeline.Meters.declaredIn(other), null);
     }
 
     @TearDown
@@ -80,23 +133,13 @@ public class CoalescingBenchmark {
         }
     }
 
-    /** The oldest waiting query is answered, and a new one misses, leads and waits in its place. */
     @Benchmark
-    public Object missLeadAnswer() {
-        int n = next++;
-        PendingQuery q = leaders[n % inFlight];
-        Object joined = table.end(q);
-        int i = n & (NAMES - 1);
-        if (!table.join(queries[i], views[i], route, 0, null)) {
-            table.lead(q);
-        }
-        return joined;
+    public Outcome missThrough() {
+        return with.handle(queries[next++ & (NAMES - 1)], CLIENT);
     }
 
-    /** The OPT read alone. */
     @Benchmark
-    public boolean readOnly() {
-        int i = next++ & (NAMES - 1);
-        return edns.read(queries[i], views[i]);
+    public Outcome missWithout() {
+        return without.handle(queries[next++ & (NAMES - 1)], CLIENT);
     }
 }

@@ -1,4 +1,4 @@
-package io.sluice.forward;
+package io.sluice.coalesce;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.xbill.DNS.ARecord;
+import org.xbill.DNS.CookieOption;
 import org.xbill.DNS.EDNSOption;
 import org.xbill.DNS.ExtendedErrorCodeOption;
 import org.xbill.DNS.Message;
@@ -67,6 +68,36 @@ class CoalescingTest {
             assertEquals(n, s.sluice().metrics().count("answers", "rcode", "NOERROR", "source", "upstream"),
                     "each counted as an upstream's answer");
             assertEquals(1, count(s, "forwarded"));
+        }
+    }
+
+    /** A joined query gets none of the options that were the leader's client's: its cookie above all. */
+    @Test
+    void aJoinedQueryGetsNoneOfTheOtherClientsOptions() throws Exception {
+        byte[] leaderCookie = {1, 1, 1, 1, 1, 1, 1, 1};
+        byte[] joinedCookie = {2, 2, 2, 2, 2, 2, 2, 2};
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), "threads", "1")) {
+            up.hold();
+            DatagramSocket leader = send(s.address(), Dns.queryWithOpt(1, NAME, Type.A,
+                    List.of(new CookieOption(leaderCookie))));
+            DatagramSocket joined = send(s.address(), Dns.queryWithOpt(2, NAME, Type.A,
+                    List.of(new CookieOption(joinedCookie))));
+            try {
+                Await.until("the second joined the first", () -> count(s, "coalesced") == 1);
+                up.release();
+                Message first = Dns.parse(receive(leader));
+                assertArrayEquals(leaderCookie, ((CookieOption) first.getOPT()
+                        .getOptions(EDNSOption.Code.COOKIE).get(0)).getClientCookie(), "the upstream's answer, as it came");
+                Message second = Dns.parse(receive(joined));
+                assertEquals(Rcode.NOERROR, second.getRcode());
+                assertEquals(1, second.getSection(Section.ANSWER).size());
+                assertTrue(second.getOPT().getOptions(EDNSOption.Code.COOKIE).isEmpty(),
+                        "no cookie of another client's: " + second);
+            } finally {
+                leader.close();
+                joined.close();
+            }
         }
     }
 
@@ -128,7 +159,9 @@ class CoalescingTest {
             }
             assertEquals(1, up.udpQueries());
             assertEquals(n - 1, count(s, "coalesced"));
-            assertEquals(n, count(s, "servfail"));
+            assertEquals(1, count(s, "servfail"), "one query failed upstream");
+            assertEquals(n, s.sluice().metrics().count("answers", "rcode", "SERVFAIL", "source", "sluice"),
+                    "and every client was answered so");
         }
     }
 

@@ -45,10 +45,14 @@ public final class StageHarness {
     private final LongAdder internalErrors = new LongAdder();
     private final Registry metrics = new Registry();
     private final Pipeline pipeline;
+    private final RecordedUpstream upstream = new RecordedUpstream();
     /** Zones under which the upstream answers NXDOMAIN for every name not recorded. */
     private final List<String> nxdomainZones = new ArrayList<>();
     private int upstreamQueries;
     private Outcome last;
+    /** The upstream holds its answers ({@link #hold}) to these queries until {@link #release}. */
+    private boolean holding;
+    private final List<io.sluice.pipeline.ParkedQuery> held = new ArrayList<>();
 
     /** @param stages what runs between the message check and the recorded upstream, in order */
     public StageHarness(ManualClock clock, Stage... stages) {
@@ -64,7 +68,7 @@ public final class StageHarness {
         List<Stage> all = new ArrayList<>();
         all.add(new MessageCheck(metrics));
         all.addAll(stages.apply(channel.eventLoop()));
-        all.add(new RecordedUpstream());
+        all.add(upstream);
         InternalErrors errors = new InternalErrors(internalErrors);
         pipeline = new Pipeline(channel.eventLoop(), null, all, errors, clock::epochNanos,
                 Pipeline.Meters.declaredIn(metrics), null);
@@ -101,6 +105,38 @@ public final class StageHarness {
         byte[] bytes = ByteBufUtil.getBytes(answer);
         route.sent.forEach(ByteBuf::release);
         return bytes;
+    }
+
+    /**
+     * Runs {@code query} from {@code client} over UDP through the path, and returns its route: what
+     * was sent to the client for it, now or later ({@link #release}), is in its {@code sent}.
+     */
+    public RecordingRoute send(byte[] query, InetSocketAddress client) {
+        RecordingRoute route = RecordingRoute.datagram(client);
+        ByteBuf message = Unpooled.wrappedBuffer(query);
+        try {
+            last = pipeline.handle(message, route);
+        } finally {
+            message.release();
+        }
+        return route;
+    }
+
+    /** From now on the upstream keeps what reaches it, unanswered, until {@link #release}. */
+    public StageHarness hold() {
+        holding = true;
+        return this;
+    }
+
+    /** The upstream answers what it kept, in order, and each later query at once. */
+    public void release() {
+        holding = false;
+        List<io.sluice.pipeline.ParkedQuery> now = new ArrayList<>(held);
+        held.clear();
+        for (io.sluice.pipeline.ParkedQuery p : now) {
+            upstream.answer(upstream.next.reopen(p));
+            p.release();
+        }
     }
 
     /** {@link #ask(byte[], InetSocketAddress)} from {@link #CLIENT}. */
@@ -142,9 +178,24 @@ public final class StageHarness {
      * the zones named so, SERVFAIL for any other name; what it answers goes by the stages' answer sides.
      */
     private final class RecordedUpstream implements Stage {
+        private Continuation next;
+
+        @Override
+        public void attach(Continuation next) {
+            this.next = next;
+        }
+
         @Override
         public Outcome handle(Query q) {
             upstreamQueries++;
+            if (holding) {
+                held.add(q.park());
+                return Outcome.PARKED;
+            }
+            return answer(q);
+        }
+
+        Outcome answer(Query q) {
             Message query;
             try {
                 query = new Message(ByteBufUtil.getBytes(q.message()));

@@ -1,0 +1,77 @@
+package io.sluice.coalesce;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.sluice.pipeline.Route;
+import io.sluice.transport.SocketProtocol;
+import io.sluice.wire.AnswerKey;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+
+/**
+ * A query that others wait on: the route its answer goes to, wrapped (as CoreDNS's plugins wrap
+ * the ResponseWriter) so that the stage that made it knows the answer on the way back; every
+ * method is its client's route's. It keeps its key, to tell two keys of one hash apart, and the
+ * queries that joined it, last joined first. Reused: one stage's, on its loop.
+ */
+final class Leader implements Route {
+    final CoalesceStage stage;
+    /** The client's route, which answers go to; left in place after the leader is done, until it is reused. */
+    Route route;
+    final byte[] key = new byte[AnswerKey.MAX_BYTES];
+    int keyLength;
+    long hash;
+    /** Found in the stage's table (not: it filled, and another took its place there). */
+    boolean inTable;
+    Waiter waiters;
+    int waiterCount;
+
+    Leader(CoalesceStage stage) {
+        this.stage = stage;
+    }
+
+    @Override
+    public void send(ByteBuf answer) {
+        route.send(answer);
+    }
+
+    @Override
+    public InetAddress clientIp() {
+        return route.clientIp();
+    }
+
+    @Override
+    public boolean datagram() {
+        return route.datagram();
+    }
+
+    @Override
+    public SocketProtocol protocol() {
+        return route.protocol();
+    }
+
+    @Override
+    public InetSocketAddress clientAddress() {
+        return route.clientAddress();
+    }
+
+    @Override
+    public InetSocketAddress serverAddress() {
+        return route.serverAddress();
+    }
+
+    @Override
+    public boolean answersSomebody() {
+        return route.answersSomebody();
+    }
+
+    @Override
+    public void dropped(ByteBuf query) {
+        route.dropped(query);
+    }
+
+    @Override
+    public Channel connection() {
+        return route.connection();
+    }
+}
