@@ -10,9 +10,7 @@ import io.sluice.testing.Await;
 import io.sluice.testing.Dns;
 import io.sluice.testing.RunningSluice;
 import io.sluice.testing.TestUpstream;
-import java.net.DatagramPacket;
 import java.net.DatagramSocket;
-import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -48,14 +46,14 @@ class CoalescingTest {
             try {
                 for (int i = 0; i < n; i++) {
                     byte[] q = Dns.query(1000 + i, inCase(NAME, i), Type.A);
-                    clients.add(send(s.address(), q));
+                    clients.add(Dns.send(s.address(), q));
                     queries.add(q);
                 }
                 Await.until("every query but the first joined it", () -> count(s, "coalesced") == n - 1);
                 assertEquals(1, up.udpQueries(), "one query upstream for " + n);
                 up.release();
                 for (int i = 0; i < n; i++) {
-                    byte[] reply = receive(clients.get(i));
+                    byte[] reply = Dns.receive(clients.get(i));
                     assertEquals(1000 + i, Dns.id(reply), "its own ID");
                     assertArrayEquals(question(queries.get(i)), question(reply), "its own letters");
                     Message m = Dns.parse(reply);
@@ -79,17 +77,17 @@ class CoalescingTest {
         try (TestUpstream up = new TestUpstream();
              RunningSluice s = RunningSluice.start(List.of(up), "threads", "1")) {
             up.hold();
-            DatagramSocket leader = send(s.address(), Dns.queryWithOpt(1, NAME, Type.A,
+            DatagramSocket leader = Dns.send(s.address(), Dns.queryWithOpt(1, NAME, Type.A,
                     List.of(new CookieOption(leaderCookie))));
-            DatagramSocket joined = send(s.address(), Dns.queryWithOpt(2, NAME, Type.A,
+            DatagramSocket joined = Dns.send(s.address(), Dns.queryWithOpt(2, NAME, Type.A,
                     List.of(new CookieOption(joinedCookie))));
             try {
                 Await.until("the second joined the first", () -> count(s, "coalesced") == 1);
                 up.release();
-                Message first = Dns.parse(receive(leader));
+                Message first = Dns.parse(Dns.receive(leader));
                 assertArrayEquals(leaderCookie, ((CookieOption) first.getOPT()
                         .getOptions(EDNSOption.Code.COOKIE).get(0)).getClientCookie(), "the upstream's answer, as it came");
-                Message second = Dns.parse(receive(joined));
+                Message second = Dns.parse(Dns.receive(joined));
                 assertEquals(Rcode.NOERROR, second.getRcode());
                 assertEquals(1, second.getSection(Section.ANSWER).size());
                 assertTrue(second.getOPT().getOptions(EDNSOption.Code.COOKIE).isEmpty(),
@@ -142,10 +140,10 @@ class CoalescingTest {
             List<DatagramSocket> clients = new ArrayList<>();
             try {
                 for (int i = 0; i < n; i++) {
-                    clients.add(send(s.address(), Dns.queryWithOpt(i, NAME, Type.A, List.of())));
+                    clients.add(Dns.send(s.address(), Dns.queryWithOpt(i, NAME, Type.A, List.of())));
                 }
                 for (int i = 0; i < n; i++) {
-                    byte[] reply = receive(clients.get(i));
+                    byte[] reply = Dns.receive(clients.get(i));
                     assertEquals(i, Dns.id(reply));
                     Message m = Dns.parse(reply);
                     assertEquals(Rcode.SERVFAIL, m.getRcode()); // with Extended DNS Error 22, as one alone gets
@@ -173,7 +171,7 @@ class CoalescingTest {
             List<DatagramSocket> clients = new ArrayList<>();
             try {
                 for (int i = 0; i < 10; i++) {
-                    clients.add(send(s.address(), Dns.query(i, NAME, Type.A)));
+                    clients.add(Dns.send(s.address(), Dns.query(i, NAME, Type.A)));
                 }
                 // the first leads and three join it; the fifth is asked and three join it; the ninth, and one
                 Await.until("10 queries asked or joined", () -> up.udpQueries() + count(s, "coalesced") == 10);
@@ -181,7 +179,7 @@ class CoalescingTest {
                 assertEquals(3, up.udpQueries());
                 up.release();
                 for (DatagramSocket c : clients) {
-                    assertEquals(Rcode.NOERROR, Dns.rcode(receive(c)));
+                    assertEquals(Rcode.NOERROR, Dns.rcode(Dns.receive(c)));
                 }
             } finally {
                 clients.forEach(DatagramSocket::close);
@@ -197,12 +195,12 @@ class CoalescingTest {
             List<DatagramSocket> clients = new ArrayList<>();
             try {
                 for (int i = 0; i < 5; i++) {
-                    clients.add(send(s.address(), Dns.query(i, NAME, Type.A)));
+                    clients.add(Dns.send(s.address(), Dns.query(i, NAME, Type.A)));
                 }
                 Await.until("5 queries upstream", () -> up.udpQueries() == 5);
                 up.release();
                 for (DatagramSocket c : clients) {
-                    assertEquals(Rcode.NOERROR, Dns.rcode(receive(c)));
+                    assertEquals(Rcode.NOERROR, Dns.rcode(Dns.receive(c)));
                 }
             } finally {
                 clients.forEach(DatagramSocket::close);
@@ -218,18 +216,18 @@ class CoalescingTest {
             up.hold();
             List<DatagramSocket> clients = new ArrayList<>();
             try {
-                clients.add(send(s.address(), Dns.query(1, NAME, Type.A)));
-                clients.add(send(s.address(), Dns.query(2, NAME, Type.AAAA))); // another type
-                clients.add(send(s.address(), Dns.queryWithOpt(3, NAME, Type.A, List.of()))); // EDNS: another size
+                clients.add(Dns.send(s.address(), Dns.query(1, NAME, Type.A)));
+                clients.add(Dns.send(s.address(), Dns.query(2, NAME, Type.AAAA))); // another type
+                clients.add(Dns.send(s.address(), Dns.queryWithOpt(3, NAME, Type.A, List.of()))); // EDNS: another size
                 Message noRecursion = Dns.message(4, NAME, Type.A);
                 noRecursion.getHeader().unsetFlag(org.xbill.DNS.Flags.RD);
-                clients.add(send(s.address(), noRecursion.toWire()));
+                clients.add(Dns.send(s.address(), noRecursion.toWire()));
                 Await.until("4 queries upstream", () -> up.udpQueries() == 4);
-                clients.add(send(s.address(), Dns.query(5, NAME.toUpperCase(), Type.A))); // the first's, in capitals
+                clients.add(Dns.send(s.address(), Dns.query(5, NAME.toUpperCase(), Type.A))); // the first's, in capitals
                 Await.until("the fifth joined the first", () -> count(s, "coalesced") == 1);
                 up.release();
                 for (DatagramSocket c : clients) {
-                    assertEquals(Rcode.NOERROR, Dns.rcode(receive(c)));
+                    assertEquals(Rcode.NOERROR, Dns.rcode(Dns.receive(c)));
                 }
             } finally {
                 clients.forEach(DatagramSocket::close);
@@ -250,17 +248,17 @@ class CoalescingTest {
             List<DatagramSocket> clients = new ArrayList<>();
             try {
                 for (int i = 0; i < 6; i++) {
-                    clients.add(send(s.address(), Dns.query(i, NAME, Type.A)));
+                    clients.add(Dns.send(s.address(), Dns.query(i, NAME, Type.A)));
                 }
                 List<Integer> rcodes = new ArrayList<>();
                 for (int i = 3; i < 6; i++) { // refused at once, while the first three wait
-                    rcodes.add(Dns.rcode(receive(clients.get(i))));
+                    rcodes.add(Dns.rcode(Dns.receive(clients.get(i))));
                 }
                 assertEquals(List.of(Rcode.REFUSED, Rcode.REFUSED, Rcode.REFUSED), rcodes);
                 assertEquals(2, count(s, "coalesced"));
                 up.release();
                 for (int i = 0; i < 3; i++) {
-                    assertEquals(Rcode.NOERROR, Dns.rcode(receive(clients.get(i))));
+                    assertEquals(Rcode.NOERROR, Dns.rcode(Dns.receive(clients.get(i))));
                 }
             } finally {
                 clients.forEach(DatagramSocket::close);
@@ -285,19 +283,7 @@ class CoalescingTest {
         return new String(c);
     }
 
-    private static DatagramSocket send(InetSocketAddress to, byte[] query) throws Exception {
-        DatagramSocket c = new DatagramSocket(new InetSocketAddress("127.0.0.1", 0));
-        c.setSoTimeout(10_000);
-        c.send(new DatagramPacket(query, query.length, to));
-        return c;
-    }
 
-    private static byte[] receive(DatagramSocket c) throws Exception {
-        byte[] buf = new byte[65_535];
-        DatagramPacket p = new DatagramPacket(buf, buf.length);
-        c.receive(p);
-        return Arrays.copyOf(buf, p.getLength());
-    }
 
     /** The question section's bytes: the name as written, type and class. */
     private static byte[] question(byte[] message) {

@@ -8,12 +8,9 @@ import io.sluice.testing.Await;
 import io.sluice.testing.Dns;
 import io.sluice.testing.RunningSluice;
 import io.sluice.testing.TestUpstream;
-import java.net.DatagramPacket;
 import java.net.DatagramSocket;
-import java.net.InetSocketAddress;
 import java.net.SocketTimeoutException;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
@@ -37,9 +34,9 @@ class InflightPerDomainTest {
             List<DatagramSocket> clients = new ArrayList<>();
             try {
                 for (int i = 0; i < 10; i++) {
-                    clients.add(send(s.address(), Dns.queryWithOpt(i, "n" + i + ".slow.example.", Type.A, List.of())));
+                    clients.add(Dns.send(s.address(), Dns.queryWithOpt(i, "n" + i + ".slow.example.", Type.A, List.of())));
                 }
-                DatagramSocket other = send(s.address(), Dns.query(99, "www.fast.example.", Type.A));
+                DatagramSocket other = Dns.send(s.address(), Dns.query(99, "www.fast.example.", Type.A));
                 clients.add(other);
                 Await.until("7 answered at once", () -> count(s, "inflight_capped") == 7);
                 List<Integer> waiting = new ArrayList<>();
@@ -58,9 +55,9 @@ class InflightPerDomainTest {
                 assertEquals(4, up.udpQueries(), "three of slow.example, and fast.example's, which has its own count");
                 up.release();
                 for (int i : waiting) {
-                    assertEquals(Rcode.NOERROR, Dns.rcode(receive(clients.get(i))));
+                    assertEquals(Rcode.NOERROR, Dns.rcode(Dns.receive(clients.get(i))));
                 }
-                assertEquals(Rcode.NOERROR, Dns.rcode(receive(other)));
+                assertEquals(Rcode.NOERROR, Dns.rcode(Dns.receive(other)));
                 // answered, they wait no longer: the domain has room again
                 assertEquals(Rcode.NOERROR, Dns.rcode(Dns.udp(s.address(), Dns.query(1, "again.slow.example.", Type.A))));
             } finally {
@@ -79,14 +76,14 @@ class InflightPerDomainTest {
             List<DatagramSocket> clients = new ArrayList<>();
             try {
                 for (int i = 0; i < 4; i++) {
-                    clients.add(send(s.address(), Dns.query(i, "n" + i + ".exempt.example.", Type.A)));
-                    clients.add(sendFrom("127.0.0.2", s.address(), Dns.query(i, "n" + i + ".other.example.", Type.A)));
-                    clients.add(send(s.address(), Dns.query(i, "same.joined.example.", Type.A)));
+                    clients.add(Dns.send(s.address(), Dns.query(i, "n" + i + ".exempt.example.", Type.A)));
+                    clients.add(Dns.sendFrom("127.0.0.2", s.address(), Dns.query(i, "n" + i + ".other.example.", Type.A)));
+                    clients.add(Dns.send(s.address(), Dns.query(i, "same.joined.example.", Type.A)));
                 }
                 Await.until("8 sent and 3 joined", () -> up.udpQueries() == 9 && count(s, "coalesced") == 3);
                 up.release();
                 for (DatagramSocket c : clients) {
-                    assertEquals(Rcode.NOERROR, Dns.rcode(receive(c)));
+                    assertEquals(Rcode.NOERROR, Dns.rcode(Dns.receive(c)));
                 }
             } finally {
                 clients.forEach(DatagramSocket::close);
@@ -106,7 +103,7 @@ class InflightPerDomainTest {
                     List.of()))));
             now.addAndGet(120_000_000_000L); // expired: stale
             up.hold();
-            DatagramSocket held = send(s.address(), Dns.query(2, "other.slow.example.", Type.A));
+            DatagramSocket held = Dns.send(s.address(), Dns.query(2, "other.slow.example.", Type.A));
             try {
                 Await.until("the domain's one query waiting", () -> up.udpQueries() == 2);
                 Message stale = Dns.parse(Dns.udp(s.address(), Dns.queryWithOpt(3, "www.slow.example.", Type.A,
@@ -114,7 +111,7 @@ class InflightPerDomainTest {
                 Dns.assertStale(stale, "past the bound, the cache's stale answer");
                 assertEquals(1, count(s, "inflight_capped"));
                 up.release();
-                assertEquals(Rcode.NOERROR, Dns.rcode(receive(held)));
+                assertEquals(Rcode.NOERROR, Dns.rcode(Dns.receive(held)));
             } finally {
                 held.close();
             }
@@ -125,29 +122,14 @@ class InflightPerDomainTest {
         return s.sluice().metrics().count(counter);
     }
 
-    private static DatagramSocket send(InetSocketAddress to, byte[] query) throws Exception {
-        return sendFrom("127.0.0.1", to, query);
-    }
 
-    private static DatagramSocket sendFrom(String from, InetSocketAddress to, byte[] query) throws Exception {
-        DatagramSocket c = new DatagramSocket(new InetSocketAddress(from, 0));
-        c.setSoTimeout(10_000);
-        c.send(new DatagramPacket(query, query.length, to));
-        return c;
-    }
 
-    private static byte[] receive(DatagramSocket c) throws Exception {
-        byte[] buf = new byte[65_535];
-        DatagramPacket p = new DatagramPacket(buf, buf.length);
-        c.receive(p);
-        return Arrays.copyOf(buf, p.getLength());
-    }
 
     /** What {@code c} has been sent already, or null: each answer at once was counted before it was sent. */
     private static byte[] poll(DatagramSocket c) throws Exception {
         c.setSoTimeout(200);
         try {
-            return receive(c);
+            return Dns.receive(c);
         } catch (SocketTimeoutException e) {
             return null;
         } finally {

@@ -93,6 +93,30 @@ public final class Dns {
     }
 
     /** Sends one framed query on a new TCP connection and reads one framed reply. */
+    /**
+     * Sends {@code query} to {@code server} from a new socket on {@code from}, for a test that sends
+     * many before it reads any answer ({@link #receive}); the caller closes it.
+     */
+    public static DatagramSocket sendFrom(String from, InetSocketAddress server, byte[] query) throws IOException {
+        DatagramSocket c = new DatagramSocket(new InetSocketAddress(from, 0));
+        c.setSoTimeout(10_000);
+        c.send(new DatagramPacket(query, query.length, server));
+        return c;
+    }
+
+    /** {@link #sendFrom} 127.0.0.1. */
+    public static DatagramSocket send(InetSocketAddress server, byte[] query) throws IOException {
+        return sendFrom("127.0.0.1", server, query);
+    }
+
+    /** The next datagram {@code socket} receives, waiting as long as its timeout. */
+    public static byte[] receive(DatagramSocket socket) throws IOException {
+        byte[] buf = new byte[65_535];
+        DatagramPacket p = new DatagramPacket(buf, buf.length);
+        socket.receive(p);
+        return Arrays.copyOf(buf, p.getLength());
+    }
+
     public static byte[] tcp(InetSocketAddress server, byte[] query) throws IOException {
         try (Socket s = new Socket(server.getAddress(), server.getPort())) {
             s.setSoTimeout(5000);

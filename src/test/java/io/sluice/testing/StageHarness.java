@@ -91,13 +91,7 @@ public final class StageHarness {
      * to the client for it, or null when nothing was (dropped, or parked and not yet answered).
      */
     public byte[] ask(byte[] query, InetSocketAddress client) {
-        RecordingRoute route = RecordingRoute.datagram(client);
-        ByteBuf message = Unpooled.wrappedBuffer(query);
-        try {
-            last = pipeline.handle(message, route);
-        } finally {
-            message.release();
-        }
+        RecordingRoute route = send(query, client);
         if (route.sent.isEmpty()) {
             return null;
         }
