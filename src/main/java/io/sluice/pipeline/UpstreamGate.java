@@ -12,18 +12,6 @@ public interface UpstreamGate {
     /** The query may not be sent: its domain has as many waiting as it may. */
     int CLOSED = -2;
 
-    /** No bound on anything. */
-    UpstreamGate OPEN = new UpstreamGate() {
-        @Override
-        public int enter(long domainHash) {
-            return NOT_COUNTED;
-        }
-
-        @Override
-        public void leave(int ticket) {
-        }
-    };
-
     /**
      * Counts a query of the domain {@code domainHash} as waiting, when its domain has room.
      *
