@@ -76,12 +76,7 @@ final class ClientAnswers {
      */
     void inflightFull(ByteBuf query, QueryView view, Route route, long note, Stage.Continuation back) {
         meters.inflightFull.increment();
-        ByteBuf servfail = Answers.withQuestion(Transport.ALLOCATOR, query, view, Wire.FLAG_RA, Wire.RCODE_SERVFAIL,
-                Answers.EDE_OTHER, INFLIGHT_TEXT);
-        if (back.back(answer.fill(query, view, route, note, servfail, Answer.Source.NOT_FORWARDED))
-                == Answer.Source.NOT_FORWARDED) {
-            meters.servfail.increment();
-        }
+        notSent(query, view, route, note, back, Answers.EDE_OTHER, INFLIGHT_TEXT, Answer.Source.NOT_FORWARDED);
     }
 
     /**
@@ -91,10 +86,16 @@ final class ClientAnswers {
      * instead (the cache's, stale or not).
      */
     void gateClosed(ByteBuf query, QueryView view, Route route, long note, Stage.Continuation back) {
+        notSent(query, view, route, note, back, Answers.EDE_NO_REACHABLE_AUTHORITY, GATE_TEXT,
+                Answer.Source.GATE_CLOSED);
+    }
+
+    /** sluice's SERVFAIL, made by {@code source}, for a query not sent: back by {@code back}, counted when it leaves so. */
+    private void notSent(ByteBuf query, QueryView view, Route route, long note, Stage.Continuation back, int edeCode,
+                         byte[] text, Answer.Source source) {
         ByteBuf servfail = Answers.withQuestion(Transport.ALLOCATOR, query, view, Wire.FLAG_RA, Wire.RCODE_SERVFAIL,
-                Answers.EDE_NO_REACHABLE_AUTHORITY, GATE_TEXT);
-        if (back.back(answer.fill(query, view, route, note, servfail, Answer.Source.GATE_CLOSED))
-                == Answer.Source.GATE_CLOSED) {
+                edeCode, text);
+        if (back.back(answer.fill(query, view, route, note, servfail, source)) == source) {
             meters.servfail.increment();
         }
     }
