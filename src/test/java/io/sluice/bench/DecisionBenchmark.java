@@ -45,6 +45,11 @@ import org.openjdk.jmh.annotations.Warmup;
  * from a big pre-made array instead would add cache misses a forwarder does not have.
  * {@link #writeNameOnly} measures that writing alone, to be subtracted.
  *
+ * <p>{@link #refuseOneDomain} is the other case: random subdomains of one registrable domain, far
+ * over its budget, from every thread at once, as a flood on many cores. Its decisions a second at
+ * {@code -t 2} against {@code -t 1} say whether the domain's counter stays a shared cache line
+ * (docs/benchmarks.md, "One domain from every core").
+ *
  * <p>The clock read is measured apart ({@link #decide} against {@link #decideTimeGiven}): it
  * costs 25-50 ns on the benchmark machines, and a query pays it once, to whichever stage asks
  * first ({@code Query.now}).
@@ -107,20 +112,14 @@ public class DecisionBenchmark {
         }
     }
 
-    @State(Scope.Thread)
-    public static class Queries {
+    /** A thread's packet buffer and the names it writes there. */
+    public abstract static class Names {
         final ByteBuf packet = Unpooled.directBuffer(256);
         final DomainProbe probe = new DomainProbe();
         long seed = Thread.currentThread().getId() * 0x9E3779B97F4A7C15L + 1;
         int tracked;
         /** A query's time, read once before the measurement (a window of an hour never rolls over). */
         long now;
-
-        @Setup(Level.Trial)
-        public void setUp(Table t) {
-            tracked = t.tracked;
-            now = t.clock.epochNanos();
-        }
 
         /** Writes x&lt;8 hex&gt;.d&lt;n&gt;.&lt;suffix&gt; for a random tracked n. */
         void nextName() {
@@ -142,6 +141,52 @@ public class DecisionBenchmark {
             b.writerIndex(b.writerIndex() + digits);
             byte[] suffix = Workload.WIRE_SUFFIXES[d % Workload.WIRE_SUFFIXES.length];
             b.writeBytes(suffix);
+        }
+    }
+
+    @State(Scope.Thread)
+    public static class Queries extends Names {
+        @Setup(Level.Trial)
+        public void setUp(Table t) {
+            tracked = t.tracked;
+            now = t.clock.epochNanos();
+        }
+    }
+
+    /** One domain over its budget (one query an hour, spent): every decision a refusal. */
+    @State(Scope.Benchmark)
+    public static class OverBudget {
+        RegistrableDomains psl;
+        DomainLimiter limiter;
+        final Clock clock = Clock.system();
+        private CounterStore counters;
+
+        @Setup(Level.Trial)
+        public void setUp() {
+            psl = RegistrableDomains.fromGuava();
+            counters = new HeapCounters();
+            Policy policy = Policy.of(1, Duration.ofHours(1), 0);
+            limiter = new DomainLimiter(Algorithm.of(LimitSettings.Algorithm.FIXED_WINDOW), counters,
+                    LimitRules.of(new PolicyTable(policy, Map.of())), 1000, clock);
+            DomainProbe p = new DomainProbe();
+            psl.reduce(Workload.domain(0), p);
+            if (Decide.refusedBy(limiter, p) != DomainLimiter.NONE || Decide.refusedBy(limiter, p) == DomainLimiter.NONE) {
+                throw new IllegalStateException("the domain's one query was not allowed, or the second was");
+            }
+        }
+
+        @TearDown(Level.Trial)
+        public void tearDown() throws Exception {
+            counters.close();
+        }
+    }
+
+    @State(Scope.Thread)
+    public static class OneDomainQueries extends Names {
+        @Setup(Level.Trial)
+        public void setUp(OverBudget t) {
+            tracked = 1;
+            now = t.clock.epochNanos();
         }
     }
 
@@ -171,6 +216,15 @@ public class DecisionBenchmark {
         q.nextName();
         t.psl.reduce(q.packet, 0, q.packet.writerIndex(), q.probe);
         return Decide.refusedBy(t.limiter, q.probe);
+    }
+
+    /** A random subdomain of the one domain over its budget, decided: always refused. */
+    @Benchmark
+    public int refuseOneDomain(OverBudget t, OneDomainQueries q) {
+        q.nextName();
+        long now = t.clock.epochNanos();
+        t.psl.reduce(q.packet, 0, q.packet.writerIndex(), q.probe);
+        return refusedBy(t.limiter, q.probe, now);
     }
 
     private static int refusedBy(DomainLimiter limiter, DomainProbe domain, long now) {
