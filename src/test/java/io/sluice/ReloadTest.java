@@ -61,6 +61,7 @@ class ReloadTest {
         other.put("upstream-sockets", "4");
         other.put("upstream-socket-lifetime", "30s");
         other.put("randomize-case", "false");
+        other.put("retransmit", "false");
         other.put("coalesce", "false");
         other.put("limits.max-inflight-per-domain", "7");
         other.put("coalesce-max-waiters", "5");

@@ -195,7 +195,7 @@ public final class Operations {
         return out;
     }
 
-    /** Each upstream: up or not, its replies since start and the sum of their latencies. */
+    /** Each upstream: up or not, its replies since start and the sum of their latencies, its smoothed RTT (null before a reply). */
     JsonNode upstreams() {
         ObjectNode out = JSON.objectNode();
         ArrayNode list = out.putArray("upstreams");
@@ -204,8 +204,14 @@ public final class Operations {
             Upstream u = all.get(i);
             LatencyHistogram latency = server.upstreamLatency(i);
             // The sum, as a Prometheus histogram's: two readings give the mean between them (the dashboard's).
-            list.addObject().put("address", u.toString()).put("up", !u.isDown())
+            ObjectNode o = list.addObject().put("address", u.toString()).put("up", !u.isDown())
                     .put("replies", latency.count()).put("latency-seconds", latency.sumSeconds());
+            long rtt = u.rttNanos();
+            if (rtt >= 0) {
+                o.put("rtt-seconds", rtt / 1e9); // the smoothed round-trip time (retransmit's estimator)
+            } else {
+                o.putNull("rtt-seconds");
+            }
         }
         return out;
     }

@@ -78,10 +78,11 @@ public final class SettingTable {
                     + " hash of addresses and ports) or auto (cpu on loopback addresses, hash elsewhere).");
     public static final Setting<Duration> TIMEOUT = one("timeout", "--timeout", "DURATION", "2s",
             Duration.ofSeconds(2), SettingTable::positiveDuration, Applied.FORWARDING,
-            "Wait for one upstream before the next, then SERVFAIL.");
+            "The most one attempt waits for its upstream (with retransmit, the ceiling of its retransmit timeout);"
+                    + " then the next upstream, or SERVFAIL.");
     public static final Setting<Duration> QUERY_TIMEOUT = one("query-timeout", "--query-timeout", "DURATION", "4s",
             Duration.ofSeconds(4), SettingTable::positiveDuration, Applied.FORWARDING,
-            "The most a query may take over all upstreams before SERVFAIL.");
+            "The most a query may take over all its attempts before SERVFAIL.");
     public static final Setting<Integer> MAX_INFLIGHT = one("max-inflight", null, null, "65536", 65_536,
             v -> Values.integer(v, 1, MAX_INFLIGHT_QUERIES), Applied.FORWARDING, "Queries waiting on upstreams at once, over all threads.");
     public static final Setting<Integer> MAX_TCP_CONNECTIONS = one("max-tcp-connections", null, null, "1000", 1_000,
@@ -109,6 +110,10 @@ public final class SettingTable {
     public static final Setting<Boolean> RANDOMIZE_CASE = one("randomize-case", null, null,
             "true", true, Values::bool, Applied.FORWARDING,
             "Send names upstream over UDP in a random mix of letter case (0x20) and accept only replies that echo it.");
+    public static final Setting<Boolean> RETRANSMIT = one("retransmit", null, null, "true", true, Values::bool,
+            Applied.FORWARDING, "Ask again over UDP when no reply came within the upstream's retransmit timeout (from"
+                    + " its round-trip times, 50 ms to timeout), the earlier attempts still taken if they answer late;"
+                    + " false: one attempt per upstream, each waiting timeout.");
     public static final Setting<Integer> MAX_UDP_SIZE = one("max-udp-size", null, null, "1232", 1232,
             v -> Values.integer(v, 512, 65_535), Applied.RESTART,
             "The most a UDP answer carries, whatever the client offers: larger ones go with TC (Unbound's max-udp-size).");

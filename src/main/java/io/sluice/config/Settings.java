@@ -213,6 +213,11 @@ public final class Settings {
         return value(SettingTable.RANDOMIZE_CASE);
     }
 
+    /** Ask again over UDP at the upstream's retransmit timeout, keeping the earlier attempts. */
+    public boolean retransmit() {
+        return value(SettingTable.RETRANSMIT);
+    }
+
     /** The most a UDP answer carries, whatever the client offers. */
     public int maxUdpSize() {
         return value(SettingTable.MAX_UDP_SIZE);

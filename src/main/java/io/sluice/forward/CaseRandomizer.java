@@ -51,10 +51,25 @@ final class CaseRandomizer {
     void prepare(PendingQuery q, int upstream, boolean overStream, long now) {
         restore(q);
         q.caseMismatched = false;
-        if (on && !overStream && !q.keepCase && q.questionEnd > Wire.HEADER_BYTES && !isBlind(upstream, now)) {
+        if (scrambles(upstream, overStream, now) && !q.keepCase && q.questionEnd > Wire.HEADER_BYTES) {
             QuestionCase.scramble(q.query, q.query.readerIndex(), q.questionEnd - 4, q.caseMask, nameScratch, random);
             q.caseScrambled = true;
         }
+    }
+
+    /**
+     * Gives a query asked again its letters: those of its attempts before (whose replies are still
+     * taken), or its client's once upstream {@code upstream} gets names as written (or over a stream).
+     */
+    void prepareRetry(PendingQuery q, int upstream, boolean overStream, long now) {
+        q.caseMismatched = false;
+        if (q.caseScrambled && !scrambles(upstream, overStream, now)) {
+            restore(q); // the earlier attempts' replies are then compared without case
+        }
+    }
+
+    private boolean scrambles(int upstream, boolean overStream, long now) {
+        return on && !overStream && !isBlind(upstream, now);
     }
 
     /** Gives {@code q.query} the case its client wrote, if its attempt had changed it. */

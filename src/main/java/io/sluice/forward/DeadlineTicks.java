@@ -8,13 +8,14 @@ import java.util.function.BooleanSupplier;
 
 /**
  * The ticks that expire one loop's attempts: one every {@link #tickMillis} (a tenth of an attempt's
- * wait, 5 to 50 ms) while any deadline is queued, none on an idle loop. Answered queries leave
+ * wait, 5 to 50 ms; 10 at most with retransmission) while any deadline is queued, none on an idle loop. Answered queries leave
  * their entries behind, and the first tick after the last answer drains them, so a loop without
  * traffic stops ticking one tick after it. No timer is armed per query. Confined to its loop.
  */
 final class DeadlineTicks {
     private static final long MIN_TICK_MILLIS = 5;
     private static final long MAX_TICK_MILLIS = 50;
+    static final long RETRANSMIT_TICK_MILLIS = 10;
 
     private final EventLoop loop;
     private final long tickMillis;
@@ -27,17 +28,26 @@ final class DeadlineTicks {
 
     /**
      * @param expire          expires what is due, each tick
-     * @param deadlinesQueued whether any deadline, live or not, is queued: the ticks go on while so
+     * @param deadlinesQueued whether any query waits on a deadline: the ticks go on while so
      * @param errors          where a bug met by a tick is counted
      */
-    DeadlineTicks(EventLoop loop, long attemptNanos, Runnable expire, BooleanSupplier deadlinesQueued,
+    DeadlineTicks(EventLoop loop, long tickMillis, Runnable expire, BooleanSupplier deadlinesQueued,
                   InternalErrors errors) {
         this.loop = loop;
-        this.tickMillis = Math.max(MIN_TICK_MILLIS,
-                Math.min(MAX_TICK_MILLIS, TimeUnit.NANOSECONDS.toMillis(attemptNanos) / 10));
+        this.tickMillis = tickMillis;
         this.expire = expire;
         this.deadlinesQueued = deadlinesQueued;
         this.errors = errors;
+    }
+
+    /**
+     * The tick for attempts that wait {@code attemptNanos}: a tenth of it, 5 to 50 ms; at most
+     * {@link #RETRANSMIT_TICK_MILLIS} when attempts are sent again at their retransmit timeout,
+     * whose floor is 50 ms.
+     */
+    static long tickMillis(long attemptNanos, boolean retransmit) {
+        long tick = Math.max(MIN_TICK_MILLIS, Math.min(MAX_TICK_MILLIS, TimeUnit.NANOSECONDS.toMillis(attemptNanos) / 10));
+        return retransmit ? Math.min(tick, RETRANSMIT_TICK_MILLIS) : tick;
     }
 
     /** How late a tick may notice a deadline: what "a next attempt fits in the query's budget" allows. */

@@ -18,6 +18,7 @@ public final class ForwardMeters {
     final LongAdder ioErrors;
     final LongAdder caseMismatched;
     final LongAdder caseFallbacks;
+    final LongAdder retransmits;
     /** By upstream index: replies from it that were not accepted, for whatever reason. */
     final LongAdder[] repliesRejected;
     /** By upstream index: attempts that got no answer in time. */
@@ -48,6 +49,8 @@ public final class ForwardMeters {
                 "Replies with a waiting ID and question but not the letter case sent (randomize-case): forged, or an upstream that does not keep case.");
         caseFallbacks = r.counter("case_fallbacks",
                 "Times an event loop stopped randomising the case of names for an upstream that was seen not to keep it.");
+        retransmits = r.counter("retransmits",
+                "UDP queries asked upstream again after their retransmit timeout passed unanswered (retransmit).");
         repliesRejected = new LongAdder[upstreams.size()];
         upstreamTimeouts = new LongAdder[upstreams.size()];
         upstreamRefused = new LongAdder[upstreams.size()];
@@ -58,7 +61,8 @@ public final class ForwardMeters {
             repliesRejected[i] = r.counter("replies_rejected",
                     "Replies from an upstream not relayed: an ID nothing waits for, or a wrong sender, question or case.",
                     "upstream", u);
-            upstreamTimeouts[i] = r.counter("upstream_timeouts", "Attempts that got no answer within their timeout.",
+            upstreamTimeouts[i] = r.counter("upstream_timeouts",
+                    "Attempts that got no answer within their timeout (with retransmit, their retransmit timeout).",
                     "upstream", u);
             upstreamRefused[i] = r.counter("upstream_unreachable",
                     "Attempts the upstream's host answered with ICMP port unreachable (nothing listens): moved on at once.",

@@ -20,7 +20,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Sends one event loop's queries upstream and their answers back: message-ID rewriting and
- * matching, timeouts, failover to the next upstream, the health counting that marks one down,
+ * matching, timeouts, retransmission at each upstream's measured retransmit timeout
+ * ({@link RttEstimates}), failover to the next upstream, the health counting that marks one down,
  * SERVFAIL when none is left. What it keeps lives in classes of its own: the in-flight slots and
  * deadlines ({@link InFlightTable}), the sockets and connections to the upstreams
  * ({@link UpstreamLinks}), the order and health of the upstreams ({@link UpstreamPool},
@@ -40,6 +41,9 @@ public final class Forwarder {
     private final long attemptNanos;
     /** The most a query may take over all its attempts (query-timeout). */
     private final long queryNanos;
+    /** UDP attempts are sent again at their upstream's retransmit timeout, earlier ones still awaited. */
+    private final boolean retransmit;
+    private final RttEstimates rtt;
 
     private final InFlightTable inFlight;
     private final UpstreamGate gate;
@@ -85,8 +89,11 @@ public final class Forwarder {
         this.meters = meters;
         this.attemptNanos = Math.min(settings.timeout().toNanos(), settings.queryTimeout().toNanos());
         this.queryNanos = settings.queryTimeout().toNanos();
+        this.retransmit = settings.retransmit();
+        this.rtt = new RttEstimates(pool.size(), attemptNanos);
         this.gate = gate;
-        this.inFlight = new InFlightTable(maxInflight, gate);
+        long tickMillis = DeadlineTicks.tickMillis(attemptNanos, retransmit);
+        this.inFlight = new InFlightTable(maxInflight, gate, TimeUnit.MILLISECONDS.toNanos(tickMillis));
         this.links = new UpstreamLinks(this, loop, pool, transport, settings.upstreamSockets(),
                 settings.upstreamSocketLifetime(), TimeUnit.NANOSECONDS.toMillis(attemptNanos));
         this.writes = writes;
@@ -96,7 +103,7 @@ public final class Forwarder {
         this.udpPayload = new UdpPayloadCap(settings.maxUdpSize());
         this.transfers = new TransferRelay(meters, writes);
         this.answers = new ClientAnswers(meters, caseRandomizer, TcpKeepalive.timeout(settings.tcpIdleTimeout()));
-        this.ticks = new DeadlineTicks(loop, attemptNanos, this::expire, inFlight::hasDeadlines, errors);
+        this.ticks = new DeadlineTicks(loop, tickMillis, this::expire, inFlight::hasDeadlines, errors);
         this.lateness = ticks.latenessNanos();
         this.answersFrom = new long[pool.size()];
     }
@@ -177,19 +184,27 @@ public final class Forwarder {
         }
         q.attempt(position, u, link, id, answersFrom[i], now);
         caseRandomizer.prepare(q, i, overStream, now);
-        arm(q, now);
-        if (tap != null) {
-            tap.forwarderQuery(q.query, link.protocol(), link.localAddress(), u.address());
-        }
-        link.send(q);
+        send(q, now, overStream);
     }
 
     /**
-     * Gives {@code q}'s attempt its deadline. Every entry is {@code now + attemptNanos}, so the
-     * queue stays in deadline order.
+     * Arms {@code q}'s current attempt, just claimed, and sends it: over UDP with retransmission
+     * on, it waits its upstream's retransmit timeout (doubled per loss in a row), else a whole
+     * attempt's; never past the query's end.
      */
-    private void arm(PendingQuery q, long now) {
-        inFlight.arm(q, now + attemptNanos);
+    private void send(PendingQuery q, long now, boolean overStream) {
+        long wait = retransmit && !overStream ? rtt.timeout(q.upstream.index(), q.losses) : attemptNanos;
+        long end = q.startNanos + queryNanos;
+        q.waitingOutLast = retransmit && !overStream && now + wait - end >= 0;
+        arm(q, q.waitingOutLast ? Math.max(now, end) : now + wait);
+        if (tap != null) {
+            tap.forwarderQuery(q.query, q.link.protocol(), q.link.localAddress(), q.upstream.address());
+        }
+        q.link.send(q);
+    }
+
+    private void arm(PendingQuery q, long deadlineNanos) {
+        inFlight.arm(q, deadlineNanos);
         ticks.deadlineQueued();
     }
 
@@ -209,9 +224,14 @@ public final class Forwarder {
         }
         // From the upstream's address and port, to an ID it was sent: proof that it is there,
         // whatever the reply says, so that this attempt's timeout never counts towards max-fails.
-        answersFrom[q.upstream.index()]++;
-        if (!q.accepts(reply, meters)) {
+        Upstream from = link.upstream();
+        answersFrom[from.index()]++;
+        if (!q.accepts(reply, from, meters)) {
             return; // keep waiting: the genuine reply may still come
+        }
+        int earlier = q.earlierAttempt(link, id);
+        if (earlier >= 0) {
+            q.adopt(earlier); // a late reply to an attempt sent before the current one
         }
         if (tap != null) {
             tap.forwarderResponse(reply, link.protocol(), link.localAddress(), q.upstream.address());
@@ -228,9 +248,13 @@ public final class Forwarder {
         boolean last = TransferRelay.isLast(q, reply);
         if (last) {
             link.release(id);
+            countUnanswered(q, q.upstream);
+            q.releaseEarlier();
         }
         q.upstream.recordAnswer();
-        meters.latency[q.upstream.index()].observeNanos(System.nanoTime() - q.sentNanos);
+        long rttNanos = System.nanoTime() - q.sentNanos;
+        rtt.sample(q.upstream.index(), rttNanos);
+        meters.latency[q.upstream.index()].observeNanos(rttNanos);
         reply.setShort(reply.readerIndex() + Wire.ID_OFFSET, q.clientId);
         if (!last && !TransferRelay.clientKeepsUp(q)) {
             link.release(id);
@@ -246,7 +270,7 @@ public final class Forwarder {
         } else {
             // A copy: a UDP reply lives in the loop's DatagramBuffer, which the next read overwrites.
             transfers.relay(q, q.replyCopy.copyOf(Transport.ALLOCATOR, reply));
-            arm(q, System.nanoTime());
+            arm(q, System.nanoTime() + attemptNanos);
         }
     }
 
@@ -261,6 +285,7 @@ public final class Forwarder {
      */
     private void askInClientsCase(PendingQuery q, UpstreamLink link, int id) {
         link.release(id);
+        q.releaseEarlier();
         inFlight.disarm(q);
         caseRandomizer.restore(q);
         q.keepCase = true;
@@ -302,6 +327,11 @@ public final class Forwarder {
     void linkLost(UpstreamLink link, int id, boolean wasHealthy) {
         PendingQuery q = link.waiting(id);
         link.release(id);
+        int earlier = q.earlierAttempt(link, id);
+        if (earlier >= 0) {
+            q.dropEarlier(earlier); // the current attempt goes on
+            return;
+        }
         inFlight.disarm(q); // dispatch makes a new deadline entry
         if (q.transferring) {
             cutOff(q); // sent again, the transfer would repeat what the client already has
@@ -315,12 +345,27 @@ public final class Forwarder {
         dispatch(q, now, now);
     }
 
-    /** Expires attempts whose deadline passed, each tick: next upstream, or SERVFAIL. */
+    /**
+     * Expires attempts whose deadline passed, each tick: a UDP attempt with retransmission is asked
+     * again and still awaited, any other moves to the next upstream; SERVFAIL at the query's end.
+     */
     private void expire() {
+        publishRtts();
         long now = System.nanoTime();
         for (PendingQuery q = inFlight.nextExpired(now); q != null; q = inFlight.nextExpired(now)) {
-            q.link.release(q.upstreamId);
+            if (q.waitingOutLast) {
+                endUnanswered(q);
+                continue;
+            }
             meters.upstreamTimeouts[q.upstream.index()].increment();
+            if (retransmit && q.link instanceof UdpUpstreamLink) {
+                if (q.caseMismatched) {
+                    caseRandomizer.mismatchTimedOut(q.upstream, now);
+                }
+                retry(q, now);
+                continue;
+            }
+            q.link.release(q.upstreamId);
             if (q.transferring) {
                 cutOff(q);
                 continue;
@@ -335,8 +380,83 @@ public final class Forwarder {
         }
     }
 
+    /**
+     * Sends {@code q}, whose UDP attempt's retransmit timeout passed, again: to the next upstream
+     * of its order, wrapping round to the first (so to the same one when it has one), from another
+     * socket under a new ID, with the letters of the attempts before it, all of which stay awaited.
+     */
+    private void retry(PendingQuery q, long now) {
+        if (closed) { // as dispatch does: no new attempt on a closing generation
+            q.link.release(q.upstreamId);
+            fail(q, false);
+            return;
+        }
+        q.losses++;
+        q.keepAwaiting();
+        int n = pool.size();
+        int from = q.nextUpstream >= n ? 0 : q.nextUpstream;
+        int position = pool.pick(q.firstUpstream, from, false);
+        if (position < 0) {
+            position = from == 0 ? 0 : Math.max(0, pool.pick(q.firstUpstream, 0, false)); // all down: ask anyway
+        }
+        int i = pool.at(q.firstUpstream, position);
+        Upstream u = pool.get(i);
+        boolean overStream = u.overTls();
+        UpstreamLink link = overStream ? links.linkFor(u, true, ids) : links.retryLinkFor(u, q.link, ids);
+        int id = link.claim(q, ids);
+        if (id == UpstreamLink.NO_ID) {
+            endUnanswered(q);
+            return;
+        }
+        meters.retransmits.increment();
+        q.attempt(position, u, link, id, answersFrom[i], now);
+        q.attempts--; // a retransmission is not a new upstream tried: askAgain and the like count upstreams
+        caseRandomizer.prepareRetry(q, i, overStream, now);
+        send(q, now, overStream);
+    }
+
+    /** {@code q} reached its end with attempts unanswered: their IDs released, the silent upstreams counted, SERVFAIL. */
+    private void endUnanswered(PendingQuery q) {
+        q.link.release(q.upstreamId);
+        countUnanswered(q, null);
+        fail(q, true);
+    }
+
+    /**
+     * Counts a failure against each upstream that {@code q} asked, other than {@code answered} (the
+     * one whose reply was taken, or null), that answered nothing, this query or any other, since
+     * the first of its attempts to it left: once per upstream and query (max-fails).
+     */
+    private void countUnanswered(PendingQuery q, Upstream answered) {
+        for (int k = 0; k <= q.earlier; k++) {
+            Upstream u = k < q.earlier ? q.earlierLinks[k].upstream() : q.upstream;
+            long answersAtSend = k < q.earlier ? q.earlierAnswersAtSend[k] : q.answersAtSend;
+            if (u != answered && !askedBefore(q, k, u) && answersFrom[u.index()] == answersAtSend) {
+                countFailure(u);
+            }
+        }
+    }
+
+    /** Whether one of {@code q}'s earlier attempts before the {@code k}-th went to {@code u}. */
+    private static boolean askedBefore(PendingQuery q, int k, Upstream u) {
+        for (int j = 0; j < k; j++) {
+            if (q.earlierLinks[j].upstream() == u) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Publishes this loop's smoothed RTTs to the upstreams, for the API and the metrics; once a tick. */
+    private void publishRtts() {
+        for (int i = 0; i < pool.size(); i++) {
+            pool.get(i).publishRtt(rtt.smoothed(i));
+        }
+    }
+
     /** Cuts off {@code q}'s transfer part-way ({@link TransferRelay#cutOff}) and frees its slot. */
     private void cutOff(PendingQuery q) {
+        q.releaseEarlier();
         transfers.cutOff(q);
         inFlight.release(q);
     }
@@ -349,6 +469,7 @@ public final class Forwarder {
 
     /** Answers {@code q} SERVFAIL, or what an answer side has instead ({@link ClientAnswers#servfail}); frees its slot. */
     private void fail(PendingQuery q, boolean upstreamsFailed) {
+        q.releaseEarlier();
         try {
             answers.servfail(q, upstreamsFailed);
         } finally {
@@ -393,6 +514,7 @@ public final class Forwarder {
             if (q.link != null) {
                 q.link.release(q.upstreamId); // a link closed below hands back only what it still holds
             }
+            q.releaseEarlier();
             if (q.transferring) {
                 cutOff(q);
             } else {

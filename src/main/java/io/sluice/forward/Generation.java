@@ -49,6 +49,10 @@ public final class Generation {
         ForwardMeters meters = new ForwardMeters(registry, settings.upstreams());
         UpstreamPool pool = new UpstreamPool(settings.upstreams(), upstreamTls(settings), settings.maxFails(),
                 settings.timeout(), settings.healthCheckInterval(), settings.healthCheck());
+        for (Upstream u : pool.upstreams()) {
+            registry.gaugeSeconds("upstream_rtt_seconds", "The smoothed round-trip time to the upstream (RFC 6298),"
+                    + " as a thread last published it; absent before its first reply.", u::rttNanos, "upstream", u.toString());
+        }
         List<Forwarder> perLoop = new ArrayList<>();
         Generation made = new Generation(pool, meters, perLoop);
         int inflightPerLoop = Math.max(1, settings.maxInflight() / settings.threads());

@@ -5,8 +5,8 @@ import io.sluice.pipeline.UpstreamGate;
 /**
  * One event loop's queries waiting on upstreams: a fixed array of reusable slots, the free ones
  * on a stack (last freed, first reused, so the slots that keep {@link SlotBuffer}s carry the
- * traffic), and the deadlines of their attempts in send order ({@link DeadlineQueue}). Confined to
- * its loop: nothing here is locked.
+ * traffic), and the deadlines of their attempts ({@link DeadlineWheel}). Confined to its loop:
+ * nothing here is locked.
  */
 final class InFlightTable {
     /**
@@ -22,12 +22,16 @@ final class InFlightTable {
     private final PendingQuery[] slots;
     private final int[] free;
     private int freeCount;
-    private final DeadlineQueue deadlines = new DeadlineQueue();
+    private final DeadlineWheel deadlines;
+    /** Slots whose deadline entry is live: the ticks run while any is, so an idle loop sleeps. */
+    private int armed;
     /** Told of each query that stops waiting, as its slot is released. */
     private final UpstreamGate gate;
 
-    InFlightTable(int capacity, UpstreamGate gate) {
+    /** @param tickNanos how finely deadlines are told apart: the loop's tick */
+    InFlightTable(int capacity, UpstreamGate gate, long tickNanos) {
         this.gate = gate;
+        this.deadlines = new DeadlineWheel(tickNanos, System.nanoTime());
         this.slots = new PendingQuery[capacity];
         this.free = new int[capacity];
         for (int i = 0; i < capacity; i++) {
@@ -64,6 +68,7 @@ final class InFlightTable {
      * gate told it waits no longer.
      */
     void release(PendingQuery q) {
+        disarm(q);
         gate.leave(q.gateTicket);
         q.query.release();
         q.query = null;
@@ -76,44 +81,45 @@ final class InFlightTable {
         free[freeCount++] = q.index;
     }
 
-    /**
-     * Gives {@code q}'s attempt its deadline. Every attempt waits the same time, so entries added
-     * with the current time stay in deadline order.
-     */
+    /** Gives {@code q}'s attempt its deadline, which voids any it had. */
     void arm(PendingQuery q, long deadlineNanos) {
+        if (!q.armed) {
+            q.armed = true;
+            armed++;
+        }
         q.deadlineNanos = deadlineNanos;
         q.serial++;
-        deadlines.add(q.index, q.serial);
+        deadlines.add(q.index, q.serial, deadlineNanos);
     }
 
     /** Voids {@code q}'s deadline entry (its attempt ended some other way). */
     void disarm(PendingQuery q) {
+        if (q.armed) {
+            q.armed = false;
+            armed--;
+        }
         q.serial++;
     }
 
     /**
-     * The next attempt whose deadline has passed, taken off the queue, or null. Entries of
-     * attempts that ended otherwise are dropped on the way.
+     * The next query whose deadline has passed, its entry taken out, or null. Entries of attempts
+     * that ended otherwise are dropped on the way.
      */
     PendingQuery nextExpired(long now) {
-        while (!deadlines.isEmpty()) {
-            PendingQuery q = slots[deadlines.peekSlot()];
-            if (q.serial != deadlines.peekSerial()) {
-                deadlines.poll();
-                continue;
+        for (long e = deadlines.pollDue(now); e != DeadlineWheel.NONE; e = deadlines.pollDue(now)) {
+            PendingQuery q = slots[DeadlineWheel.slot(e)];
+            if (q.serial == DeadlineWheel.serial(e)) {
+                q.armed = false;
+                armed--;
+                return q;
             }
-            if (q.deadlineNanos - now > 0) {
-                return null;
-            }
-            deadlines.poll();
-            return q;
         }
         return null;
     }
 
-    /** Whether any deadline entry, live or not, is queued: the tick keeps running while so. */
+    /** Whether any query waits on a deadline: the tick keeps running while so. */
     boolean hasDeadlines() {
-        return !deadlines.isEmpty();
+        return armed > 0;
     }
 
     int inFlight() {

@@ -17,10 +17,12 @@ import io.sluice.wire.ZoneTransfer;
  */
 final class PendingQuery {
     final int index;
-    /** Bumped on every attempt and on release; a {@link DeadlineQueue} entry is live while equal. */
+    /** Bumped on every attempt and on release; a {@link DeadlineWheel} entry is live while equal. */
     int serial;
     /** Taken from the free stack and not yet released. */
     boolean inUse;
+    /** Its deadline entry is live ({@link InFlightTable#arm}). */
+    boolean armed;
     /** Where {@link #query} and the reply to the client are copied. */
     final SlotBuffer queryCopy;
     final SlotBuffer replyCopy;
@@ -57,6 +59,18 @@ final class PendingQuery {
     boolean transferring;
     /** Made for the first transfer this slot carries, then reused; null until then. */
     ZoneTransfer transfer;
+
+    /** UDP attempts sent before the current one and still awaited (retransmit): a reply to any is taken. */
+    static final int MAX_EARLIER = 7;
+    final UpstreamLink[] earlierLinks = new UpstreamLink[MAX_EARLIER];
+    final int[] earlierIds = new int[MAX_EARLIER];
+    final long[] earlierSent = new long[MAX_EARLIER];
+    final long[] earlierAnswersAtSend = new long[MAX_EARLIER];
+    int earlier;
+    /** Attempts in a row whose retransmit timeout passed unanswered: each doubles the next one's wait. */
+    int losses;
+    /** No attempt more fits in query-timeout: its deadline is the query's end, which answers SERVFAIL. */
+    boolean waitingOutLast;
 
     // The current attempt.
     Upstream upstream;
@@ -100,6 +114,9 @@ final class PendingQuery {
         this.reconnected = false;
         this.keepCase = false;
         this.caseScrambled = false;
+        this.earlier = 0;
+        this.losses = 0;
+        this.waitingOutLast = false;
         TransferRelay.begins(this, message, view);
     }
 
@@ -116,17 +133,84 @@ final class PendingQuery {
     }
 
     /**
-     * Whether {@code reply} answers this attempt (or continues its transfer): its question the
-     * query's, in the letters sent. One right but for the letters is noted
+     * Keeps the current attempt awaited while the next one is sent; past {@link #MAX_EARLIER}, the
+     * oldest is given up (its ID released).
+     */
+    void keepAwaiting() {
+        if (earlier == MAX_EARLIER) {
+            earlierLinks[0].release(earlierIds[0]);
+            earlier--;
+            System.arraycopy(earlierLinks, 1, earlierLinks, 0, earlier);
+            System.arraycopy(earlierIds, 1, earlierIds, 0, earlier);
+            System.arraycopy(earlierSent, 1, earlierSent, 0, earlier);
+            System.arraycopy(earlierAnswersAtSend, 1, earlierAnswersAtSend, 0, earlier);
+        }
+        earlierLinks[earlier] = link;
+        earlierIds[earlier] = upstreamId;
+        earlierSent[earlier] = sentNanos;
+        earlierAnswersAtSend[earlier] = answersAtSend;
+        earlier++;
+    }
+
+    /** Which earlier attempt left on {@code l} under {@code id}, or -1: the current one, or none. */
+    int earlierAttempt(UpstreamLink l, int id) {
+        for (int k = 0; k < earlier; k++) {
+            if (earlierLinks[k] == l && earlierIds[k] == id) {
+                return k;
+            }
+        }
+        return -1;
+    }
+
+    /** Makes earlier attempt {@code k}, whose reply was taken, the current one; the current one becomes earlier. */
+    void adopt(int k) {
+        UpstreamLink l = earlierLinks[k];
+        int id = earlierIds[k];
+        long sent = earlierSent[k];
+        long answers = earlierAnswersAtSend[k];
+        earlierLinks[k] = link;
+        earlierIds[k] = upstreamId;
+        earlierSent[k] = sentNanos;
+        earlierAnswersAtSend[k] = answersAtSend;
+        link = l;
+        upstream = l.upstream();
+        upstreamId = id;
+        sentNanos = sent;
+        answersAtSend = answers;
+    }
+
+    /** Forgets earlier attempt {@code k}: its link lost it. */
+    void dropEarlier(int k) {
+        earlier--;
+        System.arraycopy(earlierLinks, k + 1, earlierLinks, k, earlier - k);
+        System.arraycopy(earlierIds, k + 1, earlierIds, k, earlier - k);
+        System.arraycopy(earlierSent, k + 1, earlierSent, k, earlier - k);
+        System.arraycopy(earlierAnswersAtSend, k + 1, earlierAnswersAtSend, k, earlier - k);
+        earlierLinks[earlier] = null;
+    }
+
+    /** Releases the IDs of the earlier attempts: the query is answered, given up, or asked anew. */
+    void releaseEarlier() {
+        for (int k = 0; k < earlier; k++) {
+            earlierLinks[k].release(earlierIds[k]);
+            earlierLinks[k] = null;
+        }
+        earlier = 0;
+    }
+
+    /**
+     * Whether {@code reply}, from {@code from}, answers one of the attempts (or continues its
+     * transfer): its question the query's, in the letters sent (every attempt of a query sends the
+     * same). One right but for the letters is noted
      * ({@link #caseMismatched}), the evidence {@link CaseRandomizer} judges an upstream by.
      */
-    boolean accepts(ByteBuf reply, ForwardMeters meters) {
+    boolean accepts(ByteBuf reply, Upstream from, ForwardMeters meters) {
         int base = query.readerIndex();
         if (transferring ? Replies.continuesTransfer(query, base, questionEnd, reply)
                 : Replies.answers(query, base, questionEnd, reply, caseScrambled)) {
             return true;
         }
-        meters.repliesRejected[upstream.index()].increment();
+        meters.repliesRejected[from.index()].increment();
         if (caseScrambled && Replies.answers(query, base, questionEnd, reply, false)) {
             meters.caseMismatched.increment();
             caseMismatched = true;

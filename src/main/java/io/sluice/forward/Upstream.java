@@ -19,6 +19,8 @@ public final class Upstream {
     private final int maxFails;
     private final AtomicInteger consecutiveFailures = new AtomicInteger();
     private final AtomicBoolean down = new AtomicBoolean();
+    /** The smoothed round-trip time last published by a loop, in nanoseconds; -1 before any. */
+    private volatile long rttNanos = -1;
 
     Upstream(int index, UpstreamAddress address, int maxFails) {
         this.index = index;
@@ -58,6 +60,21 @@ public final class Upstream {
     /** Counts a failed attempt; true when this one marked the upstream down. */
     boolean recordFailure() {
         return consecutiveFailures.incrementAndGet() >= maxFails && down.compareAndSet(false, true);
+    }
+
+    /**
+     * A loop's smoothed RTT to this upstream ({@link RttEstimates}), published once a tick, never per
+     * reply, so that the loops do not pass this line between them per query.
+     */
+    void publishRtt(long nanos) {
+        if (nanos >= 0 && nanos != rttNanos) {
+            rttNanos = nanos;
+        }
+    }
+
+    /** The smoothed round-trip time to this upstream in nanoseconds, as a loop last published it; -1 before any reply. */
+    public long rttNanos() {
+        return rttNanos;
     }
 
     void markUp() {

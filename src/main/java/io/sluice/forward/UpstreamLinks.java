@@ -161,6 +161,21 @@ final class UpstreamLinks {
         return links[s];
     }
 
+    /**
+     * The UDP socket for an attempt that asks {@code u} again: another than {@code previous} when
+     * there are several, so that the attempt leaves from a new source port as well as under a new ID.
+     */
+    UpstreamLink retryLinkFor(Upstream u, UpstreamLink previous, QueryIds ids) {
+        UdpUpstreamLink[] links = udp[u.index()];
+        UdpUpstreamLink l = udpLink(u, ids);
+        if (l == previous && links.length > 1) {
+            int s = (batchSocket[u.index()] + 1 + ids.nextIndex(links.length - 1)) % links.length;
+            batchSocket[u.index()] = s;
+            l = links[s];
+        }
+        return l;
+    }
+
     /** The batch has left: the next one draws its sockets anew. */
     void endOfBatch() {
         Arrays.fill(batchSocket, -1);

@@ -38,6 +38,8 @@ public final class Registry {
         Supplier<Map<Labels, Long>> dynamic;
         /** What a counter's removed series had counted: its total since start never goes back. */
         long removed;
+        /** A gauge of nanoseconds exposed in seconds, whose negative values mean "none yet" and are left out. */
+        boolean nanosAsSeconds;
 
         Family(String help, boolean counter) {
             this.help = help;
@@ -88,6 +90,16 @@ public final class Registry {
     /** A gauge {@code name} with these labels (exposed as {@code sluice_<name>{...}}), read at every scrape. */
     public synchronized void gauge(String name, String help, LongSupplier value, String... labels) {
         family(name, help, false).values.put(Labels.of(labels), value);
+    }
+
+    /**
+     * A gauge {@code name} (exposed as {@code sluice_<name>{...}}, the name ending in {@code _seconds})
+     * read in nanoseconds at every scrape and exposed in seconds; absent while the value is negative.
+     */
+    public synchronized void gaugeSeconds(String name, String help, LongSupplier nanos, String... labels) {
+        Family f = family(name, help, false);
+        f.nanosAsSeconds = true;
+        f.values.put(Labels.of(labels), nanos);
     }
 
     /** Drops every child of gauge family {@code name}: a reload's, before it declares the new ones. */
@@ -179,8 +191,13 @@ public final class Registry {
                 out.add(b.build());
             } else {
                 GaugeSnapshot.Builder b = GaugeSnapshot.builder().name(full).help(f.help);
-                f.values.forEach((labels, v) -> b.dataPoint(GaugeSnapshot.GaugeDataPointSnapshot.builder()
-                        .labels(labels).value(v.getAsLong()).build()));
+                f.values.forEach((labels, v) -> {
+                    long value = v.getAsLong();
+                    if (!f.nanosAsSeconds || value >= 0) {
+                        b.dataPoint(GaugeSnapshot.GaugeDataPointSnapshot.builder().labels(labels)
+                                .value(f.nanosAsSeconds ? value / 1e9 : value).build());
+                    }
+                });
                 if (f.dynamic != null) {
                     f.dynamic.get().forEach((labels, v) -> b.dataPoint(GaugeSnapshot.GaugeDataPointSnapshot.builder()
                             .labels(labels).value(v).build()));

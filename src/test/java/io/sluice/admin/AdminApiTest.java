@@ -155,7 +155,7 @@ class AdminApiTest {
     void readyzSaysWhenEveryUpstreamIsDown() throws Exception {
         try (TestUpstream up = new TestUpstream();
              RunningSluice s = RunningSluice.start(List.of(up), "admin.listen", "127.0.0.1:0", "timeout", "100ms",
-                     "max-fails", "1", "threads", "1")) {
+                     "query-timeout", "300ms", "max-fails", "1", "threads", "1")) {
             assertEquals(200, call(s, "GET", "/readyz", null).status());
             up.mode(TestUpstream.Mode.SILENT);
             Dns.udp(s.address(), Dns.query(1, "silent.example.", Type.A), 3000);
@@ -272,6 +272,23 @@ class AdminApiTest {
             assertTrue(replies >= 2, upstream.toString());
             assertEquals(sum, seconds, sum * 1e-6 + 1e-9, "the histogram's sum, for means over an interval: " + upstream
                     + ", " + sumLine);
+            // the smoothed RTT (retransmit's estimator), published by a loop's tick after a reply
+            java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger();
+            Await.until("the upstream's RTT published", () -> {
+                try {
+                    rcode(s, "rtt" + n.incrementAndGet() + ".org."); // a domain of its own: a budget of its own
+                    return call(s, "GET", "/api/v1/upstreams", null).body().get("upstreams").get(0)
+                            .get("rtt-seconds").isNumber();
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            double rtt = call(s, "GET", "/api/v1/upstreams", null).body().get("upstreams").get(0).get("rtt-seconds")
+                    .asDouble();
+            assertTrue(rtt > 0 && rtt < 1, "rtt-seconds " + rtt);
+            String metrics = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+                    + s.sluice().adminAddress().getPort() + "/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
+            assertTrue(metrics.contains("sluice_upstream_rtt_seconds{upstream=\"" + up.hostPort() + "\"}"), metrics);
         }
     }
 

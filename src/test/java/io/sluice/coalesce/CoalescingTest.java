@@ -30,7 +30,9 @@ import org.xbill.DNS.Type;
 /**
  * Coalescing over real sockets: identical queries that arrive while one waits on the upstream
  * (held there until the test releases it) are asked once, and each client gets its own answer.
- * One loop, so that every query meets the others (each loop joins its own).
+ * One loop, so that every query meets the others (each loop joins its own). Without retransmission:
+ * what is counted is the questions asked upstream, and a hold past a retransmit timeout would ask
+ * a leader's again (RetransmitTest has that).
  */
 class CoalescingTest {
     private static final String NAME = "stampede.example.";
@@ -39,7 +41,7 @@ class CoalescingTest {
     void identicalQueriesWaitingTogetherAreAskedOnceAndEachGetsItsOwnAnswer() throws Exception {
         int n = 50;
         try (TestUpstream up = new TestUpstream();
-             RunningSluice s = RunningSluice.start(List.of(up), "threads", "1")) {
+             RunningSluice s = RunningSluice.start(List.of(up), "threads", "1", "retransmit", "false")) {
             up.hold();
             List<DatagramSocket> clients = new ArrayList<>();
             List<byte[]> queries = new ArrayList<>();
@@ -75,7 +77,7 @@ class CoalescingTest {
         byte[] leaderCookie = {1, 1, 1, 1, 1, 1, 1, 1};
         byte[] joinedCookie = {2, 2, 2, 2, 2, 2, 2, 2};
         try (TestUpstream up = new TestUpstream();
-             RunningSluice s = RunningSluice.start(List.of(up), "threads", "1")) {
+             RunningSluice s = RunningSluice.start(List.of(up), "threads", "1", "retransmit", "false")) {
             up.hold();
             DatagramSocket leader = Dns.send(s.address(), Dns.queryWithOpt(1, NAME, Type.A,
                     List.of(new CookieOption(leaderCookie))));
@@ -103,7 +105,7 @@ class CoalescingTest {
     void overTcpTooEachConnectionGetsItsOwnAnswer() throws Exception {
         int n = 10;
         try (TestUpstream up = new TestUpstream();
-             RunningSluice s = RunningSluice.start(List.of(up), "threads", "1")) {
+             RunningSluice s = RunningSluice.start(List.of(up), "threads", "1", "retransmit", "false")) {
             up.hold();
             List<Socket> clients = new ArrayList<>();
             try {
@@ -135,7 +137,7 @@ class CoalescingTest {
         int n = 8;
         try (TestUpstream up = new TestUpstream();
              RunningSluice s = RunningSluice.start(List.of(up), "threads", "1", "timeout", "300ms",
-                     "query-timeout", "300ms")) {
+                     "query-timeout", "300ms", "retransmit", "false")) {
             up.mode(TestUpstream.Mode.SILENT);
             List<DatagramSocket> clients = new ArrayList<>();
             try {
@@ -166,7 +168,7 @@ class CoalescingTest {
     @Test
     void pastMaxWaitersAQueryIsAskedOnItsOwnAndTheNextOnesJoinIt() throws Exception {
         try (TestUpstream up = new TestUpstream();
-             RunningSluice s = RunningSluice.start(List.of(up), "threads", "1", "coalesce-max-waiters", "3")) {
+             RunningSluice s = RunningSluice.start(List.of(up), "threads", "1", "coalesce-max-waiters", "3", "retransmit", "false")) {
             up.hold();
             List<DatagramSocket> clients = new ArrayList<>();
             try {
@@ -190,7 +192,7 @@ class CoalescingTest {
     @Test
     void withCoalesceOffEveryQueryIsAsked() throws Exception {
         try (TestUpstream up = new TestUpstream();
-             RunningSluice s = RunningSluice.start(List.of(up), "threads", "1", "coalesce", "false")) {
+             RunningSluice s = RunningSluice.start(List.of(up), "threads", "1", "coalesce", "false", "retransmit", "false")) {
             up.hold();
             List<DatagramSocket> clients = new ArrayList<>();
             try {
@@ -212,7 +214,7 @@ class CoalescingTest {
     @Test
     void queriesThatWouldNotShareACacheEntryAreNotJoined() throws Exception {
         try (TestUpstream up = new TestUpstream();
-             RunningSluice s = RunningSluice.start(List.of(up), "threads", "1")) {
+             RunningSluice s = RunningSluice.start(List.of(up), "threads", "1", "retransmit", "false")) {
             up.hold();
             List<DatagramSocket> clients = new ArrayList<>();
             try {
@@ -243,7 +245,7 @@ class CoalescingTest {
         Clock clock = now::get;
         try (TestUpstream up = new TestUpstream();
              RunningSluice s = RunningSluice.start(List.of(up), clock, b -> { }, "threads", "1",
-                     "limits.default.queries", "3", "limits.default.window", "10s")) {
+                     "limits.default.queries", "3", "limits.default.window", "10s", "retransmit", "false")) {
             up.hold();
             List<DatagramSocket> clients = new ArrayList<>();
             try {

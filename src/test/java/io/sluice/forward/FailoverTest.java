@@ -50,7 +50,7 @@ class FailoverTest {
     @Test
     void noUpstreamAnsweringGivesServfailWithinTheTimeout() throws Exception {
         try (TestUpstream a = new TestUpstream(); TestUpstream b = new TestUpstream();
-             RunningSluice s = RunningSluice.start(List.of(a, b), "timeout", TIMEOUT_MS + "ms")) {
+             RunningSluice s = RunningSluice.start(List.of(a, b), "timeout", TIMEOUT_MS + "ms", "retransmit", "false")) {
             a.mode(TestUpstream.Mode.SILENT);
             b.mode(TestUpstream.Mode.SILENT);
             byte[] query = Dns.queryWithOpt(0xABCD, "dead.example.", Type.AAAA, List.of());
@@ -233,11 +233,12 @@ class FailoverTest {
         }
     }
 
-    /** Three silent upstreams (resolv.conf's most) must not cost a query three timeouts. */
+    /** Three silent upstreams (resolv.conf's most) must not cost a query three timeouts (one attempt each: RetransmitTest has the rest). */
     @Test
     void aQueryGetsServfailWithinQueryTimeoutHoweverManyUpstreams() throws Exception {
         try (TestUpstream a = new TestUpstream(); TestUpstream b = new TestUpstream(); TestUpstream c = new TestUpstream();
-             RunningSluice s = RunningSluice.start(List.of(a, b, c), "timeout", "400ms", "query-timeout", "900ms")) {
+             RunningSluice s = RunningSluice.start(List.of(a, b, c), "timeout", "400ms", "query-timeout", "900ms",
+                     "retransmit", "false")) {
             for (TestUpstream u : List.of(a, b, c)) {
                 u.mode(TestUpstream.Mode.SILENT);
             }

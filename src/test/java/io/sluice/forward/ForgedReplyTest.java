@@ -87,7 +87,8 @@ class ForgedReplyTest {
     @Test
     void anUpstreamThatDoesNotKeepCaseGetsNamesAsWrittenAfterThreeTimeouts() throws Exception {
         try (TestUpstream up = new TestUpstream();
-             RunningSluice s = RunningSluice.start(List.of(up), "threads", "1", "timeout", "200ms")) {
+             RunningSluice s = RunningSluice.start(List.of(up), "threads", "1", "timeout", "200ms",
+                     "retransmit", "false")) {
             up.lowercaseQuestions(true);
             List<Integer> rcodes = new ArrayList<>();
             for (int i = 0; i < 6; i++) {
@@ -104,7 +105,7 @@ class ForgedReplyTest {
     void upstreamSocketsAreReplacedAndAReplyOnAReplacedOneStillCounts() throws Exception {
         try (TestUpstream up = new TestUpstream();
              RunningSluice s = RunningSluice.start(List.of(up), "threads", "1", "upstream-sockets", "1",
-                     "upstream-socket-lifetime", "1s", "timeout", "3s")) {
+                     "upstream-socket-lifetime", "1s", "timeout", "3s", "retransmit", "false")) {
             up.delayMillis(1500); // the socket this query leaves on is replaced (after 1 s) before its reply comes
             Message first = Dns.parse(Dns.udp(s.address(), Dns.query(1, "rotate.example.", Type.A), 5000));
             assertEquals(Rcode.NOERROR, first.getRcode());

@@ -52,7 +52,9 @@ class InflightPerDomainTest {
                             m.getOPT().getOptions(EDNSOption.Code.EDNS_EXTENDED_ERROR).get(0)).getErrorCode());
                 }
                 assertEquals(3, waiting.size(), "three wait on the upstream: " + waiting);
-                assertEquals(4, up.udpQueries(), "three of slow.example, and fast.example's, which has its own count");
+                // distinct names: a held query may be asked again at its retransmit timeout, in the same slot
+                assertEquals(4, up.receivedNames().stream().map(String::toLowerCase).distinct().count(),
+                        "three of slow.example, and fast.example's, which has its own count: " + up.receivedNames());
                 up.release();
                 for (int i : waiting) {
                     assertEquals(Rcode.NOERROR, Dns.rcode(Dns.receive(clients.get(i))));
