@@ -193,10 +193,19 @@ public final class Forwarder {
      * attempt's; never past the query's end.
      */
     private void send(PendingQuery q, long now, boolean overStream) {
-        long wait = retransmit && !overStream ? rtt.timeout(q.upstream.index(), q.losses) : attemptNanos;
+        boolean retransmits = retransmit && !overStream;
+        long wait = retransmits ? rtt.timeout(q.upstream.index(), q.losses) : attemptNanos;
         long end = q.startNanos + queryNanos;
-        q.waitingOutLast = retransmit && !overStream && now + wait - end >= 0;
-        arm(q, q.waitingOutLast ? Math.max(now, end) : now + wait);
+        q.waitingOutLast = false;
+        if (!retransmits || now + wait - end < 0) {
+            arm(q, now + wait);
+        } else {
+            // The next wait passes the query's end: one attempt more, as late as its reply can still
+            // come in time, then the end. What ends an outage just before then is not lost.
+            long lastChance = end - rtt.timeout(q.upstream.index(), 0);
+            q.waitingOutLast = lastChance - (now + RttEstimates.MIN_RTO_NANOS) <= 0;
+            arm(q, q.waitingOutLast ? Math.max(now, end) : lastChance);
+        }
         if (tap != null) {
             tap.forwarderQuery(q.query, q.link.protocol(), q.link.localAddress(), q.upstream.address());
         }

@@ -15,8 +15,13 @@ final class RttEstimates {
     static final long MIN_RTO_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
     /** The wait before any reply came from an upstream: Unbound's for a server it has not heard from. */
     static final long INITIAL_RTO_NANOS = TimeUnit.MILLISECONDS.toNanos(376);
-    /** Losses in a row past which the wait doubles no more (it is capped at the attempt's timeout first). */
-    private static final int MAX_BACKOFF_SHIFT = 6;
+    /**
+     * Losses in a row past which the wait doubles no more: at most eight times the retransmit
+     * timeout (and never past the attempt's timeout), so that a query keeps being asked through a
+     * lossy link or a short outage until query-timeout, rather than once more after seconds
+     * (docs/benchmarks.md, "Network faults").
+     */
+    private static final int MAX_BACKOFF_SHIFT = 3;
     private static final long NONE = -1;
 
     private final long maxRtoNanos;
@@ -45,7 +50,8 @@ final class RttEstimates {
 
     /**
      * How long an attempt to upstream {@code i} waits before it is sent again, after
-     * {@code losses} attempts of the same query in a row went unanswered: doubled for each.
+     * {@code losses} attempts of the same query in a row went unanswered: doubled for each, up to
+     * eight times.
      */
     long timeout(int i, int losses) {
         long base = smoothed[i] == NONE ? INITIAL_RTO_NANOS : smoothed[i] + 4 * deviation[i];

@@ -10,15 +10,10 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.xbill.DNS.ARecord;
 import org.xbill.DNS.DClass;
-import org.xbill.DNS.Flags;
 import org.xbill.DNS.Message;
 import org.xbill.DNS.Name;
 import org.xbill.DNS.Rcode;
@@ -31,9 +26,9 @@ import org.xbill.DNS.Type;
  * one burst, in front of an upstream that answers it late; what reaches the upstream, what the
  * clients get back and how soon. Each server is a command run through {@code sh -c}, with
  * {@code {port}} and {@code {upstream}} replaced; it must serve UDP on 127.0.0.1:{port} and forward
- * to 127.0.0.1:{upstream}. The upstream is this class's own: it answers every name with an A
- * record, {@code ready.example.} at once and every other after {@code --delay-ms}, and counts the
- * queries it gets for each name.
+ * to 127.0.0.1:{upstream}. The upstream is an {@link AnsweringUpstream}: it answers every name with
+ * an A record, {@code ready.example.} at once and every other after {@code --delay-ms}, and counts
+ * the queries it gets for each name.
  *
  * <pre>java -cp ... io.sluice.bench.Stampede [--clients 200] [--delay-ms 1000] [--rounds 5] LABEL=COMMAND...</pre>
  *
@@ -66,7 +61,7 @@ public final class Stampede {
                 }
             }
         }
-        try (SlowUpstream upstream = new SlowUpstream(delayMillis)) {
+        try (AnsweringUpstream upstream = new AnsweringUpstream(delayMillis)) {
             System.out.printf("stampede: %d clients, one question a round, the upstream answering it after %d ms%n",
                     clients, delayMillis);
             for (String[] server : servers) {
@@ -76,7 +71,7 @@ public final class Stampede {
         }
     }
 
-    private static void run(String label, String command, SlowUpstream upstream, int clients, int rounds)
+    private static void run(String label, String command, AnsweringUpstream upstream, int clients, int rounds)
             throws Exception {
         Process p = new ProcessBuilder("sh", "-c", command).redirectErrorStream(true)
                 .redirectOutput(new File("/tmp/stampede-" + label + ".log")).start();
@@ -187,84 +182,5 @@ public final class Stampede {
         Message m = Message.newQuery(Record.newRecord(Name.fromString(name), Type.A, DClass.IN));
         m.getHeader().setID(id);
         return m.toWire();
-    }
-
-    /** An upstream on 127.0.0.1 that answers late, and counts each name's queries. */
-    private static final class SlowUpstream implements AutoCloseable {
-        private final DatagramSocket socket = new DatagramSocket(new InetSocketAddress("127.0.0.1", 0));
-        private final ScheduledExecutorService later = Executors.newSingleThreadScheduledExecutor();
-        private final Map<String, AtomicInteger> counts = new ConcurrentHashMap<>();
-        private final Thread reader;
-        private final long delayMillis;
-
-        SlowUpstream(long delayMillis) throws IOException {
-            this.delayMillis = delayMillis;
-            socket.setReceiveBufferSize(4 << 20);
-            reader = new Thread(this::serve, "slow-upstream");
-            reader.setDaemon(true);
-            reader.start();
-        }
-
-        int port() {
-            return socket.getLocalPort();
-        }
-
-        long queries(String name) {
-            AtomicInteger n = counts.get(name.toLowerCase());
-            return n == null ? 0 : n.get();
-        }
-
-        private void serve() {
-            byte[] buf = new byte[65_535];
-            while (!socket.isClosed()) {
-                DatagramPacket p = new DatagramPacket(buf, buf.length);
-                try {
-                    socket.receive(p);
-                    Message q = new Message(Arrays.copyOf(buf, p.getLength()));
-                    Record question = q.getQuestion();
-                    if (question == null) {
-                        continue;
-                    }
-                    String name = question.getName().toString().toLowerCase();
-                    counts.computeIfAbsent(name, k -> new AtomicInteger()).incrementAndGet();
-                    Message a = new Message(q.getHeader().getID());
-                    a.getHeader().setFlag(Flags.QR);
-                    a.getHeader().setFlag(Flags.AA);
-                    if (q.getHeader().getFlag(Flags.RD)) {
-                        a.getHeader().setFlag(Flags.RD);
-                    }
-                    a.addRecord(question, Section.QUESTION);
-                    a.addRecord(new ARecord(question.getName(), DClass.IN, 60,
-                            java.net.InetAddress.getByName("192.0.2.1")), Section.ANSWER);
-                    if (q.getOPT() != null) {
-                        a.addRecord(new org.xbill.DNS.OPTRecord(1232, 0, 0), Section.ADDITIONAL);
-                    }
-                    byte[] out = a.toWire();
-                    var to = p.getSocketAddress();
-                    Runnable send = () -> {
-                        try {
-                            socket.send(new DatagramPacket(out, out.length, to));
-                        } catch (IOException e) {
-                            // closed at the end
-                        }
-                    };
-                    if (name.equals("ready.example.")) {
-                        send.run();
-                    } else {
-                        later.schedule(send, delayMillis, TimeUnit.MILLISECONDS);
-                    }
-                } catch (IOException e) {
-                    if (socket.isClosed()) {
-                        return;
-                    }
-                }
-            }
-        }
-
-        @Override
-        public void close() {
-            socket.close();
-            later.shutdownNow();
-        }
     }
 }

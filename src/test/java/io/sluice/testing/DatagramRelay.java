@@ -21,11 +21,16 @@ import java.util.concurrent.atomic.AtomicInteger;
  * way back and the server sees one source per client source, as through a NAT.
  */
 public final class DatagramRelay implements AutoCloseable {
-    /** What happens to a datagram going one way: dropped, or passed on after a delay. */
+    /** What happens to a datagram going one way: dropped, or passed on after a delay, once or more. */
     @FunctionalInterface
     public interface Fault {
         /** The delay in milliseconds before the {@code n}-th datagram this way (from 1) goes on, or -1 to drop it. */
         long delayMillis(int n);
+
+        /** How many copies of the {@code n}-th datagram go on (a duplicate is sent as the datagram is). */
+        default int copies(int n) {
+            return 1;
+        }
     }
 
     public static final Fault NONE = n -> 0;
@@ -97,7 +102,9 @@ public final class DatagramRelay implements AutoCloseable {
                 SocketAddress client = front.receive(buf);
                 buf.flip();
                 DatagramChannel out = toServer.computeIfAbsent(client, this::openToServer);
-                pass(queryFault.delayMillis(queries.incrementAndGet()), copy(buf), out, server);
+                int n = queries.incrementAndGet();
+                Fault f = queryFault;
+                pass(f.delayMillis(n), f.copies(n), copy(buf), out, server);
             } catch (ClosedChannelException e) {
                 return;
             } catch (IOException | RuntimeException e) {
@@ -127,7 +134,9 @@ public final class DatagramRelay implements AutoCloseable {
                 buf.clear();
                 out.receive(buf);
                 buf.flip();
-                pass(replyFault.delayMillis(replies.incrementAndGet()), copy(buf), front, client);
+                int n = replies.incrementAndGet();
+                Fault f = replyFault;
+                pass(f.delayMillis(n), f.copies(n), copy(buf), front, client);
             } catch (ClosedChannelException e) {
                 return;
             } catch (IOException e) {
@@ -138,19 +147,25 @@ public final class DatagramRelay implements AutoCloseable {
         }
     }
 
-    private void pass(long delay, ByteBuffer datagram, DatagramChannel via, SocketAddress to) throws IOException {
+    private void pass(long delay, int copies, ByteBuffer datagram, DatagramChannel via, SocketAddress to)
+            throws IOException {
         if (delay < 0) {
             dropped.incrementAndGet();
-        } else if (delay == 0) {
-            via.send(datagram, to);
-        } else {
-            delays.schedule(() -> {
-                try {
-                    via.send(datagram, to);
-                } catch (IOException e) {
-                    // closed meanwhile: the datagram is lost, as on a wire
-                }
-            }, delay, TimeUnit.MILLISECONDS);
+            return;
+        }
+        for (int i = 0; i < copies; i++) {
+            ByteBuffer one = datagram.duplicate();
+            if (delay == 0) {
+                via.send(one, to);
+            } else {
+                delays.schedule(() -> {
+                    try {
+                        via.send(one, to);
+                    } catch (IOException e) {
+                        // closed meanwhile: the datagram is lost, as on a wire
+                    }
+                }, delay, TimeUnit.MILLISECONDS);
+            }
         }
     }
 
