@@ -62,6 +62,7 @@ class ReloadTest {
         other.put("upstream-socket-lifetime", "30s");
         other.put("randomize-case", "false");
         other.put("retransmit", "false");
+        other.put("connection-exempt-clients", "10.1.0.0/16");
         other.put("coalesce", "false");
         other.put("limits.max-inflight-per-domain", "7");
         other.put("coalesce-max-waiters", "5");

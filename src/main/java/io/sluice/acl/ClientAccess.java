@@ -3,7 +3,6 @@ package io.sluice.acl;
 import io.netty.channel.EventLoop;
 import io.sluice.config.Reloadable;
 import io.sluice.config.Setting;
-import io.sluice.config.SettingTable;
 import io.sluice.config.Settings;
 import io.sluice.metrics.Registry;
 import io.sluice.pipeline.Module;
@@ -12,8 +11,8 @@ import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * The client rules as a module: {@code allow-clients}, {@code acl-action} and
- * {@code proxy-protocol-from} made into the rules the loops and the TCP listener read (and a
+ * The client rules as a module: {@code allow-clients}, {@code acl-action},
+ * {@code proxy-protocol-from} and {@code connection-exempt-clients} made into the rules the loops and the TCP listener read (and a
  * reload replaces), an {@link AccessControl} stage on each loop, and the log of denied clients.
  */
 public final class ClientAccess implements Module, Reloadable {
@@ -23,8 +22,7 @@ public final class ClientAccess implements Module, Reloadable {
     private final String description;
 
     public ClientAccess(Settings settings, Registry meters) {
-        this.rules = new ClientRules(settings.allowClients(), settings.aclAction() == SettingTable.AclAction.DROP,
-                settings.proxyProtocolFrom());
+        this.rules = new ClientRules(settings);
         this.denied = meters.counter("acl_denied", "Queries (and TCP connections) from clients outside allow-clients.");
         this.log = new DeniedLog(denied);
         List<?> allowed = settings.allowClients();
@@ -60,7 +58,7 @@ public final class ClientAccess implements Module, Reloadable {
         log.close();
     }
 
-    /** A reload's client rules: allow-clients, acl-action and proxy-protocol-from, replaced together. */
+    /** A reload's client rules: allow-clients, acl-action, proxy-protocol-from and connection-exempt-clients, replaced together. */
     @Override
     public Setting.Applied part() {
         return Setting.Applied.CLIENT_RULES;
@@ -68,6 +66,6 @@ public final class ClientAccess implements Module, Reloadable {
 
     @Override
     public void apply(Settings next) {
-        rules.replace(next.allowClients(), next.aclAction() == SettingTable.AclAction.DROP, next.proxyProtocolFrom());
+        rules.replace(next);
     }
 }

@@ -1,6 +1,5 @@
 package io.sluice.acl;
 
-import io.sluice.config.Network;
 import io.sluice.config.SettingTable;
 import io.sluice.config.Settings;
 import io.sluice.transport.Addresses;
@@ -11,8 +10,8 @@ import java.util.List;
 
 /**
  * The client rules in force: the networks of {@code allow-clients}, what {@code acl-action} does
- * with the rest, and the sources of {@code proxy-protocol-from}, which name the client they speak
- * for. Shared by every loop's {@link AccessControl} and the listeners, and replaced whole by a
+ * with the rest, the sources of {@code proxy-protocol-from}, which name the client they speak for,
+ * and those of {@code connection-exempt-clients}, not held to the per-client connection bounds. Shared by every loop's {@link AccessControl} and the listeners, and replaced whole by a
  * reload. Whether a source speaks for clients is read as a datagram or connection arrives, and a
  * query's client judged when the query is: one volatile read each, so the judgement is by the
  * {@code allow-clients} and {@code acl-action} of before a reload or of after it, never a mix. A
@@ -22,7 +21,7 @@ import java.util.List;
  */
 public final class ClientRules {
     /** One set of rules; never changed once made. */
-    public record Rules(ClientNetworks allowed, boolean drop, ClientNetworks proxies) {
+    public record Rules(ClientNetworks allowed, boolean drop, ClientNetworks proxies, ClientNetworks connectionExempt) {
         public boolean allows(InetAddress client) {
             return allowed.allows(client);
         }
@@ -31,12 +30,20 @@ public final class ClientRules {
         public boolean speaksForClients(InetAddress source) {
             return proxies.allows(source); // none: an empty walk for IPv4, one length check for IPv6
         }
+
+        /**
+         * Whether connections from {@code source} count towards its client's connection bounds:
+         * not a proxy's (it speaks for many) nor a {@code connection-exempt-clients} source's.
+         */
+        public boolean heldToClientBounds(InetAddress source) {
+            return !proxies.allows(source) && !connectionExempt.allows(source);
+        }
     }
 
     private volatile Rules rules;
 
-    public ClientRules(List<Network> allowed, boolean drop, List<Network> proxies) {
-        replace(allowed, drop, proxies);
+    public ClientRules(Settings settings) {
+        replace(settings);
     }
 
     /** The rules in force now. */
@@ -44,9 +51,13 @@ public final class ClientRules {
         return rules;
     }
 
-    /** Puts {@code allowed}, {@code drop} and {@code proxies} in force for the next query or connection (a reload). */
-    public void replace(List<Network> allowed, boolean drop, List<Network> proxies) {
-        rules = new Rules(new ClientNetworks(allowed), drop, new ClientNetworks(proxies));
+    /**
+     * Puts the client rules of {@code settings} (allow-clients, acl-action, proxy-protocol-from,
+     * connection-exempt-clients) in force for the next query or connection (a reload).
+     */
+    public void replace(Settings settings) {
+        rules = new Rules(new ClientNetworks(settings.allowClients()), settings.aclAction() == SettingTable.AclAction.DROP,
+                new ClientNetworks(settings.proxyProtocolFrom()), new ClientNetworks(settings.connectionExemptClients()));
     }
 
     /**

@@ -68,6 +68,10 @@ public final class SettingTable {
             "--proxy-protocol-from", "CIDR", "none", List.of(), SettingTable::networks, Applied.CLIENT_RULES,
             "Sources that put a PROXY v2 header before each datagram and TCP connection, naming the client;"
                     + " repeatable.");
+    public static final Setting<List<Network>> CONNECTION_EXEMPT_CLIENTS = list("connection-exempt-clients",
+            "--connection-exempt-clients", "CIDR", "none", List.of(), SettingTable::networks, Applied.CLIENT_RULES,
+            "Sources not held to max-tcp-connections-per-client and tcp-connection-rate-per-client (a load balancer"
+                    + " or forwarder in front, whose many connections are many clients'); repeatable.");
     public static final Setting<AclAction> ACL_ACTION = one("acl-action", null, null, "refused", AclAction.REFUSED,
             v -> Values.named(v, AclAction.values()), Applied.CLIENT_RULES, "What a client outside allow-clients gets.");
     public static final Setting<Integer> THREADS = one("threads", "--threads", "N", "number of cores", null,

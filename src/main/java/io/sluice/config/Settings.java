@@ -133,6 +133,11 @@ public final class Settings {
         return value(SettingTable.PROXY_PROTOCOL_FROM);
     }
 
+    /** Sources not held to the per-client connection bounds: a load balancer or forwarder in front. */
+    public List<Network> connectionExemptClients() {
+        return value(SettingTable.CONNECTION_EXEMPT_CLIENTS);
+    }
+
     /** Resolvers, tried in order. */
     public List<UpstreamAddress> upstreams() {
         return value(SettingTable.UPSTREAMS);

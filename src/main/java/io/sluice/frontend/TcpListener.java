@@ -144,7 +144,7 @@ final class TcpListener extends ChannelInitializer<Channel> {
             ch.close();
             return false;
         }
-        InetAddress counted = proxy ? null : clientOf(client);
+        InetAddress counted = rules.heldToClientBounds(client) ? clientOf(client) : null;
         if (counted != null && !rate.admit(counted)) {
             meters.tcpRateRejected.increment();
             ch.close();

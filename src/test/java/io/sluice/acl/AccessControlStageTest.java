@@ -3,7 +3,6 @@ package io.sluice.acl;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
-import io.sluice.config.SettingTable;
 import io.sluice.config.Settings;
 import io.sluice.limit.ManualClock;
 import io.sluice.pipeline.Outcome;
@@ -26,7 +25,7 @@ class AccessControlStageTest {
 
     private StageHarness harness(String... keyValues) throws Exception {
         Settings s = TestSettings.of(keyValues);
-        ClientRules rules = new ClientRules(s.allowClients(), s.aclAction() == SettingTable.AclAction.DROP, s.proxyProtocolFrom());
+        ClientRules rules = new ClientRules(s);
         return new StageHarness(new ManualClock(), new AccessControl(rules, denied, new DeniedLog(denied)));
     }
 

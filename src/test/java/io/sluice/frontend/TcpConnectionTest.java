@@ -186,6 +186,40 @@ class TcpConnectionTest {
         }
     }
 
+    /**
+     * A load balancer named in connection-exempt-clients keeps as many connections as it needs;
+     * another source is still held to max-tcp-connections-per-client.
+     */
+    @Test
+    void aConnectionExemptSourceIsNotHeldToThePerClientBound() throws Exception {
+        List<Socket> open = new java.util.ArrayList<>();
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), "max-tcp-connections-per-client", "2",
+                     "connection-exempt-clients", "127.0.0.1/32")) {
+            try {
+                for (int i = 0; i < 5; i++) {
+                    Socket c = new Socket(s.address().getAddress(), s.address().getPort());
+                    open.add(c);
+                    c.setSoTimeout(5000);
+                    Dns.writeFrame(c, Dns.query(10 + i, "lb" + i + ".example.", Type.A));
+                    assertEquals(10 + i, Dns.id(Dns.readFrame(c)), "connection " + (i + 1) + " from the balancer");
+                }
+                assertEquals(0, s.sluice().metrics().count("tcp_client_limit_rejected"));
+                for (int i = 0; i < 3; i++) {
+                    Socket c = new Socket();
+                    open.add(c);
+                    c.bind(new java.net.InetSocketAddress("127.0.0.2", 0));
+                    c.connect(s.address(), 5000);
+                }
+                Await.until("the third from 127.0.0.2 closed", () -> s.sluice().metrics().count("tcp_client_limit_rejected") == 1);
+            } finally {
+                for (Socket c : open) {
+                    c.close();
+                }
+            }
+        }
+    }
+
     /** {@code n} queries for {@code name} TXT, framed, from ID {@code firstId}: one write's worth. */
     private static byte[] frames(int n, int firstId, String name) {
         byte[][] queries = new byte[n][];
