@@ -58,14 +58,17 @@ final class CaseRandomizer {
     }
 
     /**
-     * Gives a query asked again its letters: those of its attempts before (whose replies are still
-     * taken), or its client's once upstream {@code upstream} gets names as written (or over a stream).
+     * Gives a query asked again of upstream {@code upstream} over UDP its letters: those of its
+     * attempts before, or its client's once the loop sends that upstream names as written; true
+     * when it changed them back, so that replies to the attempts before are no longer checked.
      */
-    void prepareRetry(PendingQuery q, int upstream, boolean overStream, long now) {
+    boolean prepareRetry(PendingQuery q, int upstream, long now) {
         q.caseMismatched = false;
-        if (q.caseScrambled && !scrambles(upstream, overStream, now)) {
-            restore(q); // the earlier attempts' replies are then compared without case
+        if (q.caseScrambled && !scrambles(upstream, false, now)) {
+            restore(q);
+            return true;
         }
+        return false;
     }
 
     private boolean scrambles(int upstream, boolean overStream, long now) {

@@ -8,9 +8,9 @@ import java.util.function.BooleanSupplier;
 
 /**
  * The ticks that expire one loop's attempts: one every {@link #tickMillis} (a tenth of an attempt's
- * wait, 5 to 50 ms; 10 at most with retransmission) while any deadline is queued, none on an idle loop. Answered queries leave
- * their entries behind, and the first tick after the last answer drains them, so a loop without
- * traffic stops ticking one tick after it. No timer is armed per query. Confined to its loop.
+ * wait, 5 to 50 ms; 10 at most with retransmission) while any query waits on a deadline, none on
+ * an idle loop: the tick after the last query ends is the last. Each tick also publishes the loop's
+ * round-trip times. No timer is armed per query. Confined to its loop.
  */
 final class DeadlineTicks {
     private static final long MIN_TICK_MILLIS = 5;

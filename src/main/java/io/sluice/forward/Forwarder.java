@@ -189,8 +189,9 @@ public final class Forwarder {
 
     /**
      * Arms {@code q}'s current attempt, just claimed, and sends it: over UDP with retransmission
-     * on, it waits its upstream's retransmit timeout (doubled per loss in a row), else a whole
-     * attempt's; never past the query's end.
+     * on, it waits its upstream's retransmit timeout (doubled per loss in a row) and never past
+     * the query's end; else a whole attempt's, which dispatch lets start only if it fits (within a
+     * tick).
      */
     private void send(PendingQuery q, long now, boolean overStream) {
         boolean retransmits = retransmit && !overStream;
@@ -225,16 +226,17 @@ public final class Forwarder {
             return;
         }
         int id = reply.getUnsignedShort(reply.readerIndex() + Wire.ID_OFFSET);
+        Upstream from = link.upstream();
+        // From the upstream's address and port (a connected socket, its connection): proof that it
+        // is there, whatever the reply says, a late one to an attempt given up included, so that
+        // the attempts waiting on it never count towards max-fails.
+        answersFrom[from.index()]++;
         PendingQuery q = link.waiting(id);
         if (q == null) {
             meters.repliesUnexpected.increment();
-            meters.repliesRejected[link.upstream().index()].increment();
+            meters.repliesRejected[from.index()].increment();
             return;
         }
-        // From the upstream's address and port, to an ID it was sent: proof that it is there,
-        // whatever the reply says, so that this attempt's timeout never counts towards max-fails.
-        Upstream from = link.upstream();
-        answersFrom[from.index()]++;
         if (!q.accepts(reply, from, meters)) {
             return; // keep waiting: the genuine reply may still come
         }
@@ -262,7 +264,9 @@ public final class Forwarder {
         }
         q.upstream.recordAnswer();
         long rttNanos = System.nanoTime() - q.sentNanos;
-        rtt.sample(q.upstream.index(), rttNanos);
+        if (link instanceof UdpUpstreamLink) { // a round trip: over TCP, connecting and a transfer's later messages count too
+            rtt.sample(q.upstream.index(), rttNanos);
+        }
         meters.latency[q.upstream.index()].observeNanos(rttNanos);
         reply.setShort(reply.readerIndex() + Wire.ID_OFFSET, q.clientId);
         if (!last && !TransferRelay.clientKeepsUp(q)) {
@@ -335,10 +339,22 @@ public final class Forwarder {
      */
     void linkLost(UpstreamLink link, int id, boolean wasHealthy) {
         PendingQuery q = link.waiting(id);
+        if (q == null) {
+            return; // handed back already: the query ended with an earlier ID of it on this link
+        }
         link.release(id);
         int earlier = q.earlierAttempt(link, id);
         if (earlier >= 0) {
             q.dropEarlier(earlier); // the current attempt goes on
+            return;
+        }
+        if (q.earlier > 0) {
+            // Earlier attempts still stand: the latest becomes the current one, and the next tick
+            // sends the query again as at its retransmit timeout, in the same letters.
+            int latest = q.earlier - 1;
+            q.adopt(latest);
+            q.dropEarlier(latest);
+            arm(q, System.nanoTime());
             return;
         }
         inFlight.disarm(q); // dispatch makes a new deadline entry
@@ -408,10 +424,12 @@ public final class Forwarder {
         if (position < 0) {
             position = from == 0 ? 0 : Math.max(0, pool.pick(q.firstUpstream, 0, false)); // all down: ask anyway
         }
+        if (pool.get(pool.at(q.firstUpstream, position)).overTls()) {
+            position = q.nextUpstream - 1; // asked again over UDP only: a tls:// upstream's transport retransmits
+        }
         int i = pool.at(q.firstUpstream, position);
         Upstream u = pool.get(i);
-        boolean overStream = u.overTls();
-        UpstreamLink link = overStream ? links.linkFor(u, true, ids) : links.retryLinkFor(u, q.link, ids);
+        UpstreamLink link = links.retryLinkFor(u, q.link, ids);
         int id = link.claim(q, ids);
         if (id == UpstreamLink.NO_ID) {
             endUnanswered(q);
@@ -420,8 +438,10 @@ public final class Forwarder {
         meters.retransmits.increment();
         q.attempt(position, u, link, id, answersFrom[i], now);
         q.attempts--; // a retransmission is not a new upstream tried: askAgain and the like count upstreams
-        caseRandomizer.prepareRetry(q, i, overStream, now);
-        send(q, now, overStream);
+        if (caseRandomizer.prepareRetry(q, i, now)) {
+            q.releaseEarlier(); // their replies come in letters no longer checked: given up
+        }
+        send(q, now, false);
     }
 
     /** {@code q} reached its end with attempts unanswered: their IDs released, the silent upstreams counted, SERVFAIL. */

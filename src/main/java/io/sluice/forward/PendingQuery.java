@@ -60,12 +60,16 @@ final class PendingQuery {
     /** Made for the first transfer this slot carries, then reused; null until then. */
     ZoneTransfer transfer;
 
-    /** UDP attempts sent before the current one and still awaited (retransmit): a reply to any is taken. */
+    /**
+     * UDP attempts sent before the current one and still awaited (retransmit): a reply to any is
+     * taken. Made when the slot first asks again, then kept: the slots are reused last freed first,
+     * so few ever make them.
+     */
     static final int MAX_EARLIER = 7;
-    final UpstreamLink[] earlierLinks = new UpstreamLink[MAX_EARLIER];
-    final int[] earlierIds = new int[MAX_EARLIER];
-    final long[] earlierSent = new long[MAX_EARLIER];
-    final long[] earlierAnswersAtSend = new long[MAX_EARLIER];
+    UpstreamLink[] earlierLinks;
+    int[] earlierIds;
+    long[] earlierSent;
+    long[] earlierAnswersAtSend;
     int earlier;
     /** Attempts in a row whose retransmit timeout passed unanswered: each doubles the next one's wait. */
     int losses;
@@ -137,6 +141,12 @@ final class PendingQuery {
      * oldest is given up (its ID released).
      */
     void keepAwaiting() {
+        if (earlierLinks == null) {
+            earlierLinks = new UpstreamLink[MAX_EARLIER];
+            earlierIds = new int[MAX_EARLIER];
+            earlierSent = new long[MAX_EARLIER];
+            earlierAnswersAtSend = new long[MAX_EARLIER];
+        }
         if (earlier == MAX_EARLIER) {
             earlierLinks[0].release(earlierIds[0]);
             earlier--;
@@ -200,8 +210,8 @@ final class PendingQuery {
 
     /**
      * Whether {@code reply}, from {@code from}, answers one of the attempts (or continues its
-     * transfer): its question the query's, in the letters sent (every attempt of a query sends the
-     * same). One right but for the letters is noted
+     * transfer): its question the query's, in the letters sent (the attempts awaited together all
+     * sent the same: a retry that goes back to the client's letters gives up those before it). One right but for the letters is noted
      * ({@link #caseMismatched}), the evidence {@link CaseRandomizer} judges an upstream by.
      */
     boolean accepts(ByteBuf reply, Upstream from, ForwardMeters meters) {

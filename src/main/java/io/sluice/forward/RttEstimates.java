@@ -6,9 +6,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * One loop's round-trip times to each upstream and the retransmit timeout they give: RFC 6298's
  * estimator (a smoothed RTT with gain 1/8, its mean deviation with gain 1/4, the timeout the first
- * plus four times the second), as Unbound keeps per server in its infra cache. Every sample is
- * unambiguous, as each attempt leaves under an ID of its own, so Karn's rule has nothing to drop.
- * Confined to its loop.
+ * plus four times the second), as Unbound keeps per server in its infra cache. Its samples are
+ * UDP round trips, each unambiguous, as each attempt leaves under an ID of its own, so Karn's rule
+ * has nothing to drop. Confined to its loop.
  */
 final class RttEstimates {
     /** The least an attempt waits before it is sent again. */

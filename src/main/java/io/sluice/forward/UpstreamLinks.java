@@ -24,7 +24,9 @@ import java.util.concurrent.TimeUnit;
  * <p>The UDP sockets are replaced one at a time, so that each lives about
  * {@code upstream-socket-lifetime}: a forger who has learnt the source ports (RFC 5452 names
  * the ways) keeps them only that long. A replaced socket stops taking queries at once and is
- * closed one attempt's timeout later, when every query sent on it has been answered or expired.
+ * closed one attempt's timeout later, when every attempt sent on it has been answered or has
+ * expired; an attempt sent again elsewhere stays awaited there until then only, and a reply to it
+ * after that is lost as on the wire.
  */
 final class UpstreamLinks {
     /** Largest UDP reply accepted from an upstream: the largest EDNS payload a client may ask for. */

@@ -94,6 +94,32 @@ class RetransmitTest {
         }
     }
 
+    /**
+     * Two attempts of one query on the one socket, then nothing listens there any more: the ICMP
+     * port unreachable hands both IDs back, and the query ends at once, with no bug met.
+     */
+    @Test
+    void anUpstreamGoneAfterARetransmitEndsTheQueryAtOnce() throws Exception {
+        TestUpstream up = new TestUpstream();
+        try (RunningSluice s = RunningSluice.start(List.of(up), "threads", "1", "upstream-sockets", "1",
+                "timeout", "2s")) {
+            up.mode(TestUpstream.Mode.SILENT);
+            try (java.net.DatagramSocket client = Dns.send(s.address(), Dns.query(11, "gone.example.", Type.A))) {
+                io.sluice.testing.Await.until("asked again", () -> up.udpQueries() >= 2);
+                up.close(); // the next attempt meets a closed port
+                long start = System.nanoTime();
+                byte[] reply = Dns.receive(client);
+                long ms = (System.nanoTime() - start) / 1_000_000;
+                assertEquals(Rcode.SERVFAIL, Dns.rcode(reply));
+                assertTrue(ms < 2000 + MARGIN_MS, "SERVFAIL after " + ms + " ms");
+            }
+            assertTrue(s.sluice().metrics().count("upstream_unreachable") >= 1, "the port unreachable was seen");
+            assertEquals(0, s.sluice().metrics().count("internal_errors"), "no bug met on the way");
+        } finally {
+            up.close();
+        }
+    }
+
     /** The measure: 10% of the datagrams lost each way, and not one SERVFAIL. */
     @Test
     void tenPercentLossEachWayCostsNoAnswer() throws Exception {
