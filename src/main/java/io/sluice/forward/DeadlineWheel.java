@@ -26,7 +26,6 @@ final class DeadlineWheel {
     private long[] due = new long[FIRST_CAPACITY];
     private int dueHead;
     private int dueCount;
-    private int size;
 
     DeadlineWheel(long tickNanos, long now) {
         this.tickNanos = tickNanos;
@@ -46,7 +45,6 @@ final class DeadlineWheel {
         entries[b][counts[b]] = ((long) slot << 32) | (serial & 0xFFFFFFFFL);
         deadlines[b][counts[b]] = deadlineNanos;
         counts[b]++;
-        size++;
     }
 
     /** The next entry whose deadline is {@code now} or earlier, taken out, or {@link #NONE}. */
@@ -60,7 +58,6 @@ final class DeadlineWheel {
         long e = due[dueHead];
         dueHead = (dueHead + 1) & (due.length - 1);
         dueCount--;
-        size--;
         return e;
     }
 
@@ -101,10 +98,6 @@ final class DeadlineWheel {
         }
         due[(dueHead + dueCount) & (due.length - 1)] = entry;
         dueCount++;
-    }
-
-    boolean isEmpty() {
-        return size == 0;
     }
 
     static int slot(long entry) {
