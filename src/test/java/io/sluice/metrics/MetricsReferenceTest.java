@@ -3,6 +3,8 @@ package io.sluice.metrics;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.sluice.testing.Await;
+import io.sluice.testing.Dns;
 import io.sluice.testing.RedisServer;
 import io.sluice.testing.RunningSluice;
 import io.sluice.testing.TestCertificates;
@@ -12,6 +14,7 @@ import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.xbill.DNS.Type;
 
 /**
  * docs/metrics.md is what running servers declare: one with every feature the in-memory backend
@@ -42,6 +45,9 @@ class MetricsReferenceTest {
                  b.set("metrics", List.of("127.0.0.1:0"));
                  b.set("admin.listen", List.of("127.0.0.1:0"));
              })) {
+            // a reply, so that the upstream's round-trip time, absent before one, is listed with its label
+            Dns.udp(all.address(), Dns.query(1, "rtt.example.", Type.A));
+            Await.until("the RTT published", () -> all.sluice().upstreams().get(0).rttNanos() >= 0);
             reference.add(all.sluice().metrics().snapshot(), "");
         }
         try (TestUpstream up = new TestUpstream();
