@@ -77,7 +77,6 @@ final class InFlightTable {
         q.upstream = null;
         q.link = null;
         q.inUse = false;
-        q.serial++;
         free[freeCount++] = q.index;
     }
 

@@ -149,11 +149,7 @@ final class PendingQuery {
         }
         if (earlier == MAX_EARLIER) {
             earlierLinks[0].release(earlierIds[0]);
-            earlier--;
-            System.arraycopy(earlierLinks, 1, earlierLinks, 0, earlier);
-            System.arraycopy(earlierIds, 1, earlierIds, 0, earlier);
-            System.arraycopy(earlierSent, 1, earlierSent, 0, earlier);
-            System.arraycopy(earlierAnswersAtSend, 1, earlierAnswersAtSend, 0, earlier);
+            dropEarlier(0);
         }
         earlierLinks[earlier] = link;
         earlierIds[earlier] = upstreamId;

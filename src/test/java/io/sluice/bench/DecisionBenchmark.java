@@ -193,10 +193,7 @@ public class DecisionBenchmark {
     /** As the limit stage decides with the cache off: the query's clock read first, then its name. */
     @Benchmark
     public int decide(Table t, Queries q) {
-        q.nextName();
-        long now = t.clock.epochNanos();
-        t.psl.reduce(q.packet, 0, q.packet.writerIndex(), q.probe);
-        return refusedBy(t.limiter, q.probe, now);
+        return decide(t.psl, t.limiter, t.clock, q);
     }
 
     /**
@@ -221,10 +218,15 @@ public class DecisionBenchmark {
     /** A random subdomain of the one domain over its budget, decided: always refused. */
     @Benchmark
     public int refuseOneDomain(OverBudget t, OneDomainQueries q) {
+        return decide(t.psl, t.limiter, t.clock, q);
+    }
+
+    /** A fresh name, the query's clock read, the name reduced and counted. */
+    private static int decide(RegistrableDomains psl, DomainLimiter limiter, Clock clock, Names q) {
         q.nextName();
-        long now = t.clock.epochNanos();
-        t.psl.reduce(q.packet, 0, q.packet.writerIndex(), q.probe);
-        return refusedBy(t.limiter, q.probe, now);
+        long now = clock.epochNanos();
+        psl.reduce(q.packet, 0, q.packet.writerIndex(), q.probe);
+        return refusedBy(limiter, q.probe, now);
     }
 
     private static int refusedBy(DomainLimiter limiter, DomainProbe domain, long now) {
