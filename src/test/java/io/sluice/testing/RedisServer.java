@@ -170,22 +170,42 @@ public final class RedisServer implements AutoCloseable {
      * own directory under {@code dir}.
      */
     public static List<RedisServer> cluster(Path dir) throws Exception {
+        return cluster(dir, 0);
+    }
+
+    /**
+     * Three masters and {@code replicas} replicas of each made into a Redis Cluster with
+     * {@code redis-cli --cluster create}, each in its own directory under {@code dir}, the masters
+     * first. A master that stops answering is failed over after 2 s ({@code cluster-node-timeout}).
+     */
+    public static List<RedisServer> cluster(Path dir, int replicas) throws Exception {
         List<RedisServer> nodes = new ArrayList<>();
         List<String> create = new ArrayList<>(List.of("--cluster", "create"));
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < 3 * (1 + replicas); i++) {
             Path d = Files.createDirectories(dir.resolve("node" + i));
             RedisServer r = start(d, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
                     "--cluster-node-timeout", "2000");
             nodes.add(r);
             create.add(r.hostPort());
         }
-        create.addAll(List.of("--cluster-replicas", "0", "--cluster-yes"));
+        create.addAll(List.of("--cluster-replicas", Integer.toString(replicas), "--cluster-yes"));
         cli(create.toArray(new String[0]));
         for (RedisServer r : nodes) {
             Await.result("node " + r.hostPort() + " to see the cluster ready", Duration.ofSeconds(20),
                     () -> cli("-p", Integer.toString(r.port), "cluster", "info").contains("cluster_state:ok") ? r : null);
         }
+        // redis-cli makes the first three the masters; a replica is ready once its link to its master is up
+        for (RedisServer r : nodes.subList(3, nodes.size())) {
+            Await.result("replica " + r.hostPort() + " to be in sync", Duration.ofSeconds(20),
+                    () -> cli("-p", Integer.toString(r.port), "info", "replication").contains("master_link_status:up")
+                            ? r : null);
+        }
         return nodes;
+    }
+
+    /** The first word of {@code ROLE}: master or slave. */
+    public String role() throws IOException, InterruptedException {
+        return cli("-p", Integer.toString(port), "role").lines().findFirst().orElse("").strip();
     }
 
     @Override

@@ -1,16 +1,18 @@
 package io.sluice.backend.redis;
 
 import io.netty.util.collection.IntObjectHashMap;
+import io.sluice.config.BackendSettings;
 import io.sluice.domain.DomainKey;
 import io.sluice.domain.DomainProbe;
 import io.sluice.limit.Algorithm;
 import io.sluice.limit.CounterTable;
 import io.sluice.limit.Decisions;
 import io.sluice.limit.DomainLimiter;
-import io.sluice.pipeline.InternalErrors;
 import io.sluice.limit.Policy;
+import io.sluice.pipeline.InternalErrors;
 import io.sluice.pipeline.ParkedQuery;
 import io.sluice.pipeline.Query;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
@@ -43,10 +45,13 @@ import java.util.concurrent.TimeUnit;
  * {@value #RECHECK_MICROS} µs. Past {@link #MAX_PARKED} such queries are refused at once, so that a
  * flood is not let through.
  *
+ * <p>No query waits longer than the Redis timeout, whatever its calls do: when a batch's first
+ * query has waited that long, the failure policy decides the batch ({@link #expire}), and a call
+ * still out for it then only settles the words. A batch whose server is away ({@link RedisLink})
+ * is decided by the failure policy when its round would send it, without a call.
+ *
  * <p>Only the loop's thread touches this object; the Redis reply is handed back to it with
- * {@link java.util.concurrent.Executor#execute}. A call failed or later than the Redis timeout is
- * decided by the failure policy, so a query waits at most about twice the timeout: rounds lost for
- * one timeout, then one more call.
+ * {@link java.util.concurrent.Executor#execute}.
  */
 final class ExactDecisions implements Decisions {
     /** Parked queries of one loop at once; past this, the failure policy decides at once. */
@@ -68,6 +73,10 @@ final class ExactDecisions implements Decisions {
         final List<ParkedQuery> queries = new ArrayList<>(4);
         /** When the first of {@code queries} was parked ({@link System#nanoTime}). */
         final long parkedAt = System.nanoTime();
+        /** Whether a call for it is out. */
+        boolean calling;
+        /** Whether its queries have their verdicts (and are released). */
+        boolean decided;
         /** Rounds lost so far; after the first, {@code learnt} is the word Redis returned. */
         int tries;
         /** For a counter the janitor retired, whose heap word is gone. */
@@ -105,6 +114,12 @@ final class ExactDecisions implements Decisions {
      * batches of one domain in one call chain, the later working on from the earlier's word.
      */
     private List<Batch> retrying = new ArrayList<>();
+    /**
+     * Every batch in the order it was made, which is the order of its deadline ({@code parkedAt}
+     * plus the timeout); decided ones leave when they reach the head.
+     */
+    private final ArrayDeque<Batch> byAge = new ArrayDeque<>();
+    private boolean sweepQueued;
     private int parked;
     private int roundsInFlight;
     private boolean recheckQueued;
@@ -136,7 +151,7 @@ final class ExactDecisions implements Decisions {
             backend.leased().increment();
             return ALLOWED;
         }
-        if (!backend.link().up()) {
+        if (!backend.link().callable()) {
             return backend.failure(slot, domain, now);
         }
         boolean overIfTaken = algorithm.acquire(table.wordOf(slot, fp), budget, now) == Algorithm.REFUSE;
@@ -148,13 +163,17 @@ final class ExactDecisions implements Decisions {
             return backend.failure(slot, domain, now);
         }
         Batch b = waiting.get(slot);
-        if (b != null && b.fingerprint != fp) { // the slot's domain of this burst was retired: rare
+        if (b != null && b.decided) { // expired while waiting for a round
+            b = null;
+        } else if (b != null && b.fingerprint != fp) { // the slot's domain of this burst was retired: rare
             retrying.add(b); // it goes on its own, from what Redis says
             b = null;
         }
         if (b == null) {
             b = new Batch(slot, fp, limiter.keptAs(slot, domain).toKey());
             waiting.put(slot, b);
+            byAge.add(b);
+            sweepSoon();
         }
         b.queries.add(query.park());
         parked++;
@@ -184,13 +203,20 @@ final class ExactDecisions implements Decisions {
         retrying = new ArrayList<>();
         List<Batch> asking = new ArrayList<>(taken.size());
         for (Batch b : taken) {
+            if (b.decided) {
+                continue; // expired while it waited
+            }
             if (algorithm.acquire(lastKnown(b), limiter.budgetOf(b.slot, b.fingerprint), now) != Algorithm.REFUSE) {
                 if (b.key == null) {
                     b.key = RedisKeys.key(b.domain, limiter.policyOf(b.fingerprint), backend.algorithmName());
                 }
-                asking.add(b); // worked out in full when its call goes
-            } else if (backend.reserving(b.slot) && System.nanoTime() - b.parkedAt < timeoutNanos) {
-                // Refused only by what Redis may not take: wait for it, no longer than the timeout.
+                if (backend.link().away(b.key)) {
+                    fail(b); // its server is away: no call until it answers again
+                } else {
+                    asking.add(b); // worked out in full when its call goes
+                }
+            } else if (backend.reserving(b.slot)) {
+                // Refused only by what Redis may not take: wait for it, until the batch expires.
                 if (b.tries > 0) {
                     retrying.add(b);
                 } else {
@@ -306,6 +332,7 @@ final class ExactDecisions implements Decisions {
                 RedisKeys.casArguments(args, 4 * i, algorithm, limiter.policyOf(b.fingerprint), b.expected, b.next, now);
             }
             backend.reserved(b.slot);
+            b.calling = true;
         }
         backend.link().run(backend.casScript(), keys, args)
                 .whenComplete((reply, error) -> {
@@ -314,7 +341,9 @@ final class ExactDecisions implements Decisions {
                     } catch (RejectedExecutionException stopping) {
                         batches.forEach(b -> {
                             backend.settled(b.slot);
-                            b.queries.forEach(ParkedQuery::release);
+                            if (!b.decided) {
+                                b.queries.forEach(ParkedQuery::release);
+                            }
                         });
                     }
                 });
@@ -324,9 +353,14 @@ final class ExactDecisions implements Decisions {
         for (int i = 0; i < batches.size(); i++) {
             Batch b = batches.get(i);
             backend.settled(b.slot);
+            b.calling = false;
             if (error != null || reply == null || reply.size() <= i) {
-                forget(b);
-                fail(b);
+                if (!(b.decided && backend.settings().redisFailure() == BackendSettings.RedisFailure.LOCAL)) {
+                    forget(b); // else the reservation is what the failure policy counted here
+                }
+                if (!b.decided) {
+                    fail(b);
+                }
             } else if (reply.get(i) instanceof Long) {
                 // The heap word holds b.next, or a later round's; or a round that reached Redis
                 // before this one, though reserved after it, lost and put back what this replaced.
@@ -334,7 +368,9 @@ final class ExactDecisions implements Decisions {
                 if (b.leased > 0) {
                     leases.grant(b.slot, b.fingerprint, b.leaseEnd, b.leaseBudget, b.leased);
                 }
-                settle(b, b.allowed);
+                if (!b.decided) {
+                    settle(b, b.allowed);
+                }
             } else {
                 long word = RedisKeys.word(reply.get(i));
                 // Unless a later round reserved on top of b (it loses too, and learns then).
@@ -342,10 +378,8 @@ final class ExactDecisions implements Decisions {
                 backend.conflicts().increment();
                 b.learnt = word;
                 b.tries++;
-                if (System.nanoTime() - b.parkedAt >= timeoutNanos) {
-                    fail(b);
-                } else {
-                    again(b);
+                if (!b.decided) {
+                    again(b); // until it expires
                 }
             }
         }
@@ -383,9 +417,63 @@ final class ExactDecisions implements Decisions {
         }
     }
 
+    /** Calls {@link #sweep} when the oldest batch not yet decided is due, unless a call is queued. */
+    private void sweepSoon() {
+        while (!byAge.isEmpty() && byAge.peek().decided) {
+            byAge.poll();
+        }
+        if (!sweepQueued && !byAge.isEmpty()) {
+            sweepQueued = true;
+            long due = byAge.peek().parkedAt + timeoutNanos - System.nanoTime();
+            loop.schedule(this::sweep, Math.max(0, due), TimeUnit.NANOSECONDS);
+        }
+    }
+
+    /** Expires every batch whose first query has waited the Redis timeout. */
+    private void sweep() {
+        sweepQueued = false;
+        long now = System.nanoTime();
+        for (Batch b; (b = byAge.peek()) != null && (b.decided || now - b.parkedAt >= timeoutNanos); ) {
+            byAge.poll();
+            if (!b.decided) {
+                expire(b);
+            }
+        }
+        sweepSoon();
+    }
+
+    /**
+     * {@code b}'s first query has waited the Redis timeout: its verdicts are given now. A batch
+     * its last known word refuses, with no call out for it, is refused (it waited on another's
+     * reservation); any other is the failure policy's, and with a call out, {@code local} allows
+     * what the call reserved in this process's word, which counts them.
+     */
+    private void expire(Batch b) {
+        if (!b.calling) {
+            long now = limiter.clock().epochNanos();
+            if (algorithm.acquire(lastKnown(b), limiter.budgetOf(b.slot, b.fingerprint), now) == Algorithm.REFUSE) {
+                settle(b, 0);
+            } else {
+                fail(b);
+            }
+            return;
+        }
+        decided(b);
+        for (int q = 0; q < b.queries.size(); q++) {
+            verdict(b.queries.get(q), backend.failure(q < b.allowed), b);
+        }
+    }
+
+    /** {@code b}'s verdicts are being given: it leaves the parked count, and its wait is recorded. */
+    private void decided(Batch b) {
+        b.decided = true;
+        parked -= b.queries.size();
+        backend.waits().observeNanos(System.nanoTime() - b.parkedAt);
+    }
+
     /** The first {@code allowed} of {@code b}'s queries pass, the rest are refused. */
     private void settle(Batch b, int allowed) {
-        parked -= b.queries.size();
+        decided(b);
         if (allowed < b.queries.size()) {
             limiter.noteRefusal(b.slot, b.fingerprint, b.domain);
         }
@@ -396,7 +484,7 @@ final class ExactDecisions implements Decisions {
 
     /** Redis gave no answer for {@code b}: the failure policy decides each query. */
     private void fail(Batch b) {
-        parked -= b.queries.size();
+        decided(b);
         for (ParkedQuery q : b.queries) {
             verdict(q, backend.failure(b.domain), b);
         }

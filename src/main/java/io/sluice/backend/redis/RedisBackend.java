@@ -10,6 +10,7 @@ import io.sluice.limit.CounterStore;
 import io.sluice.limit.Decisions;
 import io.sluice.limit.DomainLimiter;
 import io.sluice.limit.HeapCounters;
+import io.sluice.metrics.LatencyHistogram;
 import io.sluice.metrics.Registry;
 import io.sluice.pipeline.InternalErrors;
 import java.util.concurrent.atomic.AtomicIntegerArray;
@@ -43,6 +44,7 @@ public final class RedisBackend implements Backend {
     private final Leases leases;
     private final LongAdder leased;
     private final LongAdder failureDecisions;
+    private final LatencyHistogram waits;
     private final InternalErrors errors;
 
     private RedisBackend(BackendSettings settings, LimitSettings.Algorithm algorithm, DomainLimiter limiter,
@@ -52,13 +54,19 @@ public final class RedisBackend implements Backend {
         this.conflicts = meters.counter("redis_conflicts", "Compare-and-sets of a domain's word in Redis that another"
                 + " writer (another instance, another loop) got to first: each is worked out again and retried, until"
                 + " the Redis timeout.");
-        meters.gauge("redis_up", "1 while Redis answers, else 0.", () -> up() ? 1 : 0);
+        meters.gauge("redis_up", "1 while Redis answers (in a cluster, every master), else 0.", () -> up() ? 1 : 0);
         this.failureDecisions = meters.counter("redis_failure_decisions", "Queries --redis-failure decided: Redis"
-                + " away, a call past --redis-timeout, a domain's compare-and-sets lost until then, or too many"
-                + " queries parked for calls.");
+                + " (or the cluster master of their domain) away, a call past --redis-timeout, a domain's"
+                + " compare-and-sets lost until then, or too many queries parked for calls.");
+        this.waits = meters.histogram("redis_wait", "Exact mode: how long the queries of one domain parked in one"
+                + " read burst waited for their verdicts, from the first one parked. At most --redis-timeout"
+                + " (and the event loop's delay), whatever Redis does.");
         this.limiter = limiter;
         this.algorithmName = algorithm.toString();
         this.link = RedisLink.open(settings, loops, loopCount);
+        meters.gauge("redis_servers_away", "Redis servers (the standalone Redis, or cluster masters) that a call"
+                + " found failing or late and no probe has found answering since: their domains are decided by"
+                + " --redis-failure without a call.", link::serversAway);
         this.reservations = new AtomicIntegerArray(limiter.table().capacity() + 1);
         this.leases = settings.redisMode() == BackendSettings.RedisMode.EXACT
                 ? new Leases(limiter.table().capacity() + 1) : null;
@@ -120,6 +128,23 @@ public final class RedisBackend implements Backend {
             case OPEN -> Decisions.ALLOWED;
             case CLOSED -> Decisions.REFUSED;
         };
+    }
+
+    /**
+     * The failure policy's decision for a query whose batch waited the Redis timeout with its call
+     * still out, which reserved the query in this process's word ({@code reserved}) or not.
+     */
+    int failure(boolean reserved) {
+        failureDecisions.increment();
+        return switch (settings.redisFailure()) {
+            case LOCAL -> reserved ? Decisions.ALLOWED : Decisions.REFUSED;
+            case OPEN -> Decisions.ALLOWED;
+            case CLOSED -> Decisions.REFUSED;
+        };
+    }
+
+    LatencyHistogram waits() {
+        return waits;
     }
 
     /** Whether Redis answers now, for the metrics. */

@@ -11,10 +11,14 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import io.lettuce.core.resource.Delay;
@@ -28,11 +32,17 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
 import java.util.function.ToIntFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -40,42 +50,48 @@ import org.slf4j.LoggerFactory;
 /**
  * One Lettuce connection to a standalone Redis or a Redis Cluster, shared by every event loop:
  * Lettuce pipelines what they send on it, and with epoll its channel is on one of sluice's own
- * loops ({@link SharedLoops}), so that loop's calls and every reply cost no thread hand-off. Runs the scripts by EVALSHA (EVAL once when a server
- * answers NOSCRIPT, which also loads it), and knows whether Redis is there: one log line when it
- * goes away (a lost connection, or three failed calls in a row) and one when it is back.
+ * loops ({@link SharedLoops}), so that loop's calls and every reply cost no thread hand-off. Runs
+ * the scripts by EVALSHA (EVAL once when a server answers NOSCRIPT, which also loads it).
+ *
+ * <p>Knows which servers answer ({@link RedisNode}): the standalone Redis, or each cluster master.
+ * A call that fails or is late puts its server away at once, and while it is away no call goes to
+ * it: {@link #run} fails at once, and the domains it holds are decided by the failure policy. Every
+ * {@value #PROBE_MILLIS} ms while a server is away, a background thread asks a cluster for its
+ * topology again (a replica promoted in a dead master's place is a new server, called at once) and
+ * sends each server still away a PING; one that answers is called again.
  *
  * <p>Nothing here blocks a caller: calls that cannot be sent fail at once (the connection rejects
  * commands while disconnected) and calls that get no answer fail after the timeout; Lettuce
- * reconnects by itself. If Redis is not there at start, a background thread keeps trying.
+ * reconnects by itself. If Redis is not there at start, the background thread keeps trying.
  */
 public final class RedisLink implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(RedisLink.class);
     private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(1);
     private static final long RETRY_MILLIS = 1000;
-    private static final int FAILURES_TO_GO_AWAY = 3;
-    private static final long LINE_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
+    /** How often servers that are away are probed. */
+    static final long PROBE_MILLIS = 250;
+    /** How long the background thread waits for a topology or a PING. */
+    private static final long PROBE_WAIT_MILLIS = 1000;
 
     private final BackendSettings settings;
     private final String target;
     private final ClientResources resources;
     private final AbstractRedisClient client;
-    private final ScheduledExecutorService connector = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "sluice-redis-connect");
+    /** Connects when Redis was not there at start, and probes servers that are away. */
+    private final ScheduledExecutorService background = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "sluice-redis");
         t.setDaemon(true);
         return t;
     });
     private volatile StatefulConnection<String, String> connection;
     private volatile RedisScriptingAsyncCommands<String, String> commands;
-    private volatile boolean up;
-    /** Whether the away line was written since start: the back line only follows one. */
-    private boolean downSaid;
+    /** The standalone Redis; null for a cluster. */
+    private final RedisNode standalone;
+    /** A cluster's masters by node id, each made when a key first maps to it; dropped when it holds no slot. */
+    private final Map<String, RedisNode> masters = new ConcurrentHashMap<>();
+    /** Servers away now. */
+    private final AtomicInteger away = new AtomicInteger();
     private volatile boolean closing;
-    /** Calls failed since the last success; plain and racy, read only to decide when to go away. */
-    private int failuresInARow;
-    /** Lines are at most one of each kind per interval, however Redis flaps. */
-    private long lastAwayLine = System.nanoTime() - LINE_INTERVAL_NANOS;
-    private long lastBackLine = System.nanoTime() - LINE_INTERVAL_NANOS;
-    private int flaps;
 
     private RedisLink(BackendSettings settings, EventLoopGroup loops, int loopCount) {
         this.settings = settings;
@@ -93,22 +109,33 @@ public final class RedisLink implements AutoCloseable {
         if (settings.cluster()) {
             List<RedisURI> seeds = new ArrayList<>();
             for (String s : settings.redisCluster()) {
-                seeds.add(RedisURI.create("redis://" + s));
+                RedisURI seed = RedisURI.create("redis://" + s);
+                seed.setTimeout(Duration.ofMillis(PROBE_WAIT_MILLIS)); // a topology refresh's: a frozen node is left out
+                seeds.add(seed);
             }
             RedisClusterClient c = RedisClusterClient.create(resources, seeds);
             // Node connections are opened lazily and topology refreshes come and go: commands wait
-            // for a connection (bounded by the timeout), and only calls say whether Redis is there.
-            c.setOptions(ClusterClientOptions.builder().socketOptions(socket).timeoutOptions(timeouts).build());
+            // for a connection (bounded by the timeout), and calls say which masters answer.
+            // Redirects and reconnects ask for the topology again, besides the probes.
+            c.setOptions(ClusterClientOptions.builder().socketOptions(socket).timeoutOptions(timeouts)
+                    .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder().enableAllAdaptiveRefreshTriggers().build())
+                    .build());
             this.client = c;
             this.target = "redis cluster " + String.join(",", settings.redisCluster());
+            this.standalone = null;
         } else {
             RedisClient c = RedisClient.create(resources, RedisURI.create(settings.redis().toString()));
             c.setOptions(ClientOptions.builder().socketOptions(socket).timeoutOptions(timeouts)
                     .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS).build());
-            c.addListener(connectionWatch());
             this.client = c;
             this.target = "redis " + settings.redis();
+            this.standalone = new RedisNode(target, policy(), this::countAway);
+            c.addListener(connectionWatch());
         }
+    }
+
+    private String policy() {
+        return settings.redisFailure().toString();
     }
 
     private RedisConnectionStateListener connectionWatch() {
@@ -116,13 +143,15 @@ public final class RedisLink implements AutoCloseable {
             @Override
             public void onRedisConnected(RedisChannelHandler<?, ?> h, java.net.SocketAddress a) {
                 if (connection != null) {
-                    markUp();
+                    standalone.answered();
                 }
             }
 
             @Override
             public void onRedisDisconnected(RedisChannelHandler<?, ?> h) {
-                markDown("connection lost");
+                if (!closing) {
+                    standalone.failed("connection lost");
+                }
             }
         };
     }
@@ -136,18 +165,21 @@ public final class RedisLink implements AutoCloseable {
      */
     public static RedisLink open(BackendSettings settings, EventLoopGroup loops, int loopCount) {
         RedisLink link = new RedisLink(settings, loops, loopCount);
-        if (!link.connect()) {
-            link.connector.scheduleWithFixedDelay(() -> {
-                if (link.connection == null && link.connect()) {
-                    link.connector.shutdown();
-                }
-            }, RETRY_MILLIS, RETRY_MILLIS, TimeUnit.MILLISECONDS);
+        if (!link.connect(true)) {
+            link.background.schedule(link::connectLater, RETRY_MILLIS, TimeUnit.MILLISECONDS);
         }
+        link.background.scheduleWithFixedDelay(link::probe, PROBE_MILLIS, PROBE_MILLIS, TimeUnit.MILLISECONDS);
         return link;
     }
 
-    /** Not under the link's lock: Lettuce's thread marks the link up while this waits on it. */
-    private boolean connect() {
+    private void connectLater() {
+        if (!closing && !connect(false)) {
+            background.schedule(this::connectLater, RETRY_MILLIS, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** Not under a lock: Lettuce's thread marks the standalone Redis back while this waits on it. */
+    private boolean connect(boolean first) {
         try {
             if (client instanceof RedisClusterClient c) {
                 var conn = c.connect();
@@ -157,18 +189,68 @@ public final class RedisLink implements AutoCloseable {
                 var conn = ((RedisClient) client).connect();
                 commands = conn.async();
                 connection = conn;
+                standalone.answered();
             }
-            markUp();
+            if (!first) {
+                log.info("{} is reachable: counters are shared", target);
+            }
             return true;
         } catch (RuntimeException e) {
-            markDown(e.getMessage());
+            if (first) {
+                log.warn("{} is not reachable ({}): deciding with --redis-failure {} until it is", target,
+                        e.getMessage(), policy());
+            }
             return false;
         }
     }
 
-    /** Whether the last call (or the connection) says Redis is there. */
+    /** Whether every server answers: connected, and none away. */
     public boolean up() {
-        return up;
+        return connection != null && away.get() == 0;
+    }
+
+    /**
+     * Whether calls may go at all: connected, and a standalone Redis not away. In a cluster,
+     * whether the server of a given key is away is {@link #away(String)}'s.
+     */
+    boolean callable() {
+        return connection != null && (standalone == null || !standalone.away());
+    }
+
+    /** Whether the server holding {@code key} is away: its calls fail at once, and the failure policy decides. */
+    boolean away(String key) {
+        RedisNode n = nodeOf(key);
+        return n != null && n.away();
+    }
+
+    /** The server holding {@code key}; null while a cluster's topology is unknown. */
+    private RedisNode nodeOf(String key) {
+        if (standalone != null) {
+            return standalone;
+        }
+        if (!(connection instanceof StatefulRedisClusterConnection<String, String> c)) {
+            return null;
+        }
+        RedisClusterNode m = c.getPartitions().getMasterBySlot(SlotHash.getSlot(key));
+        if (m == null) {
+            return null;
+        }
+        RedisNode n = masters.get(m.getNodeId());
+        return n != null ? n : masters.computeIfAbsent(m.getNodeId(), id -> new RedisNode(
+                "redis cluster node " + m.getUri().getHost() + ":" + m.getUri().getPort(), policy(), this::countAway));
+    }
+
+    private void countAway() {
+        int n = standalone != null && standalone.away() ? 1 : 0;
+        for (RedisNode m : masters.values()) {
+            n += m.away() ? 1 : 0;
+        }
+        away.set(n);
+    }
+
+    /** Servers away now, for the metrics. */
+    int serversAway() {
+        return away.get();
     }
 
     /** The cluster slot of {@code key}; 0 for a standalone Redis, where every key may share a call. */
@@ -198,19 +280,23 @@ public final class RedisLink implements AutoCloseable {
     }
 
     /**
-     * Runs {@code script}. The future completes on a Lettuce thread, exceptionally when Redis is
-     * away or later than the timeout.
+     * Runs {@code script} on the server holding {@code keys}. The future completes on a Lettuce
+     * thread, exceptionally when that server is away (at once) or later than the timeout.
      */
     public CompletableFuture<List<Object>> run(Script script, String[] keys, String[] args) {
         RedisScriptingAsyncCommands<String, String> c = commands;
         if (c == null) {
             return CompletableFuture.failedFuture(new IllegalStateException("not connected"));
         }
+        RedisNode node = nodeOf(keys[0]);
+        if (node != null && node.away()) {
+            return CompletableFuture.failedFuture(new IllegalStateException(node.name + " is away"));
+        }
         CompletableFuture<List<Object>> first;
         try {
             first = c.<List<Object>>evalsha(script.sha1(), ScriptOutputType.MULTI, keys, args).toCompletableFuture();
         } catch (RuntimeException e) { // a command the client refuses outright
-            callFailed(e.toString());
+            failed(node, e);
             return CompletableFuture.failedFuture(e);
         }
         return first.handle((r, e) -> {
@@ -222,76 +308,80 @@ public final class RedisLink implements AutoCloseable {
             }
             return CompletableFuture.<List<Object>>failedFuture(unwrap(e));
         }).thenCompose(f -> f).whenComplete((r, e) -> {
-            if (e == null) {
-                markUp();
-            } else {
-                callFailed(unwrap(e).toString());
+            if (e != null) {
+                failed(node, e);
+            } else if (node != null) {
+                node.answered();
             }
         });
+    }
+
+    private void failed(RedisNode node, Throwable e) {
+        if (node != null && !closing) {
+            node.failed(unwrap(e).toString());
+        }
     }
 
     private static Throwable unwrap(Throwable e) {
         return e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
     }
 
-    private void markUp() {
-        if (failuresInARow != 0) {
-            failuresInARow = 0; // racy by design: a hint for when to give up, not a count
-        }
-        if (!up) { // every successful call passes here: no lock unless the state changes
-            markUpSlow();
-        }
-    }
-
-    private synchronized void markUpSlow() {
-        if (!up) {
-            up = true;
-            if (downSaid) {
-                long now = System.nanoTime();
-                if (now - lastBackLine >= LINE_INTERVAL_NANOS) {
-                    lastBackLine = now;
-                    log.info("{} is back: counters are shared again{}", target, flaps > 0
-                            ? " (it went away and came back " + flaps + " more times since the last line)" : "");
-                    flaps = 0;
-                } else {
-                    flaps++;
-                }
-            }
-        }
-    }
-
-    /** A failed call: Redis counts as away after a few in a row (one late call is not an outage). */
-    private void callFailed(String why) {
-        if (++failuresInARow >= FAILURES_TO_GO_AWAY) {
-            markDown(why);
-        }
-    }
-
-    /** Redis is away: queries are decided by the failure policy without calling it. */
-    private synchronized void markDown(String why) {
-        if (closing) {
+    /**
+     * While a server is away: a cluster's topology asked again, masters that hold no slot any more
+     * forgotten, and each server still away sent a PING. On the background thread, which may block.
+     */
+    private void probe() {
+        StatefulConnection<String, String> c = connection;
+        if (c == null || away.get() == 0 || closing) {
             return;
         }
-        if (up || !downSaid) {
-            up = false;
-            downSaid = true;
-            long now = System.nanoTime();
-            if (now - lastAwayLine >= LINE_INTERVAL_NANOS) {
-                lastAwayLine = now;
-                log.warn("{} is away ({}): deciding with --redis-failure {} until it is back", target, why,
-                        settings.redisFailure());
+        try {
+            if (c instanceof StatefulRedisClusterConnection<String, String> cluster) {
+                wait(((RedisClusterClient) client).refreshPartitionsAsync().toCompletableFuture());
+                Set<String> holding = cluster.getPartitions().stream().filter(n -> !n.getSlots().isEmpty())
+                        .map(RedisClusterNode::getNodeId).collect(Collectors.toSet());
+                if (masters.keySet().retainAll(holding)) {
+                    countAway();
+                }
+                for (Map.Entry<String, RedisNode> m : masters.entrySet()) {
+                    if (m.getValue().away()) {
+                        ping(cluster.getConnectionAsync(m.getKey()), m.getValue());
+                    }
+                }
+            } else if (standalone.away() && c instanceof StatefulRedisConnection<String, String> single) {
+                ping(CompletableFuture.completedFuture(single), standalone);
             }
+        } catch (RuntimeException e) {
+            log.debug("probing Redis", e); // the next probe tries again
+        }
+    }
+
+    private void ping(CompletableFuture<StatefulRedisConnection<String, String>> connecting, RedisNode node) {
+        if (wait(connecting.thenCompose(n -> n.async().ping().toCompletableFuture())) != null) {
+            node.answered();
+        }
+    }
+
+    /** What {@code f} gives within the probe's wait, or null. */
+    private static <T> T wait(CompletableFuture<T> f) {
+        try {
+            return f.get(PROBE_WAIT_MILLIS, TimeUnit.MILLISECONDS);
+        } catch (ExecutionException | TimeoutException e) {
+            return null;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return null;
         }
     }
 
     public String describe() {
-        return target + (up ? "" : " (not reachable yet)");
+        return target + (connection != null ? "" : " (not reachable yet)");
     }
 
     @Override
     public void close() {
         closing = true;
-        connector.shutdownNow();
+        background.shutdownNow();
         StatefulConnection<String, String> c = connection;
         if (c != null) {
             c.close();

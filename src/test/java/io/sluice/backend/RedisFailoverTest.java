@@ -1,0 +1,224 @@
+package io.sluice.backend;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.testing.Await;
+import io.sluice.testing.Dns;
+import io.sluice.testing.RedisServer;
+import io.sluice.testing.Ports;
+import io.sluice.testing.SluiceProcess;
+import io.sluice.testing.TestUpstream;
+import java.net.DatagramPacket;
+import java.net.DatagramSocket;
+import java.net.InetSocketAddress;
+import java.net.SocketTimeoutException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.xbill.DNS.Type;
+
+/**
+ * A real Redis Cluster of three masters and three replicas loses masters under load, in exact mode:
+ * one killed, then another frozen (SIGSTOP). No decision waits longer than {@code redis-timeout}
+ * plus 10 ms, the rate of answers in each second after a fault stays at least 80% of the rate
+ * before it (the domains of the master that is gone are decided locally at once), and once a
+ * replica has taken the master's place the counters are shared through it again.
+ */
+class RedisFailoverTest {
+    /** The bucket bound of {@code sluice_redis_wait_seconds} that is the timeout plus 10 ms. */
+    private static final String TIMEOUT = "40ms";
+    private static final String TIMEOUT_PLUS_10MS = "0.05";
+
+    @TempDir
+    Path dir;
+    private TestUpstream upstream;
+    private final List<RedisServer> nodes = new ArrayList<>();
+
+    @BeforeEach
+    void setUp() throws Exception {
+        RedisServer.assumeInstalled();
+        upstream = new TestUpstream();
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        for (RedisServer n : nodes) {
+            n.close();
+        }
+        upstream.close();
+    }
+
+    @Test
+    void aMasterKilledThenAnotherFrozenUnderLoadCostNoDecisionPastTheTimeoutNorTheRate() throws Exception {
+        nodes.addAll(RedisServer.cluster(dir, 1));
+        List<String> seeds = new ArrayList<>();
+        for (RedisServer n : nodes) {
+            seeds.add(n.hostPort());
+        }
+        int metricsPort = Ports.freeUdpAndTcp();
+        // Its own JVM, with the unit's heap flags: a pause of the test's JVM is not sluice's.
+        try (SluiceProcess s = SluiceProcess.serve(dir.resolve("sluice.log"),
+                List.of("-Xms512m", "-Xmx512m", "-XX:+AlwaysPreTouch"), "--upstream", upstream.hostPort(),
+                "--backend", "redis", "--redis-cluster", String.join(",", seeds), "--redis-timeout", TIMEOUT,
+                "--redis-failure", "local", "--limit", "4000", // under 4,096: no leases, every query a call
+                "--metrics", "127.0.0.1:" + metricsPort);
+             Load load = new Load(s.at(), 8, 600)) {
+            Metrics m = new Metrics(metricsPort);
+            assertEquals("master", nodes.get(0).role());
+            assertEquals("master", nodes.get(1).role());
+            fault(m, load, "killed", nodes.get(0)::kill);
+            fault(m, load, "frozen", () -> nodes.get(1).pause(true));
+            nodes.get(1).pause(false);
+        }
+    }
+
+    private interface Fault {
+        void apply() throws Exception;
+    }
+
+    /**
+     * Runs {@code fault} on a master after two seconds of load, then checks the rate of the three
+     * seconds after it against the second before, the waits, and that a replica took over.
+     */
+    private void fault(Metrics s, Load load, String what, Fault fault) throws Exception {
+        Await.result("the cluster answering every call", Duration.ofSeconds(20),
+                () -> s.value("sluice_redis_up") == 1 ? Boolean.TRUE : null);
+        int start = load.second();
+        Await.until("two whole seconds of load", Duration.ofSeconds(10), () -> load.second() >= start + 3);
+        int before = load.answered(load.second() - 1);
+        double failedBefore = s.value("sluice_redis_failure_decisions_total");
+        double lateBefore = waitsPastTheTimeout(s);
+        int at = load.second();
+        fault.apply();
+        Await.until("three whole seconds after the fault", Duration.ofSeconds(10), () -> load.second() >= at + 4);
+        for (int sec = at; sec < at + 4; sec++) {
+            assertTrue(load.answered(sec) >= before * 8 / 10, "master " + what + ": second " + (sec - at)
+                    + " answered " + load.answered(sec) + ", the second before " + before + "; " + load);
+        }
+        assertEquals(0, load.unanswered(), "every query answered");
+        assertTrue(s.value("sluice_redis_failure_decisions_total") > failedBefore, "the fault was felt");
+        assertEquals(lateBefore, waitsPastTheTimeout(s), "no decision waited past the timeout plus 10 ms (master "
+                + what + "): " + s.text().lines().filter(l -> l.startsWith("sluice_redis_wait")).toList());
+        // A replica takes the master's slots after the cluster's node timeout; the probes find it.
+        Await.result("a replica in the " + what + " master's place, called again", Duration.ofSeconds(20),
+                () -> s.value("sluice_redis_servers_away") == 0 ? Boolean.TRUE : null);
+        double failed = s.value("sluice_redis_failure_decisions_total");
+        int now = load.second();
+        Await.until("a whole second of load", Duration.ofSeconds(10), () -> load.second() >= now + 2);
+        assertEquals(failed, s.value("sluice_redis_failure_decisions_total"),
+                "every domain is decided by Redis again");
+    }
+
+    /** Parked queries' waits longer than the timeout plus 10 ms so far. */
+    private static double waitsPastTheTimeout(Metrics s) throws Exception {
+        String scrape = s.text();
+        return value(scrape, "sluice_redis_wait_seconds_count")
+                - value(scrape, "sluice_redis_wait_seconds_bucket{le=\"" + TIMEOUT_PLUS_10MS + "\"}");
+    }
+
+    private static double value(String scrape, String series) {
+        return scrape.lines().filter(l -> l.startsWith(series + " "))
+                .mapToDouble(l -> Double.parseDouble(l.split(" ")[1]))
+                .findFirst().orElseThrow(() -> new AssertionError(series + " not in /metrics"));
+    }
+
+    /** sluice's /metrics. */
+    private record Metrics(int port) {
+        String text() throws Exception {
+            HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + port + "/metrics")).build(), HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, r.statusCode());
+            return r.body();
+        }
+
+        double value(String series) throws Exception {
+            return RedisFailoverTest.value(text(), series);
+        }
+    }
+
+    /**
+     * Closed-loop clients: each sends a query, for one of {@code domains} domains in turn, and
+     * sends the next when it is answered; answers counted by the second they came in.
+     */
+    private static final class Load implements AutoCloseable {
+        private final long start = System.nanoTime();
+        private final AtomicIntegerArray answered = new AtomicIntegerArray(120);
+        private final AtomicLong unanswered = new AtomicLong();
+        private final List<Thread> clients = new ArrayList<>();
+        private volatile boolean stop;
+
+        Load(InetSocketAddress server, int clients, int domains) {
+            for (int c = 0; c < clients; c++) {
+                int first = c;
+                Thread t = new Thread(() -> run(server, first, clients, domains), "load-" + c);
+                t.setDaemon(true);
+                this.clients.add(t);
+                t.start();
+            }
+        }
+
+        private void run(InetSocketAddress server, int first, int step, int domains) {
+            try (DatagramSocket socket = new DatagramSocket()) {
+                socket.setSoTimeout(2000);
+                byte[] buf = new byte[512];
+                for (int i = first, id = 0; !stop; i += step, id = (id + 1) & 0xFFFF) {
+                    byte[] q = Dns.query(id, "q" + i + ".d" + (i % domains) + ".com.", Type.A);
+                    socket.send(new DatagramPacket(q, q.length, server));
+                    try {
+                        DatagramPacket r = new DatagramPacket(buf, buf.length);
+                        do {
+                            socket.receive(r);
+                        } while (Dns.id(buf) != id);
+                        answered.incrementAndGet(second());
+                    } catch (SocketTimeoutException e) {
+                        unanswered.incrementAndGet();
+                    }
+                }
+            } catch (Exception e) {
+                unanswered.incrementAndGet();
+            }
+        }
+
+        int second() {
+            return (int) Math.min(answered.length() - 1, TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start));
+        }
+
+        int answered(int second) {
+            return answered.get(second);
+        }
+
+        long unanswered() {
+            return unanswered.get();
+        }
+
+        @Override
+        public String toString() {
+            StringBuilder b = new StringBuilder("answers by second:");
+            for (int i = 0; i <= second(); i++) {
+                b.append(' ').append(answered.get(i));
+            }
+            return b.toString();
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            stop = true;
+            for (Thread t : clients) {
+                t.join(5000);
+            }
+        }
+    }
+}
