@@ -8,6 +8,7 @@ import io.sluice.testing.Dns;
 import io.sluice.testing.RedisServer;
 import io.sluice.testing.Ports;
 import io.sluice.testing.SluiceProcess;
+import io.sluice.testing.StreamRelay;
 import io.sluice.testing.TestUpstream;
 import java.net.DatagramPacket;
 import java.net.DatagramSocket;
@@ -32,10 +33,11 @@ import org.xbill.DNS.Type;
 
 /**
  * A real Redis Cluster of three masters and three replicas loses masters under load, in exact mode:
- * one killed, then another frozen (SIGSTOP). No decision waits longer than {@code redis-timeout}
+ * one killed, another frozen (SIGSTOP), the third cut off from sluice by a partition (a relay). No decision waits longer than {@code redis-timeout}
  * plus 10 ms, the rate of answers in each second after a fault stays at least 80% of the rate
  * before it (the domains of the master that is gone are decided locally at once), and once a
- * replica has taken the master's place the counters are shared through it again.
+ * replica has taken the master's place, or the partition has healed, the counters are shared
+ * through Redis again.
  */
 class RedisFailoverTest {
     /** The bucket bound of {@code sluice_redis_wait_seconds} that is the timeout plus 10 ms. */
@@ -46,6 +48,7 @@ class RedisFailoverTest {
     Path dir;
     private TestUpstream upstream;
     private final List<RedisServer> nodes = new ArrayList<>();
+    private StreamRelay relay;
 
     @BeforeEach
     void setUp() throws Exception {
@@ -55,6 +58,9 @@ class RedisFailoverTest {
 
     @AfterEach
     void tearDown() throws Exception {
+        if (relay != null) {
+            relay.close();
+        }
         for (RedisServer n : nodes) {
             n.close();
         }
@@ -62,11 +68,23 @@ class RedisFailoverTest {
     }
 
     @Test
-    void aMasterKilledThenAnotherFrozenUnderLoadCostNoDecisionPastTheTimeoutNorTheRate() throws Exception {
+    void mastersKilledFrozenAndCutOffUnderLoadCostNoDecisionPastTheTimeoutNorTheRate() throws Exception {
         nodes.addAll(RedisServer.cluster(dir, 1));
+        // The third master is reached through a relay, which it announces as its address to clients.
+        RedisServer cut = nodes.get(2);
+        relay = new StreamRelay(new InetSocketAddress("127.0.0.1", cut.port()));
+        RedisServer.cli("-p", Integer.toString(cut.port()), "config", "set", "cluster-announce-bus-port",
+                Integer.toString(cut.port() + 10000));
+        RedisServer.cli("-p", Integer.toString(cut.port()), "config", "set", "cluster-announce-port",
+                Integer.toString(relay.port()));
+        for (RedisServer n : nodes) {
+            Await.result("node " + n.hostPort() + " to know the relay", Duration.ofSeconds(20),
+                    () -> RedisServer.cli("-p", Integer.toString(n.port()), "cluster", "nodes")
+                            .contains("127.0.0.1:" + relay.port() + "@") ? n : null);
+        }
         List<String> seeds = new ArrayList<>();
         for (RedisServer n : nodes) {
-            seeds.add(n.hostPort());
+            seeds.add(n == cut ? "127.0.0.1:" + relay.port() : n.hostPort());
         }
         int metricsPort = Ports.freeUdpAndTcp();
         // Its own JVM, with the unit's heap flags: a pause of the test's JVM is not sluice's.
@@ -77,11 +95,15 @@ class RedisFailoverTest {
                 "--metrics", "127.0.0.1:" + metricsPort);
              Load load = new Load(s.at(), 8, 600)) {
             Metrics m = new Metrics(metricsPort);
-            assertEquals("master", nodes.get(0).role());
-            assertEquals("master", nodes.get(1).role());
-            fault(m, load, "killed", nodes.get(0)::kill);
-            fault(m, load, "frozen", () -> nodes.get(1).pause(true));
+            for (RedisServer master : nodes.subList(0, 3)) {
+                assertEquals("master", master.role());
+            }
+            Await.until("two seconds of load, to warm up", () -> load.second() >= 2);
+            fault(m, load, "killed", nodes.get(0)::kill, "a replica in its place");
+            fault(m, load, "frozen", () -> nodes.get(1).pause(true), "a replica in its place");
             nodes.get(1).pause(false);
+            // The cluster still has this one: its slots stay there, and sluice calls it once healed.
+            fault(m, load, "cut off", () -> relay.partition(true), "the partition healed", () -> relay.partition(false));
         }
     }
 
@@ -91,20 +113,21 @@ class RedisFailoverTest {
 
     /**
      * Runs {@code fault} on a master after two seconds of load, then checks the rate of the three
-     * seconds after it against the second before, the waits, and that a replica took over.
+     * seconds after it against the second before and the waits; then, after {@code then}, that
+     * every domain is decided by Redis again.
      */
-    private void fault(Metrics s, Load load, String what, Fault fault) throws Exception {
+    private void fault(Metrics s, Load load, String what, Fault fault, String after, Fault... then) throws Exception {
         Await.result("the cluster answering every call", Duration.ofSeconds(20),
                 () -> s.value("sluice_redis_up") == 1 ? Boolean.TRUE : null);
         int start = load.second();
-        Await.until("two whole seconds of load", Duration.ofSeconds(10), () -> load.second() >= start + 3);
+        Await.until("a whole second of load", Duration.ofSeconds(10), () -> load.second() >= start + 2);
         int before = load.answered(load.second() - 1);
         double failedBefore = s.value("sluice_redis_failure_decisions_total");
         double lateBefore = waitsPastTheTimeout(s);
         int at = load.second();
         fault.apply();
-        Await.until("three whole seconds after the fault", Duration.ofSeconds(10), () -> load.second() >= at + 4);
-        for (int sec = at; sec < at + 4; sec++) {
+        Await.until("two whole seconds after the fault", Duration.ofSeconds(10), () -> load.second() >= at + 3);
+        for (int sec = at; sec < at + 3; sec++) {
             assertTrue(load.answered(sec) >= before * 8 / 10, "master " + what + ": second " + (sec - at)
                     + " answered " + load.answered(sec) + ", the second before " + before + "; " + load);
         }
@@ -112,14 +135,18 @@ class RedisFailoverTest {
         assertTrue(s.value("sluice_redis_failure_decisions_total") > failedBefore, "the fault was felt");
         assertEquals(lateBefore, waitsPastTheTimeout(s), "no decision waited past the timeout plus 10 ms (master "
                 + what + "): " + s.text().lines().filter(l -> l.startsWith("sluice_redis_wait")).toList());
-        // A replica takes the master's slots after the cluster's node timeout; the probes find it.
-        Await.result("a replica in the " + what + " master's place, called again", Duration.ofSeconds(20),
+        for (Fault f : then) {
+            f.apply();
+        }
+        // A replica takes a dead master's slots after the cluster's node timeout; the probes find it.
+        Await.result(after + " (master " + what + "), called again", Duration.ofSeconds(20),
                 () -> s.value("sluice_redis_servers_away") == 0 ? Boolean.TRUE : null);
         double failed = s.value("sluice_redis_failure_decisions_total");
         int now = load.second();
         Await.until("a whole second of load", Duration.ofSeconds(10), () -> load.second() >= now + 2);
-        assertEquals(failed, s.value("sluice_redis_failure_decisions_total"),
-                "every domain is decided by Redis again");
+        double byPolicy = s.value("sluice_redis_failure_decisions_total") - failed;
+        assertTrue(byPolicy < load.answered(now + 1) / 100.0, "every domain is decided by Redis again (master " + what
+                + "), but for a call late now and then: " + byPolicy + " by the failure policy in " + load);
     }
 
     /** Parked queries' waits longer than the timeout plus 10 ms so far. */

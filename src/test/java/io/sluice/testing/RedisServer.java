@@ -176,7 +176,8 @@ public final class RedisServer implements AutoCloseable {
     /**
      * Three masters and {@code replicas} replicas of each made into a Redis Cluster with
      * {@code redis-cli --cluster create}, each in its own directory under {@code dir}, the masters
-     * first. A master that stops answering is failed over after 2 s ({@code cluster-node-timeout}).
+     * first. With replicas, a master that stops answering is failed over after about a second
+     * ({@code cluster-node-timeout}; 2 s without).
      */
     public static List<RedisServer> cluster(Path dir, int replicas) throws Exception {
         List<RedisServer> nodes = new ArrayList<>();
@@ -184,7 +185,7 @@ public final class RedisServer implements AutoCloseable {
         for (int i = 0; i < 3 * (1 + replicas); i++) {
             Path d = Files.createDirectories(dir.resolve("node" + i));
             RedisServer r = start(d, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                    "--cluster-node-timeout", "2000");
+                    "--cluster-node-timeout", replicas > 0 ? "1000" : "2000");
             nodes.add(r);
             create.add(r.hostPort());
         }
