@@ -262,7 +262,7 @@ public final class SettingTable {
             "exact (each decision asks Redis) | async (local, synced).");
     public static final Setting<Duration> REDIS_TIMEOUT = one("redis-timeout", "--redis-timeout", "DURATION", "50ms",
             Duration.ofMillis(50), SettingTable::positiveDuration, Applied.RESTART,
-            "Longest wait on one Redis call (or on rounds lost to other instances) before --redis-failure decides.");
+            "Longest a query waits on Redis (its calls, rounds lost to other instances) before --redis-failure decides it.");
     public static final Setting<BackendSettings.RedisFailure> REDIS_FAILURE = one("redis-failure", "--redis-failure",
             "NAME", "local", BackendSettings.RedisFailure.LOCAL,
             v -> Values.named(v, BackendSettings.RedisFailure.values()), Applied.RESTART,
