@@ -83,7 +83,8 @@ public final class SettingTable {
     public static final Setting<Duration> TIMEOUT = one("timeout", "--timeout", "DURATION", "2s",
             Duration.ofSeconds(2), SettingTable::positiveDuration, Applied.FORWARDING,
             "The most one attempt waits for its upstream (with retransmit, the ceiling of its retransmit timeout);"
-                    + " then the next upstream, or SERVFAIL.");
+                    + " then the next upstream, or SERVFAIL (over TCP or TLS with no other upstream to ask in time,"
+                    + " the attempt waits until query-timeout).");
     public static final Setting<Duration> QUERY_TIMEOUT = one("query-timeout", "--query-timeout", "DURATION", "4s",
             Duration.ofSeconds(4), SettingTable::positiveDuration, Applied.FORWARDING,
             "The most a query may take over all its attempts before SERVFAIL.");

@@ -169,7 +169,7 @@ public final class Forwarder {
             return;
         }
         int position = pool.pick(q.firstUpstream, q.nextUpstream, q.attempts == 0);
-        if (position < 0 || from + attemptNanos - (q.startNanos + queryNanos) > lateness) {
+        if (position < 0 || !fits(q, from)) {
             fail(q, true); // the upstreams failed it, or are down
             return;
         }
@@ -185,6 +185,11 @@ public final class Forwarder {
         q.attempt(position, u, link, id, answersFrom[i], now);
         caseRandomizer.prepare(q, i, overStream, now);
         send(q, now, overStream);
+    }
+
+    /** Whether a whole attempt of {@code q} starting at {@code from} ends within its query's end (and a tick). */
+    private boolean fits(PendingQuery q, long from) {
+        return from + attemptNanos - (q.startNanos + queryNanos) <= lateness;
     }
 
     /**
@@ -372,7 +377,8 @@ public final class Forwarder {
 
     /**
      * Expires attempts whose deadline passed, each tick: a UDP attempt with retransmission is asked
-     * again and still awaited, any other moves to the next upstream; SERVFAIL at the query's end.
+     * again and still awaited; a TCP or TLS attempt with no other upstream to ask in time waits out
+     * the query's end; any other moves to the next upstream; SERVFAIL at the query's end.
      */
     private void expire() {
         publishRtts();
@@ -388,6 +394,15 @@ public final class Forwarder {
                     caseRandomizer.mismatchTimedOut(q.upstream, now);
                 }
                 retry(q, now);
+                continue;
+            }
+            if (!q.transferring && !(q.link instanceof UdpUpstreamLink) && q.startNanos + queryNanos - now > lateness
+                    && (pool.pick(q.firstUpstream, q.nextUpstream, false) < 0 || !fits(q, q.deadlineNanos))) {
+                // Over a stream the transport retransmits what is lost: with no other upstream to ask
+                // in time, the attempt is still awaited until the query's end, so that an outage that
+                // ends before then loses nothing; the upstream's failure is counted at the end.
+                q.waitingOutLast = true;
+                arm(q, q.startNanos + queryNanos);
                 continue;
             }
             q.link.release(q.upstreamId);

@@ -233,6 +233,31 @@ class FailoverTest {
         }
     }
 
+    /**
+     * Over TCP the transport retransmits: an attempt with no other upstream to ask waits out the
+     * query's end, so an upstream slower than {@code timeout} but within {@code query-timeout}
+     * answers, and one that never does is a SERVFAIL at the query's end, counted once.
+     */
+    @Test
+    void overTcpTheLastAttemptWaitsOutTheQuerysEnd() throws Exception {
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), "timeout", "300ms", "query-timeout", "1200ms")) {
+            up.delayMillis(700);
+            long start = System.nanoTime();
+            byte[] reply = Dns.tcp(s.address(), Dns.query(1, "slow.example.", Type.A));
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            assertEquals(Rcode.NOERROR, Dns.rcode(reply), "answered after " + ms + " ms, past the 300 ms timeout");
+            assertEquals(1, up.tcpQueries(), "asked once: TCP loses nothing");
+            up.mode(TestUpstream.Mode.SILENT);
+            start = System.nanoTime();
+            reply = Dns.tcp(s.address(), Dns.query(2, "silent.example.", Type.A));
+            ms = (System.nanoTime() - start) / 1_000_000;
+            assertEquals(Rcode.SERVFAIL, Dns.rcode(reply));
+            assertTrue(ms >= 1100 && ms < 1200 + MARGIN_MS, "SERVFAIL after " + ms + " ms, at the query's end");
+            assertEquals(1, s.sluice().metrics().count("servfail"));
+        }
+    }
+
     /** Three silent upstreams (resolv.conf's most) must not cost a query three timeouts (one attempt each: RetransmitTest has the rest). */
     @Test
     void aQueryGetsServfailWithinQueryTimeoutHoweverManyUpstreams() throws Exception {
