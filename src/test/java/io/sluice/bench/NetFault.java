@@ -1,10 +1,14 @@
 package io.sluice.bench;
 
 import io.sluice.testing.DatagramRelay;
+import io.sluice.testing.StreamRelay;
 import java.io.File;
 import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
+import java.nio.channels.ByteChannel;
 import java.nio.channels.DatagramChannel;
+import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -26,9 +30,11 @@ import org.xbill.DNS.Type;
  * {@code --queries} new names at {@code --rate} a second, each waiting up to 5 s (dig's wait), and
  * counts what comes back. Each server is a command run through {@code sh -c}, with {@code {port}}
  * and {@code {upstream}} replaced; it serves UDP on 127.0.0.1:{port} and forwards to
- * 127.0.0.1:{upstream}, the relay.
+ * 127.0.0.1:{upstream}, the relay. With {@code --redis PORT}, a command that names {@code {redis}}
+ * (a sluice with the Redis backend) reaches the Redis on PORT through a {@link StreamRelay} at
+ * {@code {redis}}, and also meets the scenarios on that link.
  *
- * <pre>java -cp ... io.sluice.bench.NetFault [--queries 1000] [--rate 100] [--scenario NAME]... LABEL=COMMAND...</pre>
+ * <pre>java -cp ... io.sluice.bench.NetFault [--queries 1000] [--rate 100] [--scenario NAME]... [--redis PORT] LABEL=COMMAND...</pre>
  *
  * Prints per server and scenario: answers (NOERROR), SERVFAILs, queries unanswered after 5 s, p50
  * and p99 of the answers.
@@ -37,8 +43,18 @@ public final class NetFault {
     private static final int PORT = 5392;
     private static final long CLIENT_WAIT_NANOS = TimeUnit.SECONDS.toNanos(5);
 
-    /** A fault each way, made fresh for each run: its randomness seeded, its time from the run's start. */
-    private record Scenario(String name, String says, FaultMaker queries, FaultMaker replies) {
+    /**
+     * A fault each way, made fresh for each run: its randomness seeded, its time from the run's
+     * start; on the upstream's link (datagrams), or on Redis's ({@code onRedis}: a TCP stream).
+     */
+    private record Scenario(String name, String says, boolean onRedis, FaultMaker queries, FaultMaker replies) {
+        static Scenario upstream(String name, String says, FaultMaker queries, FaultMaker replies) {
+            return new Scenario(name, says, false, queries, replies);
+        }
+
+        static Scenario redis(String name, String says, FaultMaker calls, FaultMaker replies) {
+            return new Scenario(name, says, true, calls, replies);
+        }
     }
 
     @FunctionalInterface
@@ -47,24 +63,54 @@ public final class NetFault {
     }
 
     private static final List<Scenario> SCENARIOS = List.of(
-            new Scenario("none", "no fault", (t, s) -> DatagramRelay.NONE, (t, s) -> DatagramRelay.NONE),
-            new Scenario("loss1", "1% lost each way", (t, s) -> DatagramRelay.losing(0.01, s),
+            Scenario.upstream("none", "no fault", (t, s) -> DatagramRelay.NONE, (t, s) -> DatagramRelay.NONE),
+            Scenario.upstream("loss1", "1% lost each way", (t, s) -> DatagramRelay.losing(0.01, s),
                     (t, s) -> DatagramRelay.losing(0.01, s + 1)),
-            new Scenario("loss10", "10% lost each way", (t, s) -> DatagramRelay.losing(0.10, s),
+            Scenario.upstream("loss10", "10% lost each way", (t, s) -> DatagramRelay.losing(0.10, s),
                     (t, s) -> DatagramRelay.losing(0.10, s + 1)),
-            new Scenario("loss30", "30% lost each way", (t, s) -> DatagramRelay.losing(0.30, s),
+            Scenario.upstream("loss30", "30% lost each way", (t, s) -> DatagramRelay.losing(0.30, s),
                     (t, s) -> DatagramRelay.losing(0.30, s + 1)),
-            new Scenario("delay50", "50 ms added toward the upstream, jitter 50% (25-75 ms)",
+            Scenario.upstream("delay50", "50 ms added toward the upstream, jitter 50% (25-75 ms)",
                     (t, s) -> jittered(50, s), (t, s) -> DatagramRelay.NONE),
-            new Scenario("delay300", "300 ms added toward the upstream, jitter 50% (150-450 ms)",
+            Scenario.upstream("delay300", "300 ms added toward the upstream, jitter 50% (150-450 ms)",
                     (t, s) -> jittered(300, s), (t, s) -> DatagramRelay.NONE),
-            new Scenario("reorder", "a fifth of the datagrams each way held 20 ms, overtaken by the next",
+            Scenario.upstream("reorder", "a fifth of the datagrams each way held 20 ms, overtaken by the next",
                     (t, s) -> holding(0.2, 20, s), (t, s) -> holding(0.2, 20, s + 1)),
-            new Scenario("duplicate", "a fifth of the datagrams each way sent twice",
+            Scenario.upstream("duplicate", "a fifth of the datagrams each way sent twice",
                     (t, s) -> duplicating(0.2, s), (t, s) -> duplicating(0.2, s + 1)),
-            new Scenario("blackhole5s", "everything lost both ways for 5 s, from the 2nd second",
+            Scenario.upstream("blackhole5s", "everything lost both ways for 5 s, from the 2nd second",
                     (t, s) -> blackHole(t, 2000, 7000), (t, s) -> blackHole(t, 2000, 7000)),
-            new Scenario("flap2s", "the upstream unreachable every other 2 s (both ways lost)",
+            Scenario.upstream("flap2s", "the upstream unreachable every other 2 s (both ways lost)",
+                    (t, s) -> flapping(t, 2000), (t, s) -> flapping(t, 2000)),
+            Scenario.redis("redis-delay20", "20 ms added each way between sluice and Redis (a 40 ms round trip)",
+                    (t, s) -> n -> 20, (t, s) -> n -> 20),
+            Scenario.redis("redis-delay50", "50 ms added each way between sluice and Redis, past a 50 ms redis-timeout",
+                    (t, s) -> n -> 50, (t, s) -> n -> 50),
+            Scenario.redis("redis-blackhole5s", "nothing passes between sluice and Redis for 5 s, from the 2nd second",
+                    (t, s) -> blackHole(t, 2000, 7000), (t, s) -> blackHole(t, 2000, 7000)),
+            Scenario.redis("redis-flap2s", "Redis unreachable every other 2 s (its connection held, not closed)",
+                    (t, s) -> flapping(t, 2000), (t, s) -> flapping(t, 2000)));
+
+    /**
+     * With {@code --tcp}: the client asks over TCP, so the servers forward over TCP, through a
+     * {@link StreamRelay} on the upstream's port. A stream loses nothing and keeps its order:
+     * a lost segment costs TCP a retransmission, at least Linux's least RTO (200 ms) later.
+     */
+    private static final List<Scenario> TCP_SCENARIOS = List.of(
+            Scenario.upstream("none", "no fault", (t, s) -> DatagramRelay.NONE, (t, s) -> DatagramRelay.NONE),
+            Scenario.upstream("loss1", "1% of the segments each way retransmitted 200 ms later",
+                    (t, s) -> holding(0.01, 200, s), (t, s) -> holding(0.01, 200, s + 1)),
+            Scenario.upstream("loss10", "10% of the segments each way retransmitted 200 ms later",
+                    (t, s) -> holding(0.10, 200, s), (t, s) -> holding(0.10, 200, s + 1)),
+            Scenario.upstream("loss30", "30% of the segments each way retransmitted 200 ms later",
+                    (t, s) -> holding(0.30, 200, s), (t, s) -> holding(0.30, 200, s + 1)),
+            Scenario.upstream("delay50", "50 ms added toward the upstream, jitter 50% (25-75 ms, in order)",
+                    (t, s) -> jittered(50, s), (t, s) -> DatagramRelay.NONE),
+            Scenario.upstream("delay300", "300 ms added toward the upstream, jitter 50% (150-450 ms, in order)",
+                    (t, s) -> jittered(300, s), (t, s) -> DatagramRelay.NONE),
+            Scenario.upstream("blackhole5s", "nothing passes either way for 5 s, from the 2nd second",
+                    (t, s) -> blackHole(t, 2000, 7000), (t, s) -> blackHole(t, 2000, 7000)),
+            Scenario.upstream("flap2s", "the upstream unreachable every other 2 s (its connections held)",
                     (t, s) -> flapping(t, 2000), (t, s) -> flapping(t, 2000)));
 
     private NetFault() {
@@ -73,6 +119,8 @@ public final class NetFault {
     public static void main(String[] args) throws Exception {
         int queries = 1000;
         int rate = 100;
+        int redis = 0;
+        boolean tcp = false;
         List<String> only = new ArrayList<>();
         List<String[]> servers = new ArrayList<>();
         for (int i = 0; i < args.length; i++) {
@@ -80,6 +128,8 @@ public final class NetFault {
                 case "--queries" -> queries = Integer.parseInt(args[++i]);
                 case "--rate" -> rate = Integer.parseInt(args[++i]);
                 case "--scenario" -> only.add(args[++i]);
+                case "--redis" -> redis = Integer.parseInt(args[++i]);
+                case "--tcp" -> tcp = true;
                 default -> {
                     int eq = args[i].indexOf('=');
                     if (eq <= 0) {
@@ -90,27 +140,46 @@ public final class NetFault {
                 }
             }
         }
-        List<Scenario> scenarios = SCENARIOS.stream().filter(s -> only.isEmpty() || only.contains(s.name())).toList();
-        if (scenarios.isEmpty()) {
-            System.err.println("netfault: no scenario named " + only + "; there are "
-                    + SCENARIOS.stream().map(Scenario::name).toList());
+        boolean withRedis = redis > 0;
+        if (!withRedis && servers.stream().anyMatch(s -> s[1].contains("{redis}"))) {
+            System.err.println("netfault: a server command names {redis}: --redis PORT is needed");
             System.exit(2);
         }
-        System.out.printf("netfault: %d queries at %d a second per scenario, each waiting up to 5 s%n", queries, rate);
+        List<Scenario> scenarios = (tcp ? TCP_SCENARIOS : SCENARIOS).stream()
+                .filter(s -> only.isEmpty() || only.contains(s.name()))
+                .filter(s -> withRedis || !s.onRedis()).toList();
+        if (scenarios.isEmpty()) {
+            System.err.println("netfault: no scenario named " + only + "; there are "
+                    + (tcp ? TCP_SCENARIOS : SCENARIOS).stream().map(Scenario::name).toList());
+            System.exit(2);
+        }
+        System.out.printf("netfault: %d queries at %d a second per scenario over %s, each waiting up to 5 s%n", queries,
+                rate, tcp ? "TCP" : "UDP");
         for (Scenario s : scenarios) {
             System.out.printf("  %-12s %s%n", s.name(), s.says());
         }
         try (AnsweringUpstream upstream = new AnsweringUpstream(0);
-             DatagramRelay relay = new DatagramRelay(new InetSocketAddress("127.0.0.1", upstream.port()))) {
+             DatagramRelay relay = new DatagramRelay(new InetSocketAddress("127.0.0.1", upstream.port()));
+             StreamRelay streams = tcp ? new StreamRelay(new InetSocketAddress("127.0.0.1", upstream.port()),
+                     relay.address().getPort()) : null;
+             StreamRelay redisRelay = withRedis ? new StreamRelay(new InetSocketAddress("127.0.0.1", redis)) : null) {
             for (String[] server : servers) {
-                run(server[0], server[1].replace("{port}", String.valueOf(PORT))
-                        .replace("{upstream}", String.valueOf(relay.address().getPort())), relay, scenarios, queries, rate);
+                boolean usesRedis = server[1].contains("{redis}");
+                String command = server[1].replace("{port}", String.valueOf(PORT))
+                        .replace("{upstream}", String.valueOf(relay.address().getPort()))
+                        .replace("{redis}", withRedis ? String.valueOf(redisRelay.port()) : "");
+                run(server[0], command, relay, streams, usesRedis ? redisRelay : null,
+                        scenarios.stream().filter(s -> usesRedis || !s.onRedis()).toList(), queries, rate);
             }
         }
     }
 
-    private static void run(String label, String command, DatagramRelay relay, List<Scenario> scenarios, int queries,
-                            int rate) throws Exception {
+    /**
+     * Runs the server of {@code command} through each scenario: over TCP when {@code streams} (the
+     * upstream's TCP relay) is there; {@code redisRelay} is null when it has no Redis.
+     */
+    private static void run(String label, String command, DatagramRelay relay, StreamRelay streams,
+                            StreamRelay redisRelay, List<Scenario> scenarios, int queries, int rate) throws Exception {
         Process p = new ProcessBuilder("sh", "-c", command).redirectErrorStream(true)
                 .redirectOutput(new File("/tmp/netfault-" + label + ".log")).start();
         try {
@@ -118,11 +187,22 @@ public final class NetFault {
             long seed = 1;
             for (Scenario s : scenarios) {
                 long start = System.nanoTime();
-                relay.queries(s.queries().make(start, seed++));
-                relay.replies(s.replies().make(start, seed++));
-                long[] r = ask(label + "-" + s.name(), queries, rate, start);
+                if (s.onRedis()) {
+                    redisRelay.faults(s.queries().make(start, seed++), s.replies().make(start, seed++));
+                } else if (streams != null) {
+                    streams.faults(s.queries().make(start, seed++), s.replies().make(start, seed++));
+                } else {
+                    relay.queries(s.queries().make(start, seed++));
+                    relay.replies(s.replies().make(start, seed++));
+                }
+                long[] r = ask(label + "-" + s.name(), queries, rate, start, streams != null);
                 relay.queries(DatagramRelay.NONE);
                 relay.replies(DatagramRelay.NONE);
+                for (StreamRelay r2 : new StreamRelay[] {streams, redisRelay}) {
+                    if (r2 != null) {
+                        r2.faults(DatagramRelay.NONE, DatagramRelay.NONE);
+                    }
+                }
                 System.out.printf("%s %s answers=%d servfail=%d unanswered=%d p50_ms=%.1f p99_ms=%.1f%n", label, s.name(),
                         r[0], r[1], r[2], r[3] / 1e6, r[4] / 1e6);
                 // a server that marked its upstream down finds it again before the next scenario
@@ -136,10 +216,20 @@ public final class NetFault {
         }
     }
 
-    /** Asks {@code queries} new names at {@code rate}; [answers, SERVFAILs, unanswered, p50 nanos, p99 nanos]. */
-    private static long[] ask(String prefix, int queries, int rate, long start) throws Exception {
-        DatagramChannel client = DatagramChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
-        client.connect(new InetSocketAddress("127.0.0.1", PORT));
+    /**
+     * Asks {@code queries} new names at {@code rate}, over one TCP connection or UDP; [answers,
+     * SERVFAILs, unanswered, p50 nanos, p99 nanos].
+     */
+    private static long[] ask(String prefix, int queries, int rate, long start, boolean tcp) throws Exception {
+        InetSocketAddress server = new InetSocketAddress("127.0.0.1", PORT);
+        ByteChannel client;
+        if (tcp) {
+            SocketChannel c = SocketChannel.open(server);
+            c.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            client = c;
+        } else {
+            client = DatagramChannel.open().bind(new InetSocketAddress("127.0.0.1", 0)).connect(server);
+        }
         AtomicLongArray sent = new AtomicLongArray(queries);
         long[] answeredAt = new long[queries];
         int[] rcodes = new int[queries];
@@ -148,10 +238,19 @@ public final class NetFault {
             ByteBuffer buf = ByteBuffer.allocate(4096);
             while (client.isOpen()) {
                 try {
-                    buf.clear();
-                    client.receive(buf);
+                    byte[] wire;
+                    if (tcp) {
+                        ByteBuffer length = ByteBuffer.allocate(2);
+                        readFully(client, length);
+                        wire = new byte[length.getShort(0) & 0xFFFF];
+                        readFully(client, ByteBuffer.wrap(wire));
+                    } else {
+                        buf.clear();
+                        client.read(buf);
+                        wire = Arrays.copyOf(buf.array(), buf.position());
+                    }
                     long at = System.nanoTime();
-                    Message m = new Message(Arrays.copyOf(buf.array(), buf.position()));
+                    Message m = new Message(wire);
                     int id = m.getHeader().getID();
                     synchronized (rcodes) {
                         if (id < queries && rcodes[id] < 0) {
@@ -174,7 +273,12 @@ public final class NetFault {
                 LockSupport.parkNanos(due - System.nanoTime());
             }
             sent.set(i, System.nanoTime());
-            client.write(ByteBuffer.wrap(query(i, "q" + i + "." + prefix + "-" + start + ".netfault.example.")));
+            byte[] q = query(i, "q" + i + "." + prefix + "-" + start + ".netfault.example.");
+            ByteBuffer out = tcp ? ByteBuffer.allocate(2 + q.length).putShort((short) q.length).put(q).flip()
+                    : ByteBuffer.wrap(q);
+            while (out.hasRemaining()) {
+                client.write(out);
+            }
         }
         long waitUntil = System.nanoTime() + CLIENT_WAIT_NANOS;
         while (System.nanoTime() < waitUntil && unanswered(rcodes)) {
@@ -201,6 +305,14 @@ public final class NetFault {
         long p50 = latencies.isEmpty() ? 0 : latencies.get((latencies.size() - 1) / 2);
         long p99 = latencies.isEmpty() ? 0 : latencies.get((int) Math.ceil(latencies.size() * 0.99) - 1);
         return new long[] {answers, servfail, unanswered, p50, p99};
+    }
+
+    private static void readFully(ByteChannel c, ByteBuffer into) throws java.io.IOException {
+        while (into.hasRemaining()) {
+            if (c.read(into) < 0) {
+                throw new java.io.EOFException();
+            }
+        }
     }
 
     private static boolean unanswered(int[] rcodes) {
