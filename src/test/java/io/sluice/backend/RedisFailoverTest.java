@@ -114,15 +114,16 @@ class RedisFailoverTest {
 
     /**
      * Runs {@code fault} on a master after two seconds of load, then checks the rate of the three
-     * seconds after it against the second before and the waits; then, after {@code then}, that
+     * seconds after it against the two seconds before and the waits; then, after {@code then}, that
      * every domain is decided by Redis again.
      */
     private void fault(Metrics s, Load load, String what, Fault fault, String after, Fault... then) throws Exception {
         Await.result("the cluster answering every call", Duration.ofSeconds(20),
                 () -> s.value("sluice_redis_up") == 1 ? Boolean.TRUE : null);
         int start = load.second();
-        Await.until("a whole second of load", Duration.ofSeconds(10), () -> load.second() >= start + 2);
-        int before = load.answered(load.second() - 1);
+        Await.until("two whole seconds of load", Duration.ofSeconds(10), () -> load.second() >= start + 3);
+        // their mean: one second's count on two busy cores moves by a tenth or more by itself
+        int before = (load.answered(load.second() - 1) + load.answered(load.second() - 2)) / 2;
         double failedBefore = s.value("sluice_redis_failure_decisions_total");
         double lateBefore = waitsPastTheTimeout(s);
         int at = load.second();
@@ -130,7 +131,7 @@ class RedisFailoverTest {
         Await.until("two whole seconds after the fault", Duration.ofSeconds(10), () -> load.second() >= at + 3);
         for (int sec = at; sec < at + 3; sec++) {
             assertTrue(load.answered(sec) >= before * 8 / 10, "master " + what + ": second " + (sec - at)
-                    + " answered " + load.answered(sec) + ", the second before " + before + "; " + load);
+                    + " answered " + load.answered(sec) + ", the two before " + before + " on average" + "; " + load);
         }
         // The figures docs/benchmarks.md ("Redis failover") quotes.
         System.out.printf("RedisFailoverTest: master %s at second %d (%s); %s%n", what, at, load,
@@ -188,7 +189,7 @@ class RedisFailoverTest {
      * late because no core was free for its loop would measure this machine, not sluice.
      */
     private static final class Load implements AutoCloseable {
-        static final int PER_CLIENT = 500;
+        static final int PER_CLIENT = 250;
         private final long start = System.nanoTime();
         private final AtomicIntegerArray answered = new AtomicIntegerArray(120);
         private final AtomicLong unanswered = new AtomicLong();
