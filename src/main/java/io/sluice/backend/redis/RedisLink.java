@@ -42,8 +42,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.stream.Collectors;
 import java.util.function.ToIntFunction;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -337,7 +337,7 @@ public final class RedisLink implements AutoCloseable {
         }
         try {
             if (c instanceof StatefulRedisClusterConnection<String, String> cluster) {
-                wait(((RedisClusterClient) client).refreshPartitionsAsync().toCompletableFuture());
+                await(((RedisClusterClient) client).refreshPartitionsAsync().toCompletableFuture());
                 Set<String> holding = cluster.getPartitions().stream().filter(n -> !n.getSlots().isEmpty())
                         .map(RedisClusterNode::getNodeId).collect(Collectors.toSet());
                 if (masters.keySet().retainAll(holding)) {
@@ -357,13 +357,13 @@ public final class RedisLink implements AutoCloseable {
     }
 
     private void ping(CompletableFuture<StatefulRedisConnection<String, String>> connecting, RedisNode node) {
-        if (wait(connecting.thenCompose(n -> n.async().ping().toCompletableFuture())) != null) {
+        if (await(connecting.thenCompose(n -> n.async().ping().toCompletableFuture())) != null) {
             node.answered();
         }
     }
 
     /** What {@code f} gives within the probe's wait, or null. */
-    private static <T> T wait(CompletableFuture<T> f) {
+    private static <T> T await(CompletableFuture<T> f) {
         try {
             return f.get(PROBE_WAIT_MILLIS, TimeUnit.MILLISECONDS);
         } catch (ExecutionException | TimeoutException e) {
