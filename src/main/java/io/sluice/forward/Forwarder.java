@@ -367,6 +367,10 @@ public final class Forwarder {
             cutOff(q); // sent again, the transfer would repeat what the client already has
             return;
         }
+        if (q.waitingOutLast) {
+            countUnanswered(q, null); // the failure its timeout deferred to the query's end
+            q.waitingOutLast = false;
+        }
         if (wasHealthy && !q.reconnected) {
             q.reconnected = true;
             q.askAgain();

@@ -251,9 +251,24 @@ final class DeltaSync implements AutoCloseable {
         return Math.min(last, now + algorithm.idleIn(word, budget, now));
     }
 
-    /** One call for {@code pushes}; those whose compare-and-set lost go in {@code lost}. */
+    /**
+     * One call for {@code pushes}; those whose compare-and-set lost go in {@code lost}, and so do
+     * those whose server is away (no call), while their window lasts: what they count is pushed
+     * once it answers, not dropped for one late call.
+     */
     private void push(List<Push> pushes, List<Push> lost) {
         long now = limiter.clock().epochNanos(); // per call: a pass may take several timeouts
+        if (backend.link().away(pushes.get(0).key())) {
+            for (Push p : pushes) {
+                long end = algorithm.leaseUntil(pendingSince[p.slot()], limiter.budgetOf(p.slot(), p.fingerprint()));
+                if (end == 0 || now < end) {
+                    lost.add(p);
+                } else {
+                    pending[p.slot()] = 0; // its window is over: it matters to no later one
+                }
+            }
+            return;
+        }
         String[] keys = new String[pushes.size()];
         String[] args = new String[4 * pushes.size()];
         long[] next = new long[pushes.size()];

@@ -75,8 +75,8 @@ final class ExactDecisions implements Decisions {
         final long parkedAt = System.nanoTime();
         /** Whether a call for it is out. */
         boolean calling;
-        /** Whether its queries have their verdicts (and are released). */
-        boolean decided;
+        /** Whether its queries have their verdicts (and are released); read by a Lettuce thread only at shutdown. */
+        volatile boolean decided;
         /** Rounds lost so far; after the first, {@code learnt} is the word Redis returned. */
         int tries;
         /** For a counter the janitor retired, whose heap word is gone. */
@@ -354,9 +354,12 @@ final class ExactDecisions implements Decisions {
             Batch b = batches.get(i);
             backend.settled(b.slot);
             b.calling = false;
+            boolean countedHere = b.decided && backend.settings().redisFailure() == BackendSettings.RedisFailure.LOCAL;
             if (error != null || reply == null || reply.size() <= i) {
-                if (!(b.decided && backend.settings().redisFailure() == BackendSettings.RedisFailure.LOCAL)) {
-                    forget(b); // else the reservation is what the failure policy counted here
+                if (countedHere) { // what local allowed stays counted here, without a lease Redis never took
+                    table.compareAndSetWord(b.slot, b.fingerprint, b.next, withAllowed(b, b.expected));
+                } else {
+                    forget(b);
                 }
                 if (!b.decided) {
                     fail(b);
@@ -374,7 +377,7 @@ final class ExactDecisions implements Decisions {
             } else {
                 long word = RedisKeys.word(reply.get(i));
                 // Unless a later round reserved on top of b (it loses too, and learns then).
-                table.compareAndSetWord(b.slot, b.fingerprint, b.next, word);
+                table.compareAndSetWord(b.slot, b.fingerprint, b.next, countedHere ? withAllowed(b, word) : word);
                 backend.conflicts().increment();
                 b.learnt = word;
                 b.tries++;
@@ -387,6 +390,11 @@ final class ExactDecisions implements Decisions {
             roundsInFlight--;
             send(); // what waited for this round, and what lost it
         }
+    }
+
+    /** {@code word} with the queries {@link #expire} allowed from {@code b}'s reservation counted in it. */
+    private long withAllowed(Batch b, long word) {
+        return algorithm.addToCurrent(word, limiter.budgetOf(b.slot, b.fingerprint), limiter.clock().epochNanos(), b.allowed);
     }
 
     /** Calls {@link #send} again shortly, once: waiting batches then go, wait on, or are refused. */
@@ -429,14 +437,18 @@ final class ExactDecisions implements Decisions {
         }
     }
 
-    /** Expires every batch whose first query has waited the Redis timeout. */
+    /** Expires every batch whose first query has waited the Redis timeout; one that throws stops none of the rest. */
     private void sweep() {
         sweepQueued = false;
         long now = System.nanoTime();
         for (Batch b; (b = byAge.peek()) != null && (b.decided || now - b.parkedAt >= timeoutNanos); ) {
             byAge.poll();
             if (!b.decided) {
-                expire(b);
+                try {
+                    expire(b);
+                } catch (RuntimeException e) {
+                    errors.caught(InternalErrors.nameOf(verdicts), "a parked batch's expiry", "the others go on", e);
+                }
             }
         }
         sweepSoon();

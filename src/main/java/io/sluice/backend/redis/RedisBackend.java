@@ -56,7 +56,7 @@ public final class RedisBackend implements Backend {
                 + " the Redis timeout.");
         meters.gauge("redis_up", "1 while Redis answers (in a cluster, every master), else 0.", () -> up() ? 1 : 0);
         this.failureDecisions = meters.counter("redis_failure_decisions", "Queries --redis-failure decided: Redis"
-                + " (or the cluster master of their domain) away, a call past --redis-timeout, a domain's"
+                + " (in exact mode, the cluster master of their domain) away, a call past --redis-timeout, a domain's"
                 + " compare-and-sets lost until then, or too many queries parked for calls.");
         this.waits = meters.histogram("redis_wait", "Exact mode: how long the queries of one domain parked in one"
                 + " read burst waited for their verdicts, from the first one parked. At most --redis-timeout"

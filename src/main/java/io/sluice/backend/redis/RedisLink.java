@@ -42,6 +42,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import java.util.function.ToIntFunction;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
@@ -70,7 +71,10 @@ public final class RedisLink implements AutoCloseable {
     private static final long RETRY_MILLIS = 1000;
     /** How often servers that are away are probed. */
     static final long PROBE_MILLIS = 250;
-    /** How long the background thread waits for a topology or a PING. */
+    /**
+     * How long a probe waits for a topology (a refresh's own timeout; a node that does not answer
+     * is left out of it) and for its PINGs, which Lettuce also ends at the Redis timeout.
+     */
     private static final long PROBE_WAIT_MILLIS = 1000;
 
     private final BackendSettings settings;
@@ -240,7 +244,11 @@ public final class RedisLink implements AutoCloseable {
                 "redis cluster node " + m.getUri().getHost() + ":" + m.getUri().getPort(), policy(), this::countAway));
     }
 
-    private void countAway() {
+    /**
+     * Under the link's lock: two nodes changing at once on two threads each count all nodes, and
+     * the later count, which sees both changes, is the one kept.
+     */
+    private synchronized void countAway() {
         int n = standalone != null && standalone.away() ? 1 : 0;
         for (RedisNode m : masters.values()) {
             n += m.away() ? 1 : 0;
@@ -327,50 +335,56 @@ public final class RedisLink implements AutoCloseable {
     }
 
     /**
-     * While a server is away: a cluster's topology asked again, masters that hold no slot any more
-     * forgotten, and each server still away sent a PING. On the background thread, which may block.
+     * While a server is away: each sent a PING (all at once; one that answers is back), and a
+     * cluster's topology asked again meanwhile, then masters that hold no slot any more forgotten.
+     * The count of servers away is made again each time, whatever it said. On the background
+     * thread, which waits here for at most {@link #PROBE_WAIT_MILLIS}.
      */
     private void probe() {
         StatefulConnection<String, String> c = connection;
+        countAway();
         if (c == null || away.get() == 0 || closing) {
             return;
         }
-        try {
-            if (c instanceof StatefulRedisClusterConnection<String, String> cluster) {
-                await(((RedisClusterClient) client).refreshPartitionsAsync().toCompletableFuture());
-                Set<String> holding = cluster.getPartitions().stream().filter(n -> !n.getSlots().isEmpty())
-                        .map(RedisClusterNode::getNodeId).collect(Collectors.toSet());
-                if (masters.keySet().retainAll(holding)) {
-                    countAway();
+        List<CompletableFuture<?>> asked = new ArrayList<>();
+        if (c instanceof StatefulRedisClusterConnection<String, String> cluster) {
+            for (Map.Entry<String, RedisNode> m : masters.entrySet()) {
+                if (m.getValue().away()) {
+                    asked.add(ping(() -> cluster.getConnectionAsync(m.getKey()), m.getValue()));
                 }
-                for (Map.Entry<String, RedisNode> m : masters.entrySet()) {
-                    if (m.getValue().away()) {
-                        ping(cluster.getConnectionAsync(m.getKey()), m.getValue());
-                    }
-                }
-            } else if (standalone.away() && c instanceof StatefulRedisConnection<String, String> single) {
-                ping(CompletableFuture.completedFuture(single), standalone);
             }
-        } catch (RuntimeException e) {
-            log.debug("probing Redis", e); // the next probe tries again
+            asked.add(quietly(() -> ((RedisClusterClient) client).refreshPartitionsAsync().toCompletableFuture()));
+        } else if (standalone.away() && c instanceof StatefulRedisConnection<String, String> single) {
+            asked.add(ping(() -> CompletableFuture.completedFuture(single), standalone));
         }
-    }
-
-    private void ping(CompletableFuture<StatefulRedisConnection<String, String>> connecting, RedisNode node) {
-        if (await(connecting.thenCompose(n -> n.async().ping().toCompletableFuture())) != null) {
-            node.answered();
-        }
-    }
-
-    /** What {@code f} gives within the probe's wait, or null. */
-    private static <T> T await(CompletableFuture<T> f) {
         try {
-            return f.get(PROBE_WAIT_MILLIS, TimeUnit.MILLISECONDS);
+            CompletableFuture.allOf(asked.toArray(new CompletableFuture<?>[0])).get(PROBE_WAIT_MILLIS, TimeUnit.MILLISECONDS);
         } catch (ExecutionException | TimeoutException e) {
-            return null;
+            // what did not answer in time stays away
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return null;
+        }
+        if (c instanceof StatefulRedisClusterConnection<String, String> cluster) {
+            Set<String> holding = cluster.getPartitions().stream().filter(n -> !n.getSlots().isEmpty())
+                    .map(RedisClusterNode::getNodeId).collect(Collectors.toSet());
+            masters.keySet().retainAll(holding);
+        }
+        countAway();
+    }
+
+    /** Once {@code connecting} gives a connection, PINGs {@code node} on it: back if it answers. */
+    private static CompletableFuture<?> ping(Supplier<CompletableFuture<? extends StatefulRedisConnection<?, ?>>> connecting,
+                                             RedisNode node) {
+        return quietly(() -> connecting.get().thenCompose(n -> n.async().ping().toCompletableFuture())
+                .thenRun(node::answered));
+    }
+
+    /** What {@code started} starts, completing normally whatever happens to it (or if starting it throws). */
+    private static CompletableFuture<?> quietly(Supplier<CompletableFuture<?>> started) {
+        try {
+            return started.get().handle((r, e) -> null);
+        } catch (RuntimeException e) {
+            return CompletableFuture.completedFuture(null);
         }
     }
 

@@ -7,7 +7,8 @@ import org.slf4j.LoggerFactory;
 /**
  * One Redis server that {@link RedisLink} calls: the standalone Redis, or one master of a cluster.
  * A call to it that fails or is late puts it away at once: the domains it holds are decided by the
- * failure policy without calling it, until a probe of the link finds it answering again. One log
+ * failure policy without calling it, until it answers again (a PING of the link's probe, or a call
+ * that was still out). One log
  * line when it goes away and one when it is back, at most one of each per 10 s however it flaps.
  *
  * <p>{@link #away} is read by every event loop per batch of calls and written only on the rare
