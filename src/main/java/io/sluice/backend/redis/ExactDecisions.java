@@ -217,7 +217,7 @@ final class ExactDecisions implements Decisions {
                 }
             } else if (backend.reserving(b.slot)) {
                 // Refused only by what Redis may not take: wait for it, until the batch expires.
-                if (b.tries > 0) {
+                if (b.tries > 0 || waiting.containsKey(b.slot)) { // a retired domain's batch and its slot's new one
                     retrying.add(b);
                 } else {
                     waiting.put(b.slot, b);
