@@ -329,6 +329,10 @@ public final class Forwarder {
      */
     void linkUnreachable(UpstreamLink link, int id) {
         countFailure(link.upstream());
+        PendingQuery q = link.waiting(id);
+        if (q != null) {
+            q.waitingOutLast = false; // its deferred failure is the one just counted
+        }
         linkLost(link, id, false);
     }
 

@@ -52,6 +52,8 @@ class CoalescingTest {
                     queries.add(q);
                 }
                 Await.until("every query but the first joined it", () -> count(s, "coalesced") == n - 1);
+                // the leader's query leaves at the end of its loop's wake-up, maybe after the count
+                Await.until("the leader's query upstream", () -> up.udpQueries() > 0);
                 assertEquals(1, up.udpQueries(), "one query upstream for " + n);
                 up.release();
                 for (int i = 0; i < n; i++) {

@@ -338,9 +338,18 @@ public final class RedisLink implements AutoCloseable {
      * While a server is away: each sent a PING (all at once; one that answers is back), and a
      * cluster's topology asked again meanwhile, then masters that hold no slot any more forgotten.
      * The count of servers away is made again each time, whatever it said. On the background
-     * thread, which waits here for at most {@link #PROBE_WAIT_MILLIS}.
+     * thread, which waits here for at most {@link #PROBE_WAIT_MILLIS}; an exception would end the
+     * schedule, so none leaves.
      */
     private void probe() {
+        try {
+            probeOnce();
+        } catch (RuntimeException e) {
+            log.debug("probing Redis", e); // the next probe tries again
+        }
+    }
+
+    private void probeOnce() {
         StatefulConnection<String, String> c = connection;
         countAway();
         if (c == null || away.get() == 0 || closing) {
