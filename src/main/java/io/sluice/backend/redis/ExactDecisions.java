@@ -206,7 +206,7 @@ final class ExactDecisions implements Decisions {
             if (b.decided) {
                 continue; // expired while it waited
             }
-            if (algorithm.acquire(lastKnown(b), limiter.budgetOf(b.slot, b.fingerprint), now) != Algorithm.REFUSE) {
+            if (!lastKnownRefuses(b, now)) {
                 if (b.key == null) {
                     b.key = RedisKeys.key(b.domain, limiter.policyOf(b.fingerprint), backend.algorithmName());
                 }
@@ -285,6 +285,11 @@ final class ExactDecisions implements Decisions {
         b.leaseEnd = end;
         b.leaseBudget = budget;
         return leased;
+    }
+
+    /** Whether the word {@code b} is worked out from refuses even its first query at {@code now}. */
+    private boolean lastKnownRefuses(Batch b, long now) {
+        return algorithm.acquire(lastKnown(b), limiter.budgetOf(b.slot, b.fingerprint), now) == Algorithm.REFUSE;
     }
 
     /** The word {@code b} is worked out from. */
@@ -462,8 +467,7 @@ final class ExactDecisions implements Decisions {
      */
     private void expire(Batch b) {
         if (!b.calling) {
-            long now = limiter.clock().epochNanos();
-            if (algorithm.acquire(lastKnown(b), limiter.budgetOf(b.slot, b.fingerprint), now) == Algorithm.REFUSE) {
+            if (lastKnownRefuses(b, limiter.clock().epochNanos())) {
                 settle(b, 0);
             } else {
                 fail(b);
