@@ -10,6 +10,7 @@ import io.sluice.cache.AnswerCache;
 import io.sluice.coalesce.Coalescing;
 import io.sluice.config.ConfigException;
 import io.sluice.config.Reloadable;
+import io.sluice.cookie.Cookies;
 import io.sluice.config.Settings;
 import io.sluice.config.SettingsSource;
 import io.sluice.dnstap.Dnstap;
@@ -61,6 +62,8 @@ public final class Sluice implements AutoCloseable {
     private ClientAccess access;
     private AnswerCache cache;
     private LimitsModule limitsModule;
+    /** DNS cookies, or null when off. */
+    private Cookies cookies;
     private Forwarding forwarding;
     private final List<Pipeline> pipelines = new ArrayList<>();
     /** The metrics, served on --metrics when asked for. */
@@ -115,6 +118,10 @@ public final class Sluice implements AutoCloseable {
         }
         access = made(new ClientAccess(settings, meters), modules);
         modules.add(loop -> new MessageCheck(meters));
+        cookies = Cookies.start(settings, clock::epochNanos, meters);
+        if (cookies != null) {
+            modules.add(cookies); // before the cache: its answers carry the cookie too, and it keeps none
+        }
         if (settings.cache().on()) {
             cache = made(new AnswerCache(settings.cache(), settings.threads(), clock::epochNanos, settings.maxUdpSize(),
                     meters), modules);
@@ -155,6 +162,9 @@ public final class Sluice implements AutoCloseable {
         List<Reloadable> reloadable = new ArrayList<>(List.of(forwarding, limitsModule, access, LogLevel.RELOAD));
         if (dnstap != null) {
             reloadable.add(dnstap);
+        }
+        if (cookies != null) {
+            reloadable.add(cookies);
         }
         Reloadable certificates = frontend.certificates();
         if (certificates != null) {
@@ -248,6 +258,7 @@ public final class Sluice implements AutoCloseable {
                 + "; threads " + settings.threads() + "; transport " + transport
                 + "; " + access.describe()
                 + "; " + (cache == null ? "cache off" : "cache " + cache.capacity() + " answers")
+                + "; " + (cookies == null ? "cookies off" : cookies.describe())
                 + "; " + limitsModule.describe()
                 + (metrics.address() == null ? "" : "; metrics http://" + Addresses.text(metrics.address()) + "/metrics")
                 + (admin == null ? "" : "; admin http://" + Addresses.text(admin.address()) + "/")

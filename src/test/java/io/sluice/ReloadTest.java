@@ -79,6 +79,10 @@ class ReloadTest {
         other.put("limits.burst", "20");
         other.put("action", "drop");
         other.put("dry-run", "true");
+        other.put("slip", "2");
+        other.put("limits.verified-share", "0.5");
+        other.put("cookies.enabled", "false");
+        other.put("cookies.secret-file", file.toString());
         other.put("limits.max-domains", "1000");
         other.put("limits.janitor-interval", "10s");
         other.put("limits.per-client.queries", "5");

@@ -46,6 +46,16 @@ final class Leader implements Route {
     }
 
     @Override
+    public boolean verified() {
+        return route.verified();
+    }
+
+    @Override
+    public Route wrapped() {
+        return route;
+    }
+
+    @Override
     public SocketProtocol protocol() {
         return route.protocol();
     }

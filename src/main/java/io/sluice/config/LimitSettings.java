@@ -26,6 +26,10 @@ import java.util.Map;
  * @param flood            when a domain's upstream answers are mostly NXDOMAIN, and what its budget becomes
  * @param maxInflightPerDomain the most queries of one registrable domain waiting on upstreams at
  *                         once; 0: no bound
+ * @param verifiedShare    the share of each domain's budget that unverified queries (UDP without a
+ *                         valid server cookie) cannot spend; 0: none
+ * @param slip             of the unverified UDP queries a limit refuses, every slip-th gets an empty
+ *                         TC answer instead; 0: none
  */
 public record LimitSettings(
         DomainLimit defaultLimit,
@@ -43,7 +47,9 @@ public record LimitSettings(
         int reverseIpv6Prefix,
         PerClient perClient,
         Flood flood,
-        int maxInflightPerDomain) {
+        int maxInflightPerDomain,
+        double verifiedShare,
+        int slip) {
 
     public LimitSettings {
         domains = Map.copyOf(domains);

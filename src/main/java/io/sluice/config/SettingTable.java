@@ -149,8 +149,17 @@ public final class SettingTable {
     public static final Setting<LimitSettings.Action> ACTION = one("action", "--action", "NAME", "refused",
             LimitSettings.Action.REFUSED, v -> Values.named(v, LimitSettings.Action.values()), Applied.LIMITS,
             "refused | nxdomain | drop | truncate.");
+    public static final Setting<Integer> SLIP = one("slip", "--slip", "N", "0 (off)", 0,
+            v -> Values.integer(v, 0, 1_000_000), Applied.LIMITS,
+            "Of the unverified UDP queries a limit refuses, every Nth gets an empty TC answer instead of the action,"
+                    + " as BIND's and Knot's RRL slip: a real client behind a forged flood asks again over TCP, verified.");
     public static final Setting<Boolean> DRY_RUN = one("dry-run", "--dry-run", null, "off", false, Values::bool, Applied.LIMITS,
             "Count, log and expose what would be refused, but forward everything.");
+    public static final Setting<Double> VERIFIED_SHARE = one("limits.verified-share", "--verified-share", "S", "0 (off)",
+            0.0, v -> Values.fraction(v, 0, 1), Applied.LIMITS,
+            "Share of each domain's budget kept for verified queries (a valid server cookie, or TCP, DoT, DoH):"
+                    + " unverified ones may spend at most 1 - S of it; with a per-client budget each client's verified"
+                    + " and unverified queries count apart. 0: no difference.");
     public static final Setting<Integer> MAX_DOMAINS = one("limits.max-domains", "--max-domains", "N", "1000000",
             1_000_000, v -> Values.integer(v, 1, 100_000_000), Applied.RESTART, "Counter table bound.");
     public static final Setting<Duration> JANITOR_INTERVAL = one("limits.janitor-interval", null, null, "5s",
@@ -484,7 +493,8 @@ public final class SettingTable {
         return value.trim();
     }
 
-    private static Path readable(String value) throws ConfigException {
+    /** A path to a file this process can read. */
+    public static Path readable(String value) throws ConfigException {
         Path p = Path.of(value.trim());
         if (!Files.isReadable(p)) {
             throw new ConfigException("cannot read '" + value + "'");

@@ -60,7 +60,7 @@ public final class Settings {
                 new LimitSettings.Flood(at(v, SettingTable.FLOOD_DETECT), at(v, SettingTable.FLOOD_NXDOMAIN_RATIO),
                         at(v, SettingTable.FLOOD_MIN_ANSWERS), at(v, SettingTable.FLOOD_BUDGET),
                         at(v, SettingTable.FLOOD_PRESSURE), at(v, SettingTable.FLOOD_EXEMPT_DOMAINS)),
-                at(v, SettingTable.MAX_INFLIGHT_PER_DOMAIN));
+                at(v, SettingTable.MAX_INFLIGHT_PER_DOMAIN), at(v, SettingTable.VERIFIED_SHARE), at(v, SettingTable.SLIP));
         this.backend = new BackendSettings(at(v, SettingTable.BACKEND), at(v, SettingTable.REDIS),
                 at(v, SettingTable.REDIS_CLUSTER), at(v, SettingTable.REDIS_MODE), at(v, SettingTable.REDIS_TIMEOUT),
                 at(v, SettingTable.REDIS_FAILURE), at(v, SettingTable.SYNC_INTERVAL), at(v, SettingTable.STATE_FILE),

@@ -49,7 +49,7 @@ public interface Decisions {
 
     /** The limiter's own counters decide at once: memory and Chronicle Map. */
     static Maker local(DomainLimiter limiter) {
-        Decisions d = (slot, domain, q) -> limiter.tryAcquire(slot, domain, q.now()) ? ALLOWED : REFUSED;
+        Decisions d = (slot, domain, q) -> limiter.tryAcquire(slot, domain, q.now(), q.verified()) ? ALLOWED : REFUSED;
         return (loop, verdicts) -> d;
     }
 }

@@ -65,13 +65,17 @@ public final class DomainLimiter {
     private volatile FloodState floods;
 
     /**
-     * The rules in force as a decision reads them: the rules, each budget's flood cut and the text
-     * a refusal gives of each, made once per change so that no decision allocates.
+     * The rules in force as a decision reads them: the rules, each budget's flood cut, each
+     * budget's (and cut's) twin as unverified queries see it while {@code limits.verified-share}
+     * is set, and the text a refusal gives of each, made once per change so that no decision
+     * allocates.
      */
-    private record View(LimitRules rules, Map<Policy, Policy> cuts, Map<Policy, byte[]> texts) {
+    private record View(LimitRules rules, Map<Policy, Policy> cuts, Map<Policy, Policy> unverified,
+                        Map<Policy, byte[]> texts) {
         static View of(LimitRules rules, boolean watched) {
             PolicyTable table = rules.budgets();
             Map<Policy, Policy> cuts = new IdentityHashMap<>();
+            Map<Policy, Policy> unverified = new IdentityHashMap<>();
             Map<Policy, byte[]> texts = new IdentityHashMap<>();
             List<Policy> all = new ArrayList<>(table.overrides().values());
             all.add(table.defaultPolicy());
@@ -83,7 +87,14 @@ public final class DomainLimiter {
                     texts.put(cut, cutText(cut).getBytes(StandardCharsets.US_ASCII));
                 }
             }
-            return new View(rules, cuts, texts);
+            if (rules.verifiedShare() > 0) {
+                for (Policy p : new ArrayList<>(texts.keySet())) {
+                    Policy u = p.unverified(rules.verifiedShare());
+                    unverified.put(p, u);
+                    texts.put(u, texts.get(p));
+                }
+            }
+            return new View(rules, cuts, unverified, texts);
         }
 
         PolicyTable table() {
@@ -175,7 +186,8 @@ public final class DomainLimiter {
     public void watchFloods(LimitSettings.Flood settings, FloodState state) {
         LimitRules r = view.rules();
         floods = state;
-        view = View.of(new LimitRules(r.budgets(), settings, r.action(), r.dryRun(), r.exempt()), true);
+        view = View.of(new LimitRules(r.budgets(), settings, r.action(), r.dryRun(), r.exempt(), r.verifiedShare(),
+                r.slip()), true);
     }
 
     /** Flood detection's state, or null when off. */
@@ -292,6 +304,26 @@ public final class DomainLimiter {
         return flooded(slot) && p != Policy.UNLIMITED ? cut(p) : p;
     }
 
+    /**
+     * The budget a query of {@code slot}'s domain counts against: {@link #budget(int)}, or for a
+     * query that is not {@code verified}, that budget as unverified queries see it
+     * ({@code limits.verified-share}, {@link Policy#unverified}).
+     */
+    public Policy budget(int slot, boolean verified) {
+        Policy p = budget(slot);
+        return verified ? p : unverified(p);
+    }
+
+    /** {@code p} as unverified queries see it; {@code p} itself while no share is kept for verified ones. */
+    public Policy unverified(Policy p) {
+        View v = view;
+        if (v.rules().verifiedShare() == 0 || p == Policy.UNLIMITED) {
+            return p;
+        }
+        Policy u = v.unverified().get(p);
+        return u != null ? u : p.unverified(v.rules().verifiedShare()); // a policy set since the view was made: rare
+    }
+
     private Policy cut(Policy p) {
         View v = view;
         Policy c = v.cuts().get(p);
@@ -304,8 +336,16 @@ public final class DomainLimiter {
      * {@link io.sluice.pipeline.Query#now}): true when it is allowed.
      */
     public boolean tryAcquire(int slot, DomainProbe domain, long now) {
+        return tryAcquire(slot, domain, now, true);
+    }
+
+    /**
+     * {@link #tryAcquire(int, DomainProbe, long)} for a query whose client proved its address, or
+     * not ({@code verified}): see {@link #budget(int, boolean)}.
+     */
+    public boolean tryAcquire(int slot, DomainProbe domain, long now, boolean verified) {
         while (true) {
-            Policy budget = budget(slot);
+            Policy budget = budget(slot, verified);
             switch (store.acquire(table, slot, keptAs(slot, domain), budget, algorithm, now)) {
                 case CounterStore.ALLOWED:
                     return true;

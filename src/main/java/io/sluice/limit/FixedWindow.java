@@ -3,7 +3,7 @@ package io.sluice.limit;
 /**
  * Windows aligned to multiples of the window length since the Unix epoch, so independent
  * instances agree on where windows start. A query is allowed while the window's count is below the
- * limit: exactly {@code queries} per window.
+ * ceiling: exactly {@code queries} per window (fewer for unverified queries, {@link Policy#unverified}).
  *
  * <p>Word: window index (low 32 bits of it) in the high half, the count (at least 1) in the low
  * half. A refused query writes nothing, so a flood of refusals for one domain reads a shared cache
@@ -15,9 +15,9 @@ final class FixedWindow implements Algorithm {
     public long acquire(long word, Policy p, long now) {
         int window = (int) (now / p.windowNanos());
         if ((int) (word >>> 32) != window) {
-            return ((long) window << 32) | 1;
+            return p.ceiling() == 0 ? REFUSE : ((long) window << 32) | 1;
         }
-        return (word & 0xFFFFFFFFL) >= p.queries() ? REFUSE : word + 1;
+        return (word & 0xFFFFFFFFL) >= p.ceiling() ? REFUSE : word + 1;
     }
 
     @Override

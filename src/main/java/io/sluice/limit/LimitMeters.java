@@ -10,6 +10,8 @@ public final class LimitMeters {
     final LongAdder[] limited = new LongAdder[LimitSettings.Action.values().length];
     final LongAdder limitedDryRun;
     final LongAdder limitedPerClient;
+    /** Refusals in {@code limited} by whether their client proved its address: unverified first, then verified. */
+    final LongAdder[] limitedByProof = new LongAdder[2];
     final LongAdder limitedPrefetches;
     final LongAdder inflightCapped;
     private final LongAdder floodsDetected;
@@ -22,6 +24,11 @@ public final class LimitMeters {
         limitedDryRun = r.counter("limited_dry_run", "Queries over their limit that the dry run forwarded.");
         limitedPerClient = r.counter("limited_per_client",
                 "Queries over their client network's budget for the domain (also counted in limited, or dry run).");
+        for (int verified = 0; verified < 2; verified++) {
+            limitedByProof[verified] = r.counter("limited_verified", "Queries over a limit (counted in limited), by"
+                    + " whether their client proved its address: a valid server cookie, or TCP, DoT, DoH.",
+                    "verified", String.valueOf(verified == 1));
+        }
         limitedPrefetches = r.counter("limited_prefetches",
                 "Cache prefetches over a budget: not sent upstream, and not in limited (no client was refused).");
         inflightCapped = r.counter("inflight_capped",

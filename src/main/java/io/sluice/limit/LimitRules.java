@@ -13,19 +13,21 @@ import java.net.InetAddress;
  * <p>A per-client limiter carries rules too, of which it reads only the budgets: the limit stage
  * reads the action, dry run and exemptions from the domain limiter's.
  *
- * @param flood read only while the limiter watches floods; null for a limiter that never does
+ * @param flood         read only while the limiter watches floods; null for a limiter that never does
+ * @param verifiedShare limits.verified-share: what of each budget unverified queries cannot spend
+ * @param slip          of the unverified UDP queries refused, every slip-th is answered TC instead; 0: none
  */
 public record LimitRules(PolicyTable budgets, LimitSettings.Flood flood, LimitSettings.Action action, boolean dryRun,
-                         Network[] exempt) {
+                         Network[] exempt, double verifiedShare, int slip) {
     /** A limiter's rules with only budgets: refused over them, nothing exempt, no flood watch. */
     public static LimitRules of(PolicyTable budgets) {
-        return new LimitRules(budgets, null, LimitSettings.Action.REFUSED, false, new Network[0]);
+        return new LimitRules(budgets, null, LimitSettings.Action.REFUSED, false, new Network[0], 0, 0);
     }
 
     /** The rules {@code s} gives with {@code budgets}. */
     static LimitRules of(PolicyTable budgets, LimitSettings s) {
         return new LimitRules(budgets, s.flood(), s.action(), s.dryRun(),
-                s.exemptClients().toArray(new Network[0]));
+                s.exemptClients().toArray(new Network[0]), s.verifiedShare(), s.slip());
     }
 
     /** Whether queries from {@code client} are never limited. */
@@ -40,6 +42,6 @@ public record LimitRules(PolicyTable budgets, LimitSettings.Flood flood, LimitSe
 
     /** These rules with other budgets (the admin API's change, a runtime entry expiring). */
     LimitRules withBudgets(PolicyTable next) {
-        return new LimitRules(next, flood, action, dryRun, exempt);
+        return new LimitRules(next, flood, action, dryRun, exempt, verifiedShare, slip);
     }
 }

@@ -40,6 +40,9 @@ public final class LimitStage implements Stage, Decisions.Verdicts, AnswerSide {
     /** The refusal on its way back now: the action counted, and whether a client's budget refused it. */
     private LimitSettings.Action refusing;
     private boolean refusingPerClient;
+    private boolean refusingVerified;
+    /** Unverified UDP queries refused since the last slipped one (limits' slip). */
+    private int sinceSlip;
     /** Counts the refusal on its way back when it leaves as the limit's own (not replaced by a stale answer). */
     private final Answer.Leaving countRefusal = this::countRefusal;
     /** Whether this query has been counted as a dry run's refusal already (by its client's budget). */
@@ -55,6 +58,7 @@ public final class LimitStage implements Stage, Decisions.Verdicts, AnswerSide {
     private final int ipv4Prefix;
     private final int ipv6Prefix;
     private final LongAdder limitedPerClient;
+    private final LongAdder[] limitedByProof;
     /** The way back: each answer counted for flood detection ({@code flood.FloodWatch}); null when detection is off. */
     private final AnswerSide floodWatch;
     private final WaitingPerDomain waiting;
@@ -73,6 +77,7 @@ public final class LimitStage implements Stage, Decisions.Verdicts, AnswerSide {
         this.ipv4Prefix = limits.perClientSettings().ipv4Prefix();
         this.ipv6Prefix = limits.perClientSettings().ipv6Prefix();
         this.limitedPerClient = meters.limitedPerClient;
+        this.limitedByProof = meters.limitedByProof;
         this.limited = meters.limited;
         this.limitedDryRun = meters.limitedDryRun;
         this.limitedPrefetches = meters.limitedPrefetches;
@@ -131,7 +136,7 @@ public final class LimitStage implements Stage, Decisions.Verdicts, AnswerSide {
         dryRunCounted = false;
         if (perClient != null) {
             // The client's budget first: a query it refuses spends none of the domain's.
-            clientDomain.under(clientLabel, clientLabel(q.clientIp()), domain);
+            clientDomain.under(clientLabel, clientLabel(q.clientIp(), rules.verifiedShare() > 0 && q.verified()), domain);
             int cc = perClient.counterFor(clientDomain);
             if (cc != DomainLimiter.NONE && !perClient.tryAcquire(cc, clientDomain, now)) {
                 if (rules.dryRun() && !q.answersNobody()) {
@@ -198,12 +203,14 @@ public final class LimitStage implements Stage, Decisions.Verdicts, AnswerSide {
     /**
      * Writes the label of {@code client}'s network into {@link #clientLabel}: the address's bytes
      * within the prefix, host bits cleared, in hex, then {@code -} and the prefix length
-     * ({@code c0000200-24} for 192.0.2.0/24), so that a counter's name reads in the refusal log.
-     * An IPv4 address is read without allocating; an IPv6 one costs a copy of its 16 octets.
+     * ({@code c0000200-24} for 192.0.2.0/24), so that a counter's name reads in the refusal log;
+     * then {@code v} for the verified queries' own budget ({@code limits.verified-share}), which
+     * a forged flood from the same network cannot spend. An IPv4 address is read without
+     * allocating; an IPv6 one costs a copy of its 16 octets.
      *
      * @return the label's length
      */
-    private int clientLabel(InetAddress client) {
+    private int clientLabel(InetAddress client, boolean verified) {
         int prefix;
         int n = 0;
         if (client instanceof Inet4Address) {
@@ -230,6 +237,9 @@ public final class LimitStage implements Stage, Decisions.Verdicts, AnswerSide {
             clientLabel[n++] = (byte) ('0' + prefix / 10 % 10);
         }
         clientLabel[n++] = (byte) ('0' + prefix % 10);
+        if (verified) {
+            clientLabel[n++] = 'v';
+        }
         return n;
     }
 
@@ -278,6 +288,11 @@ public final class LimitStage implements Stage, Decisions.Verdicts, AnswerSide {
             return Outcome.DROPPED;
         }
         LimitSettings.Action action = rules.action();
+        boolean verified = q.verified();
+        if (rules.slip() > 0 && !verified && action != LimitSettings.Action.TRUNCATE && ++sinceSlip >= rules.slip()) {
+            sinceSlip = 0;
+            action = LimitSettings.Action.TRUNCATE; // slipped: a real client asks again over TCP, verified
+        }
         int rcode = Wire.RCODE_REFUSED;
         int flags = Wire.FLAG_RA;
         switch (action) {
@@ -297,6 +312,7 @@ public final class LimitStage implements Stage, Decisions.Verdicts, AnswerSide {
         boolean replaceable = !(action == LimitSettings.Action.TRUNCATE && q.overUdp());
         // counted by the action that answered: truncate over TCP answers as refused does
         refusing = action == LimitSettings.Action.TRUNCATE && !q.overUdp() ? LimitSettings.Action.REFUSED : action;
+        refusingVerified = verified;
         q.answer(answer, replaceable ? Answer.Source.OVER_BUDGET : Answer.Source.SLUICE, countRefusal);
         if (!refused) {
             return Outcome.ANSWERED; // a stale answer went instead: no client was refused
@@ -311,6 +327,7 @@ public final class LimitStage implements Stage, Decisions.Verdicts, AnswerSide {
         }
         refused = true;
         limited[refusing.ordinal()].increment();
+        limitedByProof[refusingVerified ? 1 : 0].increment();
         if (refusingPerClient) {
             limitedPerClient.increment();
         }

@@ -22,7 +22,7 @@ final class SlidingWindow implements Algorithm {
         long previous = counts >>> 24;
         long current = counts & COUNT_MASK;
         double previousShare = 1.0 - (double) (now - index * p.windowNanos()) / p.windowNanos();
-        if (previous * previousShare + current >= p.queries()) {
+        if (previous * previousShare + current >= p.ceiling()) {
             return REFUSE;
         }
         return ((long) window << 48) | (previous << 24) | Math.min(current + 1, COUNT_MASK);

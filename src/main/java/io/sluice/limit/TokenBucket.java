@@ -14,7 +14,7 @@ final class TokenBucket implements Algorithm {
     public long acquire(long tat, Policy p, long now) {
         long interval = interval(p);
         long next = Math.max(tat, now) + interval;
-        return next - now > interval * p.burst() ? REFUSE : next;
+        return next - now > interval * p.burstCeiling() ? REFUSE : next;
     }
 
     /**

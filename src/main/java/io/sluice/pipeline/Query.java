@@ -120,6 +120,11 @@ public final class Query {
         return route.datagram();
     }
 
+    /** Whether its client proved it owns its address ({@link Route#verified}). */
+    public boolean verified() {
+        return route.verified();
+    }
+
     /**
      * The client's IP address, over any transport: the one its proxy's PROXY header named, or the
      * peer's. What the client rules, the exemptions and per-client budgets judge.

@@ -39,6 +39,23 @@ public interface Route {
     /** The address the query was received on. */
     InetSocketAddress serverAddress();
 
+    /**
+     * Whether the client has proved it owns its address: a stream's handshake did (TCP, TLS, DNS
+     * over HTTPS), and over UDP a valid server cookie ({@code cookie.CookieStage}). A PROXY
+     * header's client is as proved as the transport the proxy took it in on says.
+     */
+    default boolean verified() {
+        return !datagram();
+    }
+
+    /**
+     * The route this one wraps, when a stage wrapped its query's ({@link Query#reroute}): a stage
+     * finds its own wrapper on the way back through the ones wrapped around it. Null for a client's own.
+     */
+    default Route wrapped() {
+        return null;
+    }
+
     /** Whether an answer sent here reaches anyone: not a prefetch's ({@link #nobody}). */
     default boolean answersSomebody() {
         return true;

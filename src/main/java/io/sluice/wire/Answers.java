@@ -145,19 +145,23 @@ public final class Answers {
      * client takes (TC set, so that it asks again over TCP, as a UDP upstream would have told it);
      * without, an error header that counts a question it does not hold ({@link
      * Replies#questionMissing}). The upstream's flags stay (AA, RA, AD, the RCODE), and its OPT
-     * record without options when it had one: the answer is the upstream's, only shorter. The ID
+     * record when it had one, with no option but its COOKIE: the answer is the upstream's, only
+     * shorter. The ID
      * is the query's as {@code view} read it.
      */
     public static ByteBuf underUpstreamHeader(ByteBufAllocator alloc, ByteBuf query, QueryView view, ByteBuf answer,
                                               boolean truncate) {
         int base = answer.readerIndex();
         int optAt = answer.readableBytes() > Wire.HEADER_BYTES ? Opt.find(answer, base, answer.writerIndex()) : -1;
+        int cookieAt = optAt < 0 ? -1 : Opt.optionAt(answer, optAt, answer.writerIndex(), Wire.EDNS_OPTION_COOKIE);
+        int cookieBytes = cookieAt < 0 ? 0 : 4 + answer.getUnsignedShort(cookieAt + 2);
         ByteBuf out = headerAndQuestion(alloc, query, view,
                 answer.getUnsignedShort(base + Wire.FLAGS_OFFSET) | (truncate ? Wire.FLAG_TC : 0),
-                optAt < 0 ? 0 : Opt.FIXED_BYTES);
+                optAt < 0 ? 0 : Opt.FIXED_BYTES + cookieBytes);
         if (optAt >= 0) {
             out.writeBytes(answer, optAt, Opt.FIXED_BYTES - 2);
-            out.writeShort(0);
+            out.writeShort(cookieBytes);
+            out.writeBytes(answer, Math.max(cookieAt, 0), cookieBytes); // the client checks its cookie on every answer
         }
         return out;
     }

@@ -40,6 +40,7 @@ public final class QueryView {
     private boolean question;
     private int qtype;
     private int qclass;
+    private int optAt;
 
     /** Reads the message between {@code buf.readerIndex()} and {@code buf.writerIndex()}. */
     public Check read(ByteBuf buf) {
@@ -47,6 +48,7 @@ public final class QueryView {
         length = buf.readableBytes();
         questionEnd = -1;
         question = false;
+        optAt = -1;
         if (length < 2) {
             id = -1;
             flags = 0;
@@ -91,28 +93,37 @@ public final class QueryView {
     /**
      * Whether the records the header counts follow {@code pos} whole, to at most {@code end}: each
      * name passes, each RDATA ends within the message, and an OPT's options end with its RDATA.
-     * Names are passed, not followed: what they point at is the upstream's to judge.
+     * Names are passed, not followed: what they point at is the upstream's to judge. Notes where
+     * an OPT record is ({@link #optAt}).
      */
     private boolean recordsFit(ByteBuf buf, int pos, int end) {
-        int records = buf.getUnsignedShort(base + Wire.ANCOUNT_OFFSET) + buf.getUnsignedShort(base + Wire.NSCOUNT_OFFSET)
-                + buf.getUnsignedShort(base + Wire.ARCOUNT_OFFSET);
+        int before = buf.getUnsignedShort(base + Wire.ANCOUNT_OFFSET) + buf.getUnsignedShort(base + Wire.NSCOUNT_OFFSET);
+        int records = before + buf.getUnsignedShort(base + Wire.ARCOUNT_OFFSET);
         for (int i = 0; i < records; i++) {
+            int namePos = pos;
             int nameEnd = Names.pass(buf, pos, end);
             if (nameEnd == Names.MALFORMED || nameEnd + 10 > end) {
                 return false;
             }
             int rdata = nameEnd + 10;
             pos = rdata + buf.getUnsignedShort(nameEnd + 8);
-            if (pos > end || buf.getUnsignedShort(nameEnd) == Wire.TYPE_OPT && !Opt.optionsFit(buf, rdata, pos)) {
+            if (buf.getUnsignedShort(nameEnd) == Wire.TYPE_OPT) {
+                if (pos > end || !Opt.optionsFit(buf, rdata, pos)) {
+                    return false;
+                }
+                // the additional section's first OPT, whose owner is the root: one zero octet
+                if (i >= before && nameEnd - 1 == namePos && optAt < 0) {
+                    optAt = namePos;
+                }
+            } else if (pos > end) {
                 return false;
             }
         }
         return true;
     }
 
-    /** A question-less query is legitimate only as a request for a server cookie. */
+    /** A question-less query is legitimate only as a request for a server cookie; after {@link #recordsFit}. */
     private boolean asksForCookie(ByteBuf buf, int end) {
-        int optAt = Opt.find(buf, base, end, base + Wire.HEADER_BYTES);
         if (optAt < 0 || !Opt.hasOption(buf, optAt, end, Wire.EDNS_OPTION_COOKIE)) {
             return false;
         }
@@ -160,6 +171,34 @@ public final class QueryView {
      */
     public int questionEnd() {
         return questionEnd;
+    }
+
+    /**
+     * Index of the owner name of the query's OPT record, or -1 when it has none; valid when the
+     * message is a {@link Check#QUERY}.
+     */
+    public int optAt() {
+        return optAt;
+    }
+
+    /** The UDP payload size the query's OPT offers (at least 512), or 512 without one. */
+    public int udpPayload(ByteBuf buf) {
+        return optAt < 0 ? QueryEdns.CLASSIC_UDP_PAYLOAD
+                : Math.max(QueryEdns.CLASSIC_UDP_PAYLOAD, buf.getUnsignedShort(optAt + Opt.PAYLOAD_OFFSET));
+    }
+
+    /**
+     * Removes {@code bytes} octets at {@code at} from the message this has read, in place: what
+     * follows moves up and the message ends that much sooner. For what lies after the question
+     * ({@link CookieOption#remove}); the fields read stay right.
+     */
+    void cut(ByteBuf buf, int at, int bytes) {
+        int end = base + length;
+        for (int i = at + bytes; i < end; i++) { // forward, byte by byte: the ranges overlap
+            buf.setByte(i - bytes, buf.getByte(i));
+        }
+        buf.writerIndex(buf.writerIndex() - bytes);
+        length -= bytes;
     }
 
     public int qtype() {

@@ -50,6 +50,8 @@ public final class TestUpstream implements AutoCloseable {
     public enum Mode { ANSWER, SILENT, FORGE_FIRST }
 
     public static final String BIG = "big.example.";
+    /** About 550 bytes of TXT: a UDP answer just over the classic 512. */
+    public static final String MID = "mid.example.";
     /** About 6,000 bytes of TXT: over sluice's 4,096-byte UDP reply slot. */
     public static final String HUGE = "huge.example.";
     /** About 40,000 bytes of TXT: a TCP answer of its own size class. */
@@ -574,7 +576,7 @@ public final class TestUpstream implements AutoCloseable {
             case Type.TXT -> {
                 List<String> strings = new ArrayList<>();
                 int count = name.equals(Name.fromString(BIG)) ? 12 : name.equals(Name.fromString(HUGE)) ? 24
-                        : name.equals(Name.fromString(GIANT)) ? 160 : 1;
+                        : name.equals(Name.fromString(GIANT)) ? 160 : name.equals(Name.fromString(MID)) ? 2 : 1;
                 for (int i = 0; i < count; i++) {
                     strings.add(count == 1 ? "hello" : "x".repeat(250));
                 }

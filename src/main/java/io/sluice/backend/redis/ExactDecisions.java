@@ -70,7 +70,13 @@ final class ExactDecisions implements Decisions {
         final int slot;
         final long fingerprint;
         final DomainKey domain;
+        /**
+         * Its queries, those of clients that proved their address first: the budget allows a
+         * prefix of them, since an unverified query's budget stops lower (limits.verified-share).
+         */
         final List<ParkedQuery> queries = new ArrayList<>(4);
+        /** How many of {@code queries}, at the front, are verified. */
+        int verified;
         /** When the first of {@code queries} was parked ({@link System#nanoTime}). */
         final long parkedAt = System.nanoTime();
         /** Whether a call for it is out. */
@@ -145,14 +151,17 @@ final class ExactDecisions implements Decisions {
     @Override
     public int decide(int slot, DomainProbe domain, Query query) {
         long fp = limiter.fingerprint(slot);
-        Policy budget = limiter.budget(slot);
+        Policy whole = limiter.budget(slot);
+        boolean verified = query.verified();
+        Policy budget = verified ? whole : limiter.unverified(whole);
         long now = query.now();
-        if (leases.take(slot, fp, budget, now)) { // counted in Redis already
+        // A lease is the whole budget's: an unverified query under a lower ceiling asks Redis.
+        if (budget == whole && leases.take(slot, fp, budget, now)) { // counted in Redis already
             backend.leased().increment();
             return ALLOWED;
         }
         if (!backend.link().callable()) {
-            return backend.failure(slot, domain, now);
+            return backend.failure(slot, domain, now, verified);
         }
         boolean overIfTaken = algorithm.acquire(table.wordOf(slot, fp), budget, now) == Algorithm.REFUSE;
         if (overIfTaken && (parked >= MAX_PARKED || !backend.reserving(slot))) { // a flood is never let through
@@ -160,7 +169,7 @@ final class ExactDecisions implements Decisions {
             return REFUSED;
         }
         if (parked >= MAX_PARKED) {
-            return backend.failure(slot, domain, now);
+            return backend.failure(slot, domain, now, verified);
         }
         Batch b = waiting.get(slot);
         if (b != null && b.decided) { // expired while waiting for a round
@@ -175,7 +184,11 @@ final class ExactDecisions implements Decisions {
             byAge.add(b);
             sweepSoon();
         }
-        b.queries.add(query.park());
+        if (verified) {
+            b.queries.add(b.verified++, query.park());
+        } else {
+            b.queries.add(query.park());
+        }
         parked++;
         return PARKED;
     }
@@ -246,11 +259,12 @@ final class ExactDecisions implements Decisions {
     /** Works out, from the last known word, the word after as many of {@code b}'s queries as the budget allows. */
     private void workOut(Batch b, long now) {
         Policy budget = limiter.budgetOf(b.slot, b.fingerprint);
+        Policy unverified = limiter.unverified(budget);
         long word = lastKnown(b);
         b.expected = word;
         int allowed = 0;
         while (allowed < b.queries.size()) {
-            long next = algorithm.acquire(word, budget, now);
+            long next = algorithm.acquire(word, allowed < b.verified ? budget : unverified, now);
             if (next == Algorithm.REFUSE) {
                 break;
             }
@@ -289,7 +303,9 @@ final class ExactDecisions implements Decisions {
 
     /** Whether the word {@code b} is worked out from refuses even its first query at {@code now}. */
     private boolean lastKnownRefuses(Batch b, long now) {
-        return algorithm.acquire(lastKnown(b), limiter.budgetOf(b.slot, b.fingerprint), now) == Algorithm.REFUSE;
+        Policy budget = limiter.budgetOf(b.slot, b.fingerprint);
+        return algorithm.acquire(lastKnown(b), b.verified > 0 ? budget : limiter.unverified(budget), now)
+                == Algorithm.REFUSE;
     }
 
     /** The word {@code b} is worked out from. */
@@ -502,7 +518,7 @@ final class ExactDecisions implements Decisions {
     private void fail(Batch b) {
         decided(b);
         for (ParkedQuery q : b.queries) {
-            verdict(q, backend.failure(b.domain), b);
+            verdict(q, backend.failure(b.domain, q.route().verified()), b);
         }
     }
 

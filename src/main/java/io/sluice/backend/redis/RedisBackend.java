@@ -111,20 +111,20 @@ public final class RedisBackend implements Backend {
     public Decisions forLoop(ScheduledExecutorService loop, Decisions.Verdicts verdicts) {
         if (sync != null) {
             return (slot, domain, q) -> link.up()
-                    ? (limiter.tryAcquire(slot, domain, q.now()) ? Decisions.ALLOWED : Decisions.REFUSED)
-                    : failure(slot, domain, q.now());
+                    ? (limiter.tryAcquire(slot, domain, q.now(), q.verified()) ? Decisions.ALLOWED : Decisions.REFUSED)
+                    : failure(slot, domain, q.now(), q.verified());
         }
         return new ExactDecisions(loop, this, limiter, verdicts, errors);
     }
 
     /**
      * The decision while Redis cannot give one, for a query for {@code domain} at {@code now},
-     * whose counter is {@code slot}.
+     * whose counter is {@code slot}, from a client that proved its address or not ({@code verified}).
      */
-    int failure(int slot, DomainProbe domain, long now) {
+    int failure(int slot, DomainProbe domain, long now, boolean verified) {
         failureDecisions.increment();
         return switch (settings.redisFailure()) {
-            case LOCAL -> limiter.tryAcquire(slot, domain, now) ? Decisions.ALLOWED : Decisions.REFUSED;
+            case LOCAL -> limiter.tryAcquire(slot, domain, now, verified) ? Decisions.ALLOWED : Decisions.REFUSED;
             case OPEN -> Decisions.ALLOWED;
             case CLOSED -> Decisions.REFUSED;
         };
@@ -174,12 +174,12 @@ public final class RedisBackend implements Backend {
     }
 
     /**
-     * {@link #failure(int, DomainProbe, long)} of a query kept past its loop's probe (a parked one): the
-     * domain is looked up again, since a query may wait longer than its slot lives.
+     * {@link #failure(int, DomainProbe, long, boolean)} of a query kept past its loop's probe (a
+     * parked one): the domain is looked up again, since a query may wait longer than its slot lives.
      */
-    int failure(DomainKey domain) {
+    int failure(DomainKey domain, boolean verified) {
         if (settings.redisFailure() != BackendSettings.RedisFailure.LOCAL) {
-            return failure(DomainLimiter.NONE, null, 0);
+            return failure(DomainLimiter.NONE, null, 0, verified);
         }
         DomainProbe p = DomainProbe.of(domain);
         int slot = limiter.counterFor(p);
@@ -187,7 +187,7 @@ public final class RedisBackend implements Backend {
             failureDecisions.increment();
             return Decisions.ALLOWED; // its budget became unlimited meanwhile
         }
-        return failure(slot, p, limiter.clock().epochNanos());
+        return failure(slot, p, limiter.clock().epochNanos(), verified);
     }
 
     void reserved(int slot) {
