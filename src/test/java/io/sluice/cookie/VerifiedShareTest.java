@@ -7,13 +7,17 @@ import io.sluice.limit.ManualClock;
 import io.sluice.testing.Dns;
 import io.sluice.testing.RunningSluice;
 import io.sluice.testing.TestUpstream;
+import io.sluice.testing.UnboundServer;
 import java.net.DatagramSocket;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.xbill.DNS.CookieOption;
 import org.xbill.DNS.EDNSOption;
 import org.xbill.DNS.Flags;
@@ -143,6 +147,27 @@ class VerifiedShareTest {
                 mine = cookieOf(m);
             }
             assertEquals(Rcode.REFUSED, Dns.rcode(Dns.udp(s.address(), query(200, "m9.example.com.", List.of(mine)))));
+        }
+    }
+
+    /**
+     * A site's Unbound in front of sluice, which sends no cookie: over UDP it is unverified, and
+     * with the whole budget kept for verified clients it is refused; told to forward over TCP, its
+     * handshake proves it, and it is answered.
+     */
+    @Test
+    void unboundForwardingOverTcpIsVerifiedAndOverUdpIsNot(@TempDir Path dir) throws Exception {
+        try (RunningSluice s = sluice("limits.default.queries", "100", "limits.verified-share", "1")) {
+            for (boolean overTcp : new boolean[] {false, true}) {
+                Path own = Files.createDirectories(dir.resolve(overTcp ? "tcp" : "udp"));
+                try (UnboundServer unbound = UnboundServer.forwarding(own, s.address(), overTcp)) {
+                    Message m = Dns.parse(Dns.udp(unbound.address(), Dns.query(1, "www.example.com.", Type.A)));
+                    assertEquals(overTcp ? Rcode.NOERROR : Rcode.SERVFAIL, m.getRcode(),
+                            (overTcp ? "over TCP: " : "over UDP: ") + m);
+                }
+            }
+            assertTrue(s.sluice().metrics().count("limited_verified", "verified", "false") > 0);
+            assertEquals(0, s.sluice().metrics().count("limited_verified", "verified", "true"));
         }
     }
 

@@ -63,6 +63,56 @@ public final class UnboundServer implements AutoCloseable {
         }
     }
 
+    /**
+     * Starts unbound in {@code dir} as a resolver that forwards every name under
+     * {@code example.com.} to {@code to} (a sluice, say), over TCP when {@code overTcp}
+     * ({@code forward-tcp-upstream}), caching nothing, as a site's resolver in front of sluice would.
+     */
+    public static UnboundServer forwarding(Path dir, InetSocketAddress to, boolean overTcp)
+            throws IOException, InterruptedException {
+        assumeInstalled();
+        for (int attempt = 1; ; attempt++) {
+            int port = Ports.freeUdpAndTcp();
+            Path file = dir.resolve("unbound.conf");
+            Files.writeString(file, String.join("\n",
+                    "server:",
+                    "    interface: 127.0.0.1@" + port,
+                    "    do-ip6: no",
+                    "    do-daemonize: no",
+                    "    username: \"\"",
+                    "    chroot: \"\"",
+                    "    directory: \"" + dir.toAbsolutePath() + "\"",
+                    "    pidfile: \"" + dir.toAbsolutePath() + "/unbound.pid\"",
+                    "    use-syslog: no",
+                    "    logfile: \"" + dir.toAbsolutePath() + "/unbound.log\"",
+                    "    num-threads: 1",
+                    "    so-reuseport: no",
+                    "    access-control: 127.0.0.0/8 allow",
+                    "    do-not-query-localhost: no",
+                    "    module-config: \"iterator\"",
+                    "    msg-cache-size: 0",
+                    "    rrset-cache-size: 0",
+                    "    qname-minimisation: no",
+                    "    outbound-msg-retry: 1",
+                    "forward-zone:",
+                    "    name: \"example.com.\"",
+                    "    forward-addr: 127.0.0.1@" + to.getPort(),
+                    "    forward-tcp-upstream: " + (overTcp ? "yes" : "no"),
+                    "remote-control:",
+                    "    control-enable: no", ""));
+            Process p = new ProcessBuilder(UNBOUND.toString(), "-d", "-c", file.toString())
+                    .redirectErrorStream(true).redirectOutput(dir.resolve("unbound.out").toFile()).start();
+            InetSocketAddress at = new InetSocketAddress(InetAddress.getLoopbackAddress(), port);
+            if (ServerProcesses.answers(p, at, Dns.query(1, "localhost.", Type.A))) { // its own local zone
+                return new UnboundServer(p, at);
+            }
+            p.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+            if (attempt == 3) {
+                fail("unbound did not start: " + Files.readString(dir.resolve("unbound.out")));
+            }
+        }
+    }
+
     public InetSocketAddress address() {
         return address;
     }
