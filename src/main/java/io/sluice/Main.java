@@ -7,6 +7,7 @@ import io.sluice.config.ConfigFile;
 import io.sluice.config.Setting;
 import io.sluice.config.SettingTable;
 import io.sluice.config.Settings;
+import io.sluice.cookie.Cookies;
 import io.sluice.limit.Limits;
 import io.sluice.ctl.CtlCommand;
 import io.sluice.posix.Signals;
@@ -116,6 +117,7 @@ public final class Main implements Callable<Integer> {
             settings = settings();
             if (checkConfig) {
                 Limits.checkAtStart(settings.limits());
+                Cookies.checkAtStart(settings);
             }
         } catch (ConfigException e) {
             spec.commandLine().getErr().println("sluice: " + e.getMessage());

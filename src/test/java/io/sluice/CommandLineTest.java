@@ -89,6 +89,10 @@ class CommandLineTest {
         assertTrue(bad.err().contains("line 2"), bad.err());
         Files.writeString(f, "upstreams: [127.0.0.1:53]\n");
         assertUsage(runToExit("--config", f.toString(), "--query-timeout", "soon", "--check-config"), "--query-timeout");
+        Path secret = dir.resolve("cookie-secret");
+        Files.writeString(secret, "0123456789abcdef\n"); // 8 octets, not 16
+        Files.writeString(f, "upstreams: [127.0.0.1:53]\ncookies:\n  secret-file: " + secret + "\n");
+        assertUsage(runToExit("--config", f.toString(), "--check-config"), "cookies.secret-file: " + secret);
     }
 
     @Test

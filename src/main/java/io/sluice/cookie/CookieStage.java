@@ -15,7 +15,7 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * DNS cookies on the query path. On the way in, a query's COOKIE option is checked (a length no
- * cookie has is FORMERR, RFC 7873 section 5.2.2), taken out of the query (the upstream never sees
+ * cookie has is FORMERR, RFC 7873 section 5.2.2, as are two COOKIEs), taken out of the query (the upstream never sees
  * it), and kept on the query's route with a server cookie minted for it ({@link CookieRoute}); a
  * valid server cookie makes a UDP query verified. A query with no question but a COOKIE, a
  * client asking for a server cookie, is answered here (section 5.4). On the way back, every
@@ -46,7 +46,7 @@ final class CookieStage implements Stage, AnswerSide {
             return Outcome.CONTINUE;
         }
         int length = CookieOption.dataLength(m, at);
-        if (!CookieOption.wellFormed(length)) {
+        if (!CookieOption.wellFormed(length) || !CookieOption.alone(m, view, at)) {
             meters.malformed.increment();
             q.answerWithQuestion(0, Wire.RCODE_FORMERR, 0, null);
             return Outcome.ANSWERED;

@@ -62,6 +62,14 @@ public final class Cookies implements Module, Reloadable {
         return new Cookies(new ServerCookies(secret), file, settings.maxUdpSize(), clock, new CookieMeters(meters));
     }
 
+    /** What {@code --check-config} checks beyond the settings: the secret file holds a secret. */
+    public static void checkAtStart(Settings settings) throws ConfigException {
+        Path file = settings.value(CookieSettings.SECRET_FILE);
+        if (settings.value(CookieSettings.ENABLED) && file != null) {
+            read(file);
+        }
+    }
+
     /**
      * The secret in {@code file}: 32 hex digits, spaces and lines starting with {@code #} aside.
      */

@@ -5,7 +5,7 @@ package io.sluice.cookie;
  * section 4.4): 20 bytes for a client over IPv4 and 32 over IPv6, given as little-endian words as
  * SipHash reads them. Guava's {@code Hashing.sipHash24} computes the same for any input, through a
  * hasher and a hash code per message, which costs several times as much per query as these two
- * straight-line functions (docs/benchmarks.md, "Cookies (JMH)"); {@code SipHashTest} checks them
+ * straight-line functions (docs/benchmarks.md, "Cookies"); {@code ServerCookiesTest} checks them
  * against Guava's.
  */
 final class SipHash {
@@ -39,7 +39,7 @@ final class SipHash {
 
     /**
      * The state, four words: an array that never leaves the hash, which the JIT keeps in registers
-     * once these methods are inlined (docs/benchmarks.md, "Cookies (JMH)").
+     * once these methods are inlined (docs/benchmarks.md, "Cookies").
      */
     private static long[] start(long k0, long k1) {
         return new long[] {k0 ^ 0x736f6d6570736575L, k1 ^ 0x646f72616e646f6dL, k0 ^ 0x6c7967656e657261L,

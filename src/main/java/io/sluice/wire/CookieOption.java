@@ -45,6 +45,21 @@ public final class CookieOption {
                 || length >= CLIENT_BYTES + MIN_SERVER_BYTES && length <= CLIENT_BYTES + MAX_SERVER_BYTES;
     }
 
+    /**
+     * Whether the option at {@code at} (from {@link #find}) is the query's only COOKIE: a second
+     * one would be a question of which to answer, and would go upstream; it is FORMERR too.
+     */
+    public static boolean alone(ByteBuf buf, QueryView view, int at) {
+        int optAt = view.optAt();
+        int end = Math.min(view.base() + view.length(), optAt + Opt.FIXED_BYTES + buf.getUnsignedShort(optAt + 9));
+        for (int pos = at + 4 + dataLength(buf, at); pos + 4 <= end; pos += 4 + buf.getUnsignedShort(pos + 2)) {
+            if (buf.getUnsignedShort(pos) == Wire.EDNS_OPTION_COOKIE) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** The client cookie of the option at {@code at}. */
     public static long client(ByteBuf buf, int at) {
         return buf.getLong(at + 4);

@@ -163,6 +163,10 @@ class CookieTest {
             assertEquals(Rcode.FORMERR, Dns.rcode(formerr));
             assertNotNull(Dns.parse(formerr).getOPT(), "FORMERR with an OPT, as the query had one");
             assertEquals(0, upstream.udpQueries());
+            byte[] twice = Dns.udp(s.address(), Dns.queryWithOpt(3, "www.example.", Type.A,
+                    List.of(new CookieOption(CLIENT), new CookieOption(CLIENT))));
+            assertEquals(Rcode.FORMERR, Dns.rcode(twice), "two COOKIEs");
+            assertEquals(0, upstream.udpQueries());
 
             byte[] forged = new byte[16];
             forged[0] = 1;
@@ -170,7 +174,7 @@ class CookieTest {
             assertEquals(Rcode.NOERROR, m.getRcode());
             assertNotEquals(HexFormat.of().formatHex(forged),
                     HexFormat.of().formatHex(cookieOf(m).getServerCookie().get()), "a new server cookie");
-            assertEquals(1, s.sluice().metrics().count("cookies", "server_cookie", "malformed"));
+            assertEquals(2, s.sluice().metrics().count("cookies", "server_cookie", "malformed"));
             assertEquals(1, s.sluice().metrics().count("cookies", "server_cookie", "invalid"));
             assertUpstreamSawNoCookie();
         }
