@@ -96,6 +96,23 @@ class RedisBackendTest {
     }
 
     @Test
+    void exactModeKeepsTheVerifiedShareForQueriesOverTcp() throws Exception {
+        try (RedisServer redis = RedisServer.start(dir);
+             RunningSluice s = sluice("redis", redis.uri(), "limits.default.queries", "10",
+                     "limits.verified-share", "0.5")) {
+            int[] r = Dns.burst(List.of(s.address()), Dns.names("shared.com", 30));
+            assertEquals(5, r[Rcode.NOERROR], "unverified queries over UDP stop at half: " + rcodes(r));
+            int answered = 0;
+            for (int i = 0; i < 10; i++) {
+                byte[] q = Dns.query(i, "tcp" + i + ".shared.com.", org.xbill.DNS.Type.A);
+                answered += Dns.rcode(Dns.tcp(s.address(), q)) == Rcode.NOERROR ? 1 : 0;
+            }
+            assertEquals(5, answered, "verified ones spend the rest of the budget, and no more");
+            assertEquals(10, fixedWindowCount(redis, "shared.com"));
+        }
+    }
+
+    @Test
     void aBusyDomainStaysExactWhileItsRoundsOverlap() throws Exception {
         // Thousands of queries at once for one domain, over four sockets and two loops: rounds of
         // calls overlap and loops race for the domain's word. With failure "open", any query that
