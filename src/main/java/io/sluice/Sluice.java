@@ -11,6 +11,7 @@ import io.sluice.coalesce.Coalescing;
 import io.sluice.config.ConfigException;
 import io.sluice.config.Reloadable;
 import io.sluice.cookie.Cookies;
+import io.sluice.ecs.ClientSubnets;
 import io.sluice.config.Settings;
 import io.sluice.config.SettingsSource;
 import io.sluice.dnstap.Dnstap;
@@ -64,6 +65,7 @@ public final class Sluice implements AutoCloseable {
     private LimitsModule limitsModule;
     /** DNS cookies, or null when off. */
     private Cookies cookies;
+    private ClientSubnets ecs;
     private Forwarding forwarding;
     private final List<Pipeline> pipelines = new ArrayList<>();
     /** The metrics, served on --metrics when asked for. */
@@ -122,6 +124,8 @@ public final class Sluice implements AutoCloseable {
         if (cookies != null) {
             modules.add(cookies); // before the cache: its answers carry the cookie too, and it keeps none
         }
+        ecs = new ClientSubnets(settings, meters);
+        modules.add(ecs); // before the cache, which keeps no answer of a query with Client Subnet
         if (settings.cache().on()) {
             cache = made(new AnswerCache(settings.cache(), settings.threads(), clock::epochNanos, settings.maxUdpSize(),
                     meters), modules);
@@ -166,6 +170,7 @@ public final class Sluice implements AutoCloseable {
         if (cookies != null) {
             reloadable.add(cookies);
         }
+        reloadable.add(ecs);
         Reloadable certificates = frontend.certificates();
         if (certificates != null) {
             reloadable.add(certificates);
@@ -259,6 +264,7 @@ public final class Sluice implements AutoCloseable {
                 + "; " + access.describe()
                 + "; " + (cache == null ? "cache off" : "cache " + cache.capacity() + " answers")
                 + "; " + (cookies == null ? "cookies off" : cookies.describe())
+                + "; " + ecs.describe()
                 + "; " + limitsModule.describe()
                 + (metrics.address() == null ? "" : "; metrics http://" + Addresses.text(metrics.address()) + "/metrics")
                 + (admin == null ? "" : "; admin http://" + Addresses.text(admin.address()) + "/")

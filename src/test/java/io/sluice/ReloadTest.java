@@ -80,6 +80,9 @@ class ReloadTest {
         other.put("action", "drop");
         other.put("dry-run", "true");
         other.put("slip", "2");
+        other.put("ecs.mode", "add");
+        other.put("ecs.ipv4-prefix", "16");
+        other.put("ecs.ipv6-prefix", "48");
         other.put("limits.verified-share", "0.5");
         other.put("cookies.enabled", "false");
         other.put("cookies.secret-file", file.toString());

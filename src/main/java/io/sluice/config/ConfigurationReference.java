@@ -83,6 +83,7 @@ public final class ConfigurationReference {
             case FORWARDING -> "live (upstreams)";
             case DNSTAP -> "live (dnstap)";
             case LOG_LEVEL -> "live (log)";
+            case ECS -> "live (ecs)";
         };
     }
 

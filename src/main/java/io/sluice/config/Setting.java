@@ -39,7 +39,9 @@ public record Setting<T>(String key, String flag, String label, String defaultTe
         /** Where dnstap writes, as whom and which messages. */
         DNSTAP,
         /** The root logger's level. */
-        LOG_LEVEL
+        LOG_LEVEL,
+        /** EDNS Client Subnet's mode and prefixes. */
+        ECS
     }
 
     /** A reload puts it in force while running. */

@@ -22,7 +22,7 @@ public final class Values {
     }
 
     /** The constant whose {@link #configName} is {@code text}. */
-    static <E extends Enum<E>> E named(String text, E[] values) throws ConfigException {
+    public static <E extends Enum<E>> E named(String text, E[] values) throws ConfigException {
         for (E e : values) {
             if (configName(e).equals(text.trim())) {
                 return e;

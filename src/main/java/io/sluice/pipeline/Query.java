@@ -91,6 +91,19 @@ public final class Query {
         return message;
     }
 
+    /**
+     * From now on the stages after the one running see {@code message} in place of the client's
+     * bytes, and it is read again: a stage's own buffer, valid while the stages run, holding what it
+     * changed before the query goes upstream (the forwarder and a parked query copy it; the answers
+     * made after answer it). The caller of the pipeline still owns and releases the client's.
+     */
+    public void rewrite(ByteBuf message) {
+        this.message = message;
+        if (view.read(message) != QueryView.Check.QUERY) {
+            throw new IllegalArgumentException("a rewritten query must still be one");
+        }
+    }
+
     /** What was read of the message; filled by the first stage. */
     public QueryView view() {
         return view;

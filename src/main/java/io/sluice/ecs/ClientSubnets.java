@@ -1,0 +1,61 @@
+package io.sluice.ecs;
+
+import io.netty.channel.EventLoop;
+import io.sluice.config.Reloadable;
+import io.sluice.config.Setting;
+import io.sluice.config.Settings;
+import io.sluice.metrics.Registry;
+import io.sluice.pipeline.Module;
+import io.sluice.pipeline.Stage;
+
+/**
+ * EDNS Client Subnet (RFC 7871) as a module: each loop's {@link EcsStage}, and the mode and
+ * prefixes in force, which a reload replaces whole (one volatile write; each query reads them once).
+ */
+public final class ClientSubnets implements Module, Reloadable {
+    /** The mode and the prefixes sent, as one value. */
+    record Policy(EcsSettings.Mode mode, int ipv4Prefix, int ipv6Prefix) {
+        static Policy of(Settings s) {
+            return new Policy(s.value(EcsSettings.MODE), s.value(EcsSettings.IPV4_PREFIX), s.value(EcsSettings.IPV6_PREFIX));
+        }
+
+        @Override
+        public String toString() {
+            return mode == EcsSettings.Mode.OFF || mode == EcsSettings.Mode.PASS
+                    ? "ecs " + mode.name().toLowerCase(java.util.Locale.ROOT)
+                    : "ecs " + mode.name().toLowerCase(java.util.Locale.ROOT) + " /" + ipv4Prefix + " /" + ipv6Prefix;
+        }
+    }
+
+    private volatile Policy policy;
+    private final EcsMeters meters;
+
+    public ClientSubnets(Settings settings, Registry meters) {
+        this.policy = Policy.of(settings);
+        this.meters = new EcsMeters(meters, this);
+    }
+
+    Policy policy() {
+        return policy;
+    }
+
+    @Override
+    public Stage stage(EventLoop loop) {
+        return new EcsStage(this, meters);
+    }
+
+    /** For the startup line. */
+    public String describe() {
+        return policy.toString();
+    }
+
+    @Override
+    public Setting.Applied part() {
+        return Setting.Applied.ECS;
+    }
+
+    @Override
+    public void apply(Settings next) {
+        policy = Policy.of(next);
+    }
+}

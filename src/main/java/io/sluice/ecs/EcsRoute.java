@@ -1,0 +1,93 @@
+package io.sluice.ecs;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.sluice.pipeline.Route;
+import io.sluice.transport.SocketProtocol;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+
+/**
+ * The route of a query whose Client Subnet sluice changed, wrapped so that its answer goes back
+ * with the option the client is owed (RFC 7871 section 7.2.2): none when the client sent none, its
+ * own with the upstream's scope when it sent one; and without an OPT record when the client's
+ * query had none. Every other method is its client's route's.
+ */
+final class EcsRoute implements Route {
+    private final Route route;
+    /** The client's own option (code, length, data), its scope octet to be set; null: it sent none. */
+    final byte[] clientOption;
+    /** The OPT record was added to carry the option: the client's query had none. */
+    final boolean addedOpt;
+
+    EcsRoute(Route route, byte[] clientOption, boolean addedOpt) {
+        this.route = route;
+        this.clientOption = clientOption;
+        this.addedOpt = addedOpt;
+    }
+
+    /** The Client Subnet route among {@code r} and the routes it wraps, or null. */
+    static EcsRoute in(Route r) {
+        for (; r != null; r = r.wrapped()) {
+            if (r instanceof EcsRoute e) {
+                return e;
+            }
+        }
+        return null;
+    }
+
+    @Override
+    public Route wrapped() {
+        return route;
+    }
+
+    @Override
+    public boolean verified() {
+        return route.verified();
+    }
+
+    @Override
+    public void send(ByteBuf answer) {
+        route.send(answer);
+    }
+
+    @Override
+    public InetAddress clientIp() {
+        return route.clientIp();
+    }
+
+    @Override
+    public boolean datagram() {
+        return route.datagram();
+    }
+
+    @Override
+    public SocketProtocol protocol() {
+        return route.protocol();
+    }
+
+    @Override
+    public InetSocketAddress clientAddress() {
+        return route.clientAddress();
+    }
+
+    @Override
+    public InetSocketAddress serverAddress() {
+        return route.serverAddress();
+    }
+
+    @Override
+    public boolean answersSomebody() {
+        return route.answersSomebody();
+    }
+
+    @Override
+    public void dropped(ByteBuf query) {
+        route.dropped(query);
+    }
+
+    @Override
+    public Channel connection() {
+        return route.connection();
+    }
+}

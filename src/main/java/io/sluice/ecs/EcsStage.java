@@ -1,0 +1,128 @@
+package io.sluice.ecs;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.sluice.pipeline.Answer;
+import io.sluice.pipeline.AnswerSide;
+import io.sluice.pipeline.Outcome;
+import io.sluice.pipeline.Query;
+import io.sluice.pipeline.Stage;
+import io.sluice.transport.Transport;
+import io.sluice.wire.ClientSubnet;
+import io.sluice.wire.QueryView;
+import io.sluice.wire.Wire;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+
+/**
+ * EDNS Client Subnet on the query path. On the way in, a client's option that RFC 7871 section
+ * 7.1.2 forbids (another family, a prefix longer than the address, octets or bits past the prefix)
+ * is FORMERR, in every mode; then, by mode, the query goes on as sent (off, pass), or rewritten
+ * with its client's network (add, replace) into this loop's buffer ({@link Query#rewrite}), its
+ * route wrapped to say what the client is owed back ({@link EcsRoute}). A client's source prefix
+ * of 0 ("do not use my address") is kept in every mode. On the way back, the answer of a rewritten
+ * query carries the client's own option with the upstream's scope, or none when it sent none.
+ * One per event loop.
+ */
+final class EcsStage implements Stage, AnswerSide {
+    /** The largest query sluice reads, and the option it may add with an OPT record. */
+    private static final int REWRITE_BYTES = 65_535 + 64;
+
+    private final ClientSubnets module;
+    private final EcsMeters meters;
+    /** The query as rewritten, valid while the stages run: the forwarder and a parked query copy it. */
+    private final ByteBuf rewritten = Unpooled.buffer(REWRITE_BYTES, REWRITE_BYTES);
+    private final byte[] ipv4 = new byte[4];
+    private final byte[] clientAddress = new byte[16];
+
+    EcsStage(ClientSubnets module, EcsMeters meters) {
+        this.module = module;
+        this.meters = meters;
+    }
+
+    @Override
+    public Outcome handle(Query q) {
+        ByteBuf m = q.message();
+        QueryView view = q.view();
+        int at = view.optAt() < 0 ? -1 : ClientSubnet.find(m, view);
+        if (at >= 0 && !ClientSubnet.wellFormed(m, at)) {
+            meters.malformed.increment();
+            q.answerWithQuestion(0, Wire.RCODE_FORMERR, 0, null);
+            return Outcome.ANSWERED;
+        }
+        ClientSubnets.Policy policy = module.policy();
+        if (policy.mode() == EcsSettings.Mode.OFF || policy.mode() == EcsSettings.Mode.PASS
+                || !view.hasQuestion() || at >= 0 && ClientSubnet.sourcePrefix(m, at) == 0) {
+            return Outcome.CONTINUE; // as sent: nothing to add, or the client asked that its address go nowhere
+        }
+        byte[] address;
+        int source;
+        if (at >= 0 && policy.mode() == EcsSettings.Mode.ADD) { // its own, cut to at most the prefix
+            int family = ClientSubnet.family(m, at);
+            int most = family == ClientSubnet.FAMILY_IPV4 ? policy.ipv4Prefix() : policy.ipv6Prefix();
+            source = ClientSubnet.sourcePrefix(m, at);
+            if (source <= most) {
+                return Outcome.CONTINUE;
+            }
+            address = family == ClientSubnet.FAMILY_IPV4 ? ipv4 : clientAddress;
+            ClientSubnet.address(m, at, address);
+            source = most;
+            meters.cut.increment();
+        } else {
+            InetAddress client = q.clientIp();
+            if (client instanceof Inet4Address) {
+                int a = client.hashCode(); // the address, big-endian, as Inet4Address keeps it
+                ipv4[0] = (byte) (a >>> 24);
+                ipv4[1] = (byte) (a >>> 16);
+                ipv4[2] = (byte) (a >>> 8);
+                ipv4[3] = (byte) a;
+                address = ipv4;
+                source = policy.ipv4Prefix();
+            } else {
+                address = client.getAddress();
+                source = policy.ipv6Prefix();
+            }
+            (at >= 0 ? meters.replaced : meters.added).increment();
+        }
+        byte[] clientOption = null;
+        if (at >= 0) {
+            clientOption = new byte[4 + m.getUnsignedShort(at + 2)];
+            m.getBytes(at, clientOption);
+        }
+        EcsRoute route = new EcsRoute(q.route(), clientOption, view.optAt() < 0);
+        ClientSubnet.rewrite(m, view, at, rewritten, address, source);
+        q.rewrite(rewritten);
+        q.reroute(route);
+        return Outcome.CONTINUE;
+    }
+
+    @Override
+    public AnswerSide answers() {
+        return this;
+    }
+
+    /** What the client is owed back: its own option with the upstream's scope, or none. */
+    @Override
+    public void answer(Answer a) {
+        ByteBuf m = a.message();
+        EcsRoute route = m == null ? null : EcsRoute.in(a.route());
+        if (route == null) {
+            return;
+        }
+        if (route.addedOpt) {
+            ClientSubnet.removeOpt(m);
+        } else if (route.clientOption == null) {
+            ClientSubnet.removeFromAnswer(m);
+        } else {
+            int at = ClientSubnet.findInMessage(m);
+            if (at >= 0) {
+                route.clientOption[7] = (byte) ClientSubnet.scopePrefix(m, at); // the scope octet
+                ByteBuf out = ClientSubnet.replaceInAnswer(Transport.ALLOCATOR, m, route.clientOption,
+                        route.clientOption.length);
+                if (out != m) {
+                    a.replace(out, a.source());
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,169 @@
+package io.sluice.ecs;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.sluice.limit.ManualClock;
+import io.sluice.testing.Dns;
+import io.sluice.testing.PowerDnsServer;
+import io.sluice.testing.RunningSluice;
+import java.io.IOException;
+import java.net.DatagramSocket;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.xbill.DNS.ARecord;
+import org.xbill.DNS.ClientSubnetOption;
+import org.xbill.DNS.EDNSOption;
+import org.xbill.DNS.GenericEDNSOption;
+import org.xbill.DNS.Message;
+import org.xbill.DNS.Rcode;
+import org.xbill.DNS.Section;
+import org.xbill.DNS.TXTRecord;
+import org.xbill.DNS.Type;
+
+/**
+ * EDNS Client Subnet end to end, in front of a real PowerDNS whose LUA records answer by the subnet
+ * they are told (127.0.1.0/24 gets 192.0.2.1, anyone else 192.0.2.2): clients on two /24s of 127/8.
+ */
+class ClientSubnetTest {
+    private static final String WWW = "www." + PowerDnsServer.ZONE;
+    private static final String WHO = "who." + PowerDnsServer.ZONE;
+
+    @TempDir
+    Path dir;
+    private final ManualClock clock = new ManualClock();
+    private PowerDnsServer pdns;
+
+    @BeforeEach
+    void pdns() throws Exception {
+        pdns = PowerDnsServer.start(Files.createDirectories(dir.resolve("pdns")));
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        pdns.close();
+    }
+
+    private RunningSluice sluice(String... keyValues) throws Exception {
+        return RunningSluice.startFor(List.of(pdns.hostPort()), clock, b -> { }, keyValues);
+    }
+
+    private static Message udpFrom(String source, RunningSluice s, byte[] query) throws IOException {
+        try (DatagramSocket socket = Dns.sendFrom(source, s.address(), query)) {
+            return Dns.parse(Dns.receive(socket));
+        }
+    }
+
+    private static Message tcpFrom(String source, RunningSluice s, byte[] query) throws IOException {
+        try (Socket c = new Socket(s.address().getAddress(), s.address().getPort(), InetAddress.getByName(source), 0)) {
+            c.setSoTimeout(10_000);
+            Dns.writeFrame(c, query);
+            return Dns.parse(Dns.readFrame(c));
+        }
+    }
+
+    private static String address(Message m) {
+        return ((ARecord) m.getSection(Section.ANSWER).get(0)).getAddress().getHostAddress();
+    }
+
+    private static ClientSubnetOption subnetOf(Message m) {
+        List<EDNSOption> o = m.getOPT() == null ? List.of() : m.getOPT().getOptions(EDNSOption.Code.CLIENT_SUBNET);
+        return o.isEmpty() ? null : (ClientSubnetOption) o.get(0);
+    }
+
+    private static byte[] withSubnet(int id, String name, int type, String network, int prefix) throws IOException {
+        return Dns.queryWithOpt(id, name, type, List.of(new ClientSubnetOption(prefix, InetAddress.getByName(network))));
+    }
+
+    @Test
+    void addGivesClientsOnTwoSubnetsTheirOwnAnswersOverUdpAndTcpColdAndWarm() throws Exception {
+        try (RunningSluice s = sluice("ecs.mode", "add", "cache.size", "1000")) {
+            for (int round = 0; round < 3; round++) {
+                int id = 10 * round;
+                assertEquals("192.0.2.1", address(udpFrom("127.0.1.7", s, Dns.queryWithOpt(id, WWW, Type.A, List.of()))));
+                assertEquals("192.0.2.2", address(udpFrom("127.0.2.7", s, Dns.queryWithOpt(id + 1, WWW, Type.A, List.of()))));
+                assertEquals("192.0.2.1", address(tcpFrom("127.0.1.8", s, Dns.query(id + 2, WWW, Type.A))));
+                assertEquals("192.0.2.2", address(tcpFrom("127.0.2.8", s, Dns.query(id + 3, WWW, Type.A))));
+            }
+            Message who = udpFrom("127.0.1.200", s, Dns.queryWithOpt(99, WHO, Type.TXT, List.of()));
+            assertEquals("127.0.1.0/24", ((TXTRecord) who.getSection(Section.ANSWER).get(0)).getStrings().get(0),
+                    "the upstream saw the client's /24");
+            assertNull(subnetOf(who), "an option sluice added is not the client's to see");
+            Message noEdns = udpFrom("127.0.1.7", s, Dns.query(100, WWW, Type.A));
+            assertNull(noEdns.getOPT(), "nor an OPT record the client's query did not have");
+            assertEquals("192.0.2.1", address(noEdns));
+            assertEquals(14, s.sluice().metrics().count("ecs", "action", "added"));
+        }
+    }
+
+    @Test
+    void aClientsOwnOptionIsCutPassedOrReplacedAndAlwaysEchoedWithTheUpstreamsScope() throws Exception {
+        try (RunningSluice s = sluice("ecs.mode", "add")) {
+            Message m = udpFrom("127.0.2.9", s, withSubnet(1, WHO, Type.TXT, "127.0.1.77", 32));
+            assertEquals("127.0.1.0/24", ((TXTRecord) m.getSection(Section.ANSWER).get(0)).getStrings().get(0),
+                    "a /32 cut to the /24 sent at most");
+            ClientSubnetOption echoed = subnetOf(m);
+            assertEquals(32, echoed.getSourcePrefixLength(), "the client's own source");
+            assertEquals(InetAddress.getByName("127.0.1.77"), echoed.getAddress());
+            assertEquals(24, echoed.getScopePrefixLength(), "the upstream's scope");
+
+            Message zero = udpFrom("127.0.1.9", s, withSubnet(2, WWW, Type.A, "0.0.0.0", 0));
+            assertEquals("192.0.2.2", address(zero), "source 0: the client's address goes nowhere");
+            assertEquals(0, subnetOf(zero).getSourcePrefixLength());
+        }
+        try (RunningSluice s = sluice("ecs.mode", "pass")) {
+            Message m = udpFrom("127.0.1.9", s, withSubnet(3, WWW, Type.A, "127.0.2.0", 24));
+            assertEquals("192.0.2.2", address(m), "pass: the client's option as sent");
+            assertEquals(24, subnetOf(m).getScopePrefixLength());
+            assertNull(subnetOf(udpFrom("127.0.1.9", s, Dns.queryWithOpt(4, WHO, Type.TXT, List.of()))), "none added");
+        }
+        try (RunningSluice s = sluice("ecs.mode", "replace", "ecs.ipv4-prefix", "16")) {
+            Message m = udpFrom("127.0.1.9", s, withSubnet(5, WHO, Type.TXT, "127.0.2.0", 24));
+            assertEquals("127.0.0.0/16", ((TXTRecord) m.getSection(Section.ANSWER).get(0)).getStrings().get(0),
+                    "replaced by the client's own network, at the prefix set");
+            assertEquals(InetAddress.getByName("127.0.2.0"), subnetOf(m).getAddress(), "its own option echoed");
+            assertEquals(1, s.sluice().metrics().count("ecs", "action", "replaced"));
+        }
+    }
+
+    @Test
+    void offSendsNoClientsAddressAndAReloadTurnsItOn() throws Exception {
+        Path conf = dir.resolve("sluice.yml");
+        Files.writeString(conf, "ecs:\n  mode: off\n");
+        try (RunningSluice s = RunningSluice.startFor(List.of(pdns.hostPort()), clock, b -> b.configFile(conf))) {
+            Message m = udpFrom("127.0.1.9", s, Dns.queryWithOpt(1, WWW, Type.A, List.of()));
+            assertEquals("192.0.2.2", address(m), "the upstream sees sluice's address");
+            assertTrue(s.sluice().metricsText().contains("sluice_ecs_mode{mode=\"off\"} 1"), s.sluice().metricsText());
+            Files.writeString(conf, "ecs:\n  mode: add\n");
+            assertTrue(String.join("\n", s.sluice().reload()).contains("ecs.mode"));
+            assertEquals("192.0.2.1", address(udpFrom("127.0.1.9", s, Dns.queryWithOpt(2, WWW, Type.A, List.of()))));
+        }
+    }
+
+    @Test
+    void anOptionRfc7871ForbidsIsFormerrAndNeverForwarded() throws Exception {
+        try (RunningSluice s = sluice("ecs.mode", "pass")) {
+            byte[][] bad = {
+                    {0, 3, 24, 0, 1, 2, 3}, // family 3
+                    {0, 1, 33, 0, 127, 0, 1, 1, 1}, // longer than an IPv4 address
+                    {0, 1, 24, 0, 127, 0, 1, 9}, // an octet past the prefix
+                    {0, 1, 20, 0, 127, 0, 31}, // bits past the prefix
+            };
+            for (byte[] data : bad) {
+                byte[] q = Dns.queryWithOpt(1, WWW, Type.A, List.of(new GenericEDNSOption(EDNSOption.Code.CLIENT_SUBNET, data)));
+                Message m = Dns.parse(Dns.udp(s.address(), q));
+                assertEquals(Rcode.FORMERR, m.getRcode());
+            }
+            assertEquals(4, s.sluice().metrics().count("ecs", "action", "malformed"));
+        }
+    }
+}
