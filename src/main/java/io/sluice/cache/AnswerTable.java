@@ -248,7 +248,7 @@ final class AnswerTable {
          */
         static KeyFilter names(byte[] name, int type, boolean subtree) {
             return (b, at, length) -> {
-                int nameLength = length - AnswerKey.TAIL_BYTES;
+                int nameLength = AnswerKey.nameLength(b, at, length);
                 if (nameLength < name.length || !subtree && nameLength != name.length
                         || type >= 0 && ((b[at + nameLength] & 0xFF) << 8 | b[at + nameLength + 1] & 0xFF) != type) {
                     return false;

@@ -53,7 +53,10 @@ final class EcsStage implements Stage, AnswerSide {
         ClientSubnets.Policy policy = module.policy();
         if (policy.mode() == EcsSettings.Mode.OFF || policy.mode() == EcsSettings.Mode.PASS
                 || !view.hasQuestion() || at >= 0 && ClientSubnet.sourcePrefix(m, at) == 0) {
-            return Outcome.CONTINUE; // as sent: nothing to add, or the client asked that its address go nowhere
+            if (at >= 0) { // as sent; its answer, from the cache too, echoes it
+                q.reroute(new EcsRoute(q.route(), clientOption(m, at), false));
+            }
+            return Outcome.CONTINUE; // nothing to add, or the client asked that its address go nowhere
         }
         byte[] address;
         int source;
@@ -62,6 +65,7 @@ final class EcsStage implements Stage, AnswerSide {
             int most = family == ClientSubnet.FAMILY_IPV4 ? policy.ipv4Prefix() : policy.ipv6Prefix();
             source = ClientSubnet.sourcePrefix(m, at);
             if (source <= most) {
+                q.reroute(new EcsRoute(q.route(), clientOption(m, at), false));
                 return Outcome.CONTINUE;
             }
             address = family == ClientSubnet.FAMILY_IPV4 ? ipv4 : clientAddress;
@@ -84,16 +88,18 @@ final class EcsStage implements Stage, AnswerSide {
             }
             (at >= 0 ? meters.replaced : meters.added).increment();
         }
-        byte[] clientOption = null;
-        if (at >= 0) {
-            clientOption = new byte[4 + m.getUnsignedShort(at + 2)];
-            m.getBytes(at, clientOption);
-        }
-        EcsRoute route = new EcsRoute(q.route(), clientOption, view.optAt() < 0);
+        EcsRoute route = new EcsRoute(q.route(), at >= 0 ? clientOption(m, at) : null, view.optAt() < 0);
         ClientSubnet.rewrite(m, view, at, rewritten, address, source);
         q.rewrite(rewritten);
         q.reroute(route);
         return Outcome.CONTINUE;
+    }
+
+    /** A copy of the client's option at {@code at}: code, length and data. */
+    private static byte[] clientOption(ByteBuf m, int at) {
+        byte[] option = new byte[4 + m.getUnsignedShort(at + 2)];
+        m.getBytes(at, option);
+        return option;
     }
 
     @Override
@@ -101,7 +107,10 @@ final class EcsStage implements Stage, AnswerSide {
         return this;
     }
 
-    /** What the client is owed back: its own option with the upstream's scope, or none. */
+    /**
+     * What the client is owed back: its own option with the upstream's scope, or none. A cached
+     * answer kept the upstream's option, for the network its key names, which is the query's.
+     */
     @Override
     public void answer(Answer a) {
         ByteBuf m = a.message();

@@ -24,9 +24,14 @@ import java.util.List;
  * to share a bucket of a hash table cannot be computed from outside.
  */
 public final class AnswerKey {
-    /** After the name: type, class, one octet of flags and two of the UDP size (0 over TCP). */
-    public static final int TAIL_BYTES = 7;
-    public static final int MAX_BYTES = Wire.MAX_NAME_BYTES + TAIL_BYTES;
+    /**
+     * After the name: type, class, one octet of flags and two of the UDP size (0 over TCP); then
+     * the Client Subnet the query is asked with (family, source prefix and address, none without
+     * one), and one octet saying how long that is.
+     */
+    public static final int TAIL_BYTES = 8;
+    public static final int MAX_BYTES = Wire.MAX_NAME_BYTES + TAIL_BYTES + 2 + 1 + 16;
+    private static final int BIT_SUBNET = 32;
     private static final int BIT_RD = 1;
     private static final int BIT_CD = 2;
     private static final int BIT_AD = 4;
@@ -41,9 +46,11 @@ public final class AnswerKey {
 
     /**
      * Fills this key from the query {@code view} has read, when it is one whose answer may be
-     * shared: a question, no Client Subnet option (the answer may be the client's network's own),
-     * no record but an OPT (a signed query), EDNS version 0 (another gets BADVERS), and not a zone
-     * transfer. Over UDP the key holds the payload size the query is asked upstream with (the
+     * shared: a question, no record but an OPT (a signed query), EDNS version 0 (another gets
+     * BADVERS), and not a zone transfer. A query with Client Subnet is keyed on the network it
+     * names (family, source prefix, address), so that its answer is shared only with queries asked
+     * for the same network (RFC 7871 section 7.3.1, at the source prefix: what a scope shorter than
+     * it would share more widely is not). Over UDP the key holds the payload size the query is asked upstream with (the
      * client's, at most {@code maxUdpSize}: the forwarder's), which is also the most its answer may
      * carry ({@link #udpSize}).
      *
@@ -54,11 +61,25 @@ public final class AnswerKey {
         if (!view.hasQuestion()) {
             return false;
         }
-        if (ZoneTransfer.isTransfer(view.qtype()) || !edns.read(query, view) || edns.clientSubnet()
+        if (ZoneTransfer.isTransfer(view.qtype()) || !edns.read(query, view)
                 || edns.otherRecords() || edns.version() != 0) {
             return false;
         }
         fill(query, view, edns, overUdp ? Math.min(edns.udpPayload(), maxUdpSize) : 0);
+        if (edns.clientSubnet()) {
+            int at = ClientSubnet.find(query, view);
+            if (at < 0 || !ClientSubnet.wellFormed(query, at)) {
+                return false;
+            }
+            int octets = query.getUnsignedShort(at + 2) - 1; // family (2), source prefix; not the scope
+            length--; // the octet of the subnet's length goes after it
+            bytes[length - TAIL_BYTES + 5] |= BIT_SUBNET;
+            query.getBytes(at + 4, bytes, length, 3);
+            query.getBytes(at + 4 + ClientSubnet.FIXED_BYTES, bytes, length + 3, octets - 3);
+            length += octets;
+            bytes[length++] = (byte) octets;
+            hash = KeyedHash.of64(bytes, length);
+        }
         return true;
     }
 
@@ -81,6 +102,7 @@ public final class AnswerKey {
         bytes[n++] = (byte) bits;
         bytes[n++] = (byte) (udpSize >>> 8);
         bytes[n++] = (byte) udpSize;
+        bytes[n++] = 0; // no Client Subnet
         length = n;
         hash = KeyedHash.of64(bytes, n);
     }
@@ -90,27 +112,43 @@ public final class AnswerKey {
         return udpSize;
     }
 
+    /** The length of the name the key {@code b[at, at + length)} starts with. */
+    public static int nameLength(byte[] b, int at, int length) {
+        return length - TAIL_BYTES - (b[at + length - 1] & 0xFF);
+    }
+
+    /** Where the type of the key {@code b[at, at + length)} is: the tail after its name. */
+    private static int tail(byte[] b, int at, int length) {
+        return at + nameLength(b, at, length);
+    }
+
     /** The type of the key {@code b[at, at + length)}. */
     public static int type(byte[] b, int at, int length) {
-        return (b[at + length - 7] & 0xFF) << 8 | b[at + length - 6] & 0xFF;
+        int t = tail(b, at, length);
+        return (b[t] & 0xFF) << 8 | b[t + 1] & 0xFF;
     }
 
     /** The class of the key {@code b[at, at + length)}. */
     public static int dclass(byte[] b, int at, int length) {
-        return (b[at + length - 5] & 0xFF) << 8 | b[at + length - 4] & 0xFF;
+        int t = tail(b, at, length);
+        return (b[t + 2] & 0xFF) << 8 | b[t + 3] & 0xFF;
     }
 
     /** The UDP payload size the answer of the key {@code b[at, at + length)} was asked with; 0 over TCP. */
     public static int udpSize(byte[] b, int at, int length) {
-        return (b[at + length - 2] & 0xFF) << 8 | b[at + length - 1] & 0xFF;
+        int t = tail(b, at, length);
+        return (b[t + 5] & 0xFF) << 8 | b[t + 6] & 0xFF;
     }
 
-    /** What of the query the key {@code b[at, at + length)} holds besides the question: rd, cd, ad, edns, do. */
+    /**
+     * What of the query the key {@code b[at, at + length)} holds besides the question: rd, cd, ad,
+     * edns, do, subnet.
+     */
     public static List<String> flags(byte[] b, int at, int length) {
-        int bits = b[at + length - 3];
+        int bits = b[tail(b, at, length) + 4];
         List<String> out = new ArrayList<>();
-        String[] names = {"rd", "cd", "ad", "edns", "do"};
-        int[] masks = {BIT_RD, BIT_CD, BIT_AD, BIT_EDNS, BIT_DO};
+        String[] names = {"rd", "cd", "ad", "edns", "do", "subnet"};
+        int[] masks = {BIT_RD, BIT_CD, BIT_AD, BIT_EDNS, BIT_DO, BIT_SUBNET};
         for (int i = 0; i < names.length; i++) {
             if ((bits & masks[i]) != 0) {
                 out.add(names[i]);

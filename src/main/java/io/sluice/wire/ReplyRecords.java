@@ -100,7 +100,9 @@ public final class ReplyRecords {
 
     /**
      * The reply {@link #read} has just read, as bytes to keep for every client: its OPT record
-     * with no option but Extended DNS Errors (RFC 8914), which are about the answer. The others
+     * with no option but Extended DNS Errors (RFC 8914), which are about the answer, and Client
+     * Subnet (RFC 7871), whose network every query that shares the answer named ({@link AnswerKey})
+     * and whose scope is about the answer. The others
      * belong to the one client, or the one connection, it was for: a COOKIE (RFC 7873), PADDING
      * (RFC 7830), an NSID the client asked for (RFC 5001: never sent to one that did not), a TCP
      * keepalive (RFC 7828, meaningless over UDP), and any the forwarder does not know. Unbound
@@ -144,7 +146,7 @@ public final class ReplyRecords {
     }
 
     private static boolean keptOption(int code) {
-        return code == Wire.EDNS_OPTION_EDE;
+        return code == Wire.EDNS_OPTION_EDE || code == QueryEdns.OPTION_CLIENT_SUBNET;
     }
 
     /** How many TTLs {@link #ttlOffsets} holds. */

@@ -102,6 +102,7 @@ class ClientSubnetTest {
             assertNull(noEdns.getOPT(), "nor an OPT record the client's query did not have");
             assertEquals("192.0.2.1", address(noEdns));
             assertEquals(14, s.sluice().metrics().count("ecs", "action", "added"));
+            assertEquals(8, s.sluice().metrics().count("cache_hits"), "the warm rounds from the cache, each subnet its own");
         }
     }
 
