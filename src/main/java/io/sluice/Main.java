@@ -8,6 +8,7 @@ import io.sluice.config.Setting;
 import io.sluice.config.SettingTable;
 import io.sluice.config.Settings;
 import io.sluice.cookie.Cookies;
+import io.sluice.ecs.ClientSubnets;
 import io.sluice.limit.Limits;
 import io.sluice.ctl.CtlCommand;
 import io.sluice.posix.Signals;
@@ -118,6 +119,7 @@ public final class Main implements Callable<Integer> {
             if (checkConfig) {
                 Limits.checkAtStart(settings.limits());
                 Cookies.checkAtStart(settings);
+                ClientSubnets.checkAtStart(settings);
             }
         } catch (ConfigException e) {
             spec.commandLine().getErr().println("sluice: " + e.getMessage());

@@ -83,6 +83,7 @@ class ReloadTest {
         other.put("ecs.mode", "add");
         other.put("ecs.ipv4-prefix", "16");
         other.put("ecs.ipv6-prefix", "48");
+        other.put("ecs.upstreams", "127.0.0.1:5300");
         other.put("limits.verified-share", "0.5");
         other.put("cookies.enabled", "false");
         other.put("cookies.secret-file", file.toString());

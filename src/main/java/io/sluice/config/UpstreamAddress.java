@@ -21,7 +21,7 @@ public record UpstreamAddress(InetSocketAddress address, String tlsName) {
         return new UpstreamAddress(address, null);
     }
 
-    static UpstreamAddress parse(String text) throws ConfigException {
+    public static UpstreamAddress parse(String text) throws ConfigException {
         String t = text.trim();
         if (!t.regionMatches(true, 0, TLS_SCHEME, 0, TLS_SCHEME.length())) {
             if (t.contains("://")) {

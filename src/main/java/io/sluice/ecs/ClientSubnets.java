@@ -1,12 +1,15 @@
 package io.sluice.ecs;
 
 import io.netty.channel.EventLoop;
+import io.sluice.config.ConfigException;
 import io.sluice.config.Reloadable;
 import io.sluice.config.Setting;
 import io.sluice.config.Settings;
+import io.sluice.config.UpstreamAddress;
 import io.sluice.metrics.Registry;
 import io.sluice.pipeline.Module;
 import io.sluice.pipeline.Stage;
+import java.util.Set;
 
 /**
  * EDNS Client Subnet (RFC 7871) as a module: each loop's {@link EcsStage}, and the mode and
@@ -30,9 +33,21 @@ public final class ClientSubnets implements Module, Reloadable {
     private volatile Policy policy;
     private final EcsMeters meters;
 
-    public ClientSubnets(Settings settings, Registry meters) {
+    /** @throws ConfigException when ecs.upstreams names an upstream that upstreams does not */
+    public ClientSubnets(Settings settings, Registry meters) throws ConfigException {
+        check(settings);
         this.policy = Policy.of(settings);
         this.meters = new EcsMeters(meters, this);
+    }
+
+    /** Whether {@code settings}' ecs.upstreams are all among its upstreams. */
+    public static void checkAtStart(Settings settings) throws ConfigException {
+        for (UpstreamAddress a : settings.value(EcsSettings.UPSTREAMS)) {
+            if (!settings.upstreams().contains(a)) {
+                throw new ConfigException(EcsSettings.UPSTREAMS.key() + ": " + a + " is not one of upstreams "
+                        + settings.upstreams());
+            }
+        }
     }
 
     Policy policy() {
@@ -52,6 +67,17 @@ public final class ClientSubnets implements Module, Reloadable {
     @Override
     public Setting.Applied part() {
         return Setting.Applied.ECS;
+    }
+
+    /** A reload that changes the upstreams or ecs.upstreams is checked here too: the forwarder sends by them. */
+    @Override
+    public boolean takes(Set<Setting.Applied> changed) {
+        return changed.contains(Setting.Applied.ECS) || changed.contains(Setting.Applied.FORWARDING);
+    }
+
+    @Override
+    public void check(Settings next) throws ConfigException {
+        checkAtStart(next);
     }
 
     @Override

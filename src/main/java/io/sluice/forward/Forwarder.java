@@ -11,6 +11,7 @@ import io.sluice.pipeline.Stage;
 import io.sluice.pipeline.UpstreamGate;
 import io.sluice.transport.Transport;
 import io.sluice.transport.WriteBatch;
+import io.sluice.wire.ClientSubnet;
 import io.sluice.wire.Names;
 import io.sluice.wire.QueryView;
 import io.sluice.wire.Replies;
@@ -53,6 +54,8 @@ public final class Forwarder {
     private final FirstUpstream firstUpstream;
     private final CaseRandomizer caseRandomizer;
     private final UdpPayloadCap udpPayload;
+    /** Some upstream is not sent Client Subnet (ecs.upstreams): each query notes where its option is. */
+    private final boolean someNotSentClientSubnet;
     private final TransferRelay transfers;
     private final ClientAnswers answers;
     /**
@@ -101,6 +104,7 @@ public final class Forwarder {
         this.firstUpstream = new FirstUpstream(settings.upstreamPolicy(), pool.size(), ids);
         this.caseRandomizer = new CaseRandomizer(settings.randomizeCase(), pool.size(), meters, ids);
         this.udpPayload = new UdpPayloadCap(settings.maxUdpSize());
+        this.someNotSentClientSubnet = pool.someNotSentClientSubnet();
         this.transfers = new TransferRelay(meters, writes);
         this.answers = new ClientAnswers(meters, caseRandomizer, TcpKeepalive.timeout(settings.tcpIdleTimeout()));
         this.ticks = new DeadlineTicks(loop, tickMillis, this::expire, inFlight::hasDeadlines, errors);
@@ -148,6 +152,9 @@ public final class Forwarder {
         if (route.datagram()) {
             q.udpLimit = udpPayload.apply(q.query, query, view);
         }
+        if (someNotSentClientSubnet) {
+            noteClientSubnet(q, query, view);
+        }
         meters.forwarded.increment();
         dispatch(q, now, now);
     }
@@ -175,6 +182,9 @@ public final class Forwarder {
         }
         int i = pool.at(q.firstUpstream, position);
         Upstream u = pool.get(i);
+        if (q.subnetAt >= 0 && q.subnetOut == u.sentClientSubnet()) {
+            fitClientSubnet(q);
+        }
         boolean overStream = !q.route.datagram() || u.overTls();
         UpstreamLink link = links.linkFor(u, overStream, ids);
         int id = link.claim(q, ids);
@@ -185,6 +195,32 @@ public final class Forwarder {
         q.attempt(position, u, link, id, answersFrom[i], now);
         caseRandomizer.prepare(q, i, overStream, now);
         send(q, now, overStream);
+    }
+
+    /** Notes where {@code q}'s Client Subnet option is, if it has one, for the upstreams not sent it. */
+    private static void noteClientSubnet(PendingQuery q, ByteBuf query, QueryView view) {
+        int at = view.optAt() < 0 ? -1 : ClientSubnet.find(query, view);
+        if (at < 0 || 4 + query.getUnsignedShort(at + 2) > ClientSubnet.MAX_OPTION_BYTES) {
+            return; // none, or one the Client Subnet stage would have answered FORMERR
+        }
+        q.subnetAt = at - view.base(); // the copy starts at index 0
+        q.subnetOptAt = view.optAt() - view.base();
+        q.subnetLength = 4 + query.getUnsignedShort(at + 2);
+        if (q.subnet == null) {
+            q.subnet = new byte[ClientSubnet.MAX_OPTION_BYTES];
+        }
+        query.getBytes(at, q.subnet, 0, q.subnetLength);
+        q.subnetOut = false;
+    }
+
+    /** Takes {@code q}'s Client Subnet out of its query for an upstream not sent it, or puts it back. */
+    private static void fitClientSubnet(PendingQuery q) {
+        if (q.subnetOut) {
+            ClientSubnet.insertAt(q.query, q.subnetOptAt, q.subnetAt, q.subnet, q.subnetLength);
+        } else {
+            ClientSubnet.removeAt(q.query, q.subnetOptAt, q.subnetAt, q.subnetLength);
+        }
+        q.subnetOut = !q.subnetOut;
     }
 
     /** Whether a whole attempt of {@code q} starting at {@code from} ends within its query's end (and a tick). */
@@ -452,6 +488,9 @@ public final class Forwarder {
         }
         int i = pool.at(q.firstUpstream, position);
         Upstream u = pool.get(i);
+        if (q.subnetAt >= 0 && q.subnetOut == u.sentClientSubnet()) {
+            fitClientSubnet(q);
+        }
         UpstreamLink link = links.retryLinkFor(u, q.link, ids);
         int id = link.claim(q, ids);
         if (id == UpstreamLink.NO_ID) {

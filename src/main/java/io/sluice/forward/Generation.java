@@ -4,6 +4,7 @@ import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
 import io.sluice.config.Settings;
+import io.sluice.ecs.EcsSettings;
 import io.sluice.config.UpstreamAddress;
 import io.sluice.metrics.LatencyHistogram;
 import io.sluice.metrics.Registry;
@@ -48,7 +49,8 @@ public final class Generation {
             throws InterruptedException {
         ForwardMeters meters = new ForwardMeters(registry, settings.upstreams());
         UpstreamPool pool = new UpstreamPool(settings.upstreams(), upstreamTls(settings), settings.maxFails(),
-                settings.timeout(), settings.healthCheckInterval(), settings.healthCheck());
+                settings.timeout(), settings.healthCheckInterval(), settings.healthCheck(),
+                settings.value(EcsSettings.UPSTREAMS));
         for (Upstream u : pool.upstreams()) {
             registry.gaugeSeconds("upstream_rtt_seconds", "The smoothed round-trip time to the upstream (RFC 6298),"
                     + " as a thread last published it; absent before its first reply.", u::rttNanos, "upstream", u.toString());

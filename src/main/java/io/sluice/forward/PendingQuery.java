@@ -38,6 +38,16 @@ final class PendingQuery {
     Stage.Continuation back;
     /** The most a UDP answer to it may carry ({@link UdpPayloadCap}); 0 over a stream. */
     int udpLimit;
+    /**
+     * Where its Client Subnet option is in {@link #query}, or -1 (none, or every upstream is sent
+     * it); its OPT record's index; and, while an upstream not sent it is asked (ecs.upstreams),
+     * the option's octets, out of the query.
+     */
+    int subnetAt;
+    int subnetOptAt;
+    int subnetLength;
+    boolean subnetOut;
+    byte[] subnet;
     /** What a stage noted of the query for what sees its answer (Query#answerNote). */
     long answerNote;
     /** What the upstream gate gave it on entering, to hand back as it stops waiting (UpstreamGate#enter). */
@@ -121,6 +131,7 @@ final class PendingQuery {
         this.earlier = 0;
         this.losses = 0;
         this.waitingOutLast = false;
+        this.subnetAt = -1;
         TransferRelay.begins(this, message, view);
     }
 

@@ -22,10 +22,18 @@ public final class Upstream {
     /** The smoothed round-trip time last published by a loop, in nanoseconds; -1 before any. */
     private volatile long rttNanos = -1;
 
-    Upstream(int index, UpstreamAddress address, int maxFails) {
+    /** It is sent the queries' Client Subnet (ecs.upstreams): else they go to it without. */
+    private final boolean sentClientSubnet;
+
+    Upstream(int index, UpstreamAddress address, int maxFails, boolean sentClientSubnet) {
         this.index = index;
         this.address = address;
         this.maxFails = maxFails;
+        this.sentClientSubnet = sentClientSubnet;
+    }
+
+    boolean sentClientSubnet() {
+        return sentClientSubnet;
     }
 
     public InetSocketAddress address() {

@@ -47,12 +47,15 @@ public final class UpstreamPool implements AutoCloseable {
     private final ScheduledExecutorService prober = Executors.newSingleThreadScheduledExecutor(
             new ThreadFactoryBuilder().setNameFormat("sluice-health").setDaemon(true).build());
 
-    /** @param tls what the {@code tls://} upstreams are asked through; null when none is */
+    /**
+     * @param tls              what the {@code tls://} upstreams are asked through; null when none is
+     * @param sentClientSubnet the upstreams sent Client Subnet (ecs.upstreams); empty for all
+     */
     public UpstreamPool(List<UpstreamAddress> addresses, UpstreamTls tls, int maxFails, Duration timeout,
-                        Duration probeInterval, Settings.HealthCheck check) {
+                        Duration probeInterval, Settings.HealthCheck check, List<UpstreamAddress> sentClientSubnet) {
         List<Upstream> list = new ArrayList<>();
         for (UpstreamAddress a : addresses) {
-            list.add(new Upstream(list.size(), a, maxFails));
+            list.add(new Upstream(list.size(), a, maxFails, sentClientSubnet.isEmpty() || sentClientSubnet.contains(a)));
         }
         this.upstreams = List.copyOf(list);
         this.tls = tls;
@@ -63,6 +66,16 @@ public final class UpstreamPool implements AutoCloseable {
 
     int size() {
         return upstreams.size();
+    }
+
+    /** Whether some upstream is not sent Client Subnet: then each query notes where its option is. */
+    boolean someNotSentClientSubnet() {
+        for (Upstream u : upstreams) {
+            if (!u.sentClientSubnet()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     Upstream get(int index) {

@@ -179,6 +179,29 @@ public final class ClientSubnet {
         return out;
     }
 
+    /**
+     * Takes the {@code length} octets of an option at {@code at} out of {@code message}, whose OPT
+     * record is at {@code optAt}, in place; {@link #insertAt} puts them back.
+     */
+    public static void removeAt(ByteBuf message, int optAt, int at, int length) {
+        int rdLengthAt = optAt + Opt.FIXED_BYTES - 2;
+        message.setShort(rdLengthAt, message.getUnsignedShort(rdLengthAt) - length);
+        cut(message, at, length);
+    }
+
+    /** Puts {@code option[0, length)} back at {@code at} of {@code message}, whose OPT is at {@code optAt}. */
+    public static void insertAt(ByteBuf message, int optAt, int at, byte[] option, int length) {
+        int end = message.writerIndex();
+        message.ensureWritable(length);
+        for (int i = end - 1; i >= at; i--) { // backward: the ranges overlap
+            message.setByte(i + length, message.getByte(i));
+        }
+        message.setBytes(at, option, 0, length);
+        message.writerIndex(end + length);
+        int rdLengthAt = optAt + Opt.FIXED_BYTES - 2;
+        message.setShort(rdLengthAt, message.getUnsignedShort(rdLengthAt) + length);
+    }
+
     /** Removes {@code bytes} octets at {@code at} from {@code message}, in place. */
     private static void cut(ByteBuf message, int at, int bytes) {
         int end = message.writerIndex();

@@ -8,6 +8,7 @@ import io.sluice.limit.ManualClock;
 import io.sluice.testing.Dns;
 import io.sluice.testing.PowerDnsServer;
 import io.sluice.testing.RunningSluice;
+import io.sluice.testing.TestUpstream;
 import java.io.IOException;
 import java.net.DatagramSocket;
 import java.net.InetAddress;
@@ -134,6 +135,28 @@ class ClientSubnetTest {
             assertEquals(InetAddress.getByName("127.0.2.0"), subnetOf(m).getAddress(), "its own option echoed");
             assertEquals(1, s.sluice().metrics().count("ecs", "action", "replaced"));
         }
+    }
+
+    @Test
+    void onlyTheUpstreamsListedAreSentClientSubnet() throws Exception {
+        try (TestUpstream plain = new TestUpstream();
+             RunningSluice s = RunningSluice.startFor(List.of(plain.hostPort(), pdns.hostPort()), clock, b -> { },
+                     "ecs.mode", "add", "ecs.upstreams", pdns.hostPort(), "timeout", "300ms", "retransmit", "false")) {
+            Message first = udpFrom("127.0.2.7", s, Dns.queryWithOpt(1, WWW, Type.A, List.of()));
+            assertEquals("192.0.2.1", address(first), "the first upstream's fixed answer");
+            assertTrue(Dns.parse(plain.lastQuery()).getOPT().getOptions(EDNSOption.Code.CLIENT_SUBNET).isEmpty(),
+                    "an upstream not in ecs.upstreams is not sent the client's network");
+            plain.mode(TestUpstream.Mode.SILENT);
+            Message second = udpFrom("127.0.2.7", s, Dns.queryWithOpt(2, WWW, Type.A, List.of()));
+            assertEquals("192.0.2.2", address(second), "the next one is: its answer is the client's /24's");
+        }
+    }
+
+    @Test
+    void ecsUpstreamsNamesOnlyUpstreams() {
+        String error = org.junit.jupiter.api.Assertions.assertThrows(io.sluice.config.ConfigException.class,
+                () -> sluice("ecs.upstreams", "192.0.2.53:53").close()).getMessage();
+        assertTrue(error.contains("ecs.upstreams: 192.0.2.53:53 is not one of upstreams"), error);
     }
 
     @Test
