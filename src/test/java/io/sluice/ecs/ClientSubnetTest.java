@@ -6,9 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.sluice.limit.ManualClock;
 import io.sluice.testing.Dns;
+import io.sluice.testing.DohClients;
 import io.sluice.testing.PowerDnsServer;
 import io.sluice.testing.RunningSluice;
+import io.sluice.testing.TestCertificates;
 import io.sluice.testing.TestUpstream;
+import io.sluice.transport.SocketProtocol;
 import java.io.IOException;
 import java.net.DatagramSocket;
 import java.net.InetAddress;
@@ -104,6 +107,31 @@ class ClientSubnetTest {
             assertEquals("192.0.2.1", address(noEdns));
             assertEquals(14, s.sluice().metrics().count("ecs", "action", "added"));
             assertEquals(8, s.sluice().metrics().count("cache_hits"), "the warm rounds from the cache, each subnet its own");
+        }
+    }
+
+    /** kdig from {@code source} over DoT or DoH (+tls, +https), the A record it printed. */
+    private static String kdigFrom(String source, int port, String transport) throws Exception {
+        DohClients.Run r = DohClients.run("kdig", "@127.0.0.1", "-p", String.valueOf(port), "-b", source, transport,
+                "+short", WWW, "A");
+        assertEquals(0, r.exit(), r.output());
+        return r.output().strip();
+    }
+
+    @Test
+    void addGivesEachSubnetItsAnswerOverDotAndDohToo() throws Exception {
+        DohClients.assumeInstalled();
+        Path[] cert = TestCertificates.selfSigned(Files.createDirectories(dir.resolve("tls")), "ecs");
+        try (RunningSluice s = sluice("ecs.mode", "add", "cache.size", "1000", "tls-listen", "127.0.0.1:0",
+                "https-listen", "127.0.0.1:0", "tls-cert-file", cert[0].toString(), "tls-key-file", cert[1].toString())) {
+            int dot = s.sluice().addresses(SocketProtocol.DOT).get(0).getPort();
+            int doh = s.sluice().addresses(SocketProtocol.DOH).get(0).getPort();
+            for (int round = 0; round < 2; round++) { // cold, then warm
+                assertEquals("192.0.2.1", kdigFrom("127.0.1.7", dot, "+tls"));
+                assertEquals("192.0.2.2", kdigFrom("127.0.2.7", dot, "+tls"));
+                assertEquals("192.0.2.1", kdigFrom("127.0.1.7", doh, "+https"));
+                assertEquals("192.0.2.2", kdigFrom("127.0.2.7", doh, "+https"));
+            }
         }
     }
 
