@@ -1,12 +1,8 @@
 package io.sluice.coalesce;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.channel.Channel;
 import io.sluice.pipeline.Route;
-import io.sluice.transport.SocketProtocol;
+import io.sluice.pipeline.WrappedRoute;
 import io.sluice.wire.AnswerKey;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 
 /**
  * A query that others wait on: the route its answer goes to, wrapped (as CoreDNS's plugins wrap
@@ -14,7 +10,7 @@ import java.net.InetSocketAddress;
  * method is its client's route's. It keeps its key, to tell two keys of one hash apart, and the
  * queries that joined it, last joined first. Reused: one stage's, on its loop.
  */
-final class Leader implements Route {
+final class Leader extends WrappedRoute {
     final CoalesceStage stage;
     /** The client's route, which answers go to; left in place after the leader is done, until it is reused. */
     Route route;
@@ -31,57 +27,7 @@ final class Leader implements Route {
     }
 
     @Override
-    public void send(ByteBuf answer) {
-        route.send(answer);
-    }
-
-    @Override
-    public InetAddress clientIp() {
-        return route.clientIp();
-    }
-
-    @Override
-    public boolean datagram() {
-        return route.datagram();
-    }
-
-    @Override
-    public boolean verified() {
-        return route.verified();
-    }
-
-    @Override
     public Route wrapped() {
         return route;
-    }
-
-    @Override
-    public SocketProtocol protocol() {
-        return route.protocol();
-    }
-
-    @Override
-    public InetSocketAddress clientAddress() {
-        return route.clientAddress();
-    }
-
-    @Override
-    public InetSocketAddress serverAddress() {
-        return route.serverAddress();
-    }
-
-    @Override
-    public boolean answersSomebody() {
-        return route.answersSomebody();
-    }
-
-    @Override
-    public void dropped(ByteBuf query) {
-        route.dropped(query);
-    }
-
-    @Override
-    public Channel connection() {
-        return route.connection();
     }
 }

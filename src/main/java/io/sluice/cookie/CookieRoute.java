@@ -1,11 +1,7 @@
 package io.sluice.cookie;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.channel.Channel;
 import io.sluice.pipeline.Route;
-import io.sluice.transport.SocketProtocol;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
+import io.sluice.pipeline.WrappedRoute;
 
 /**
  * The route of a query that came with a COOKIE, wrapped (as CoreDNS's plugins wrap the
@@ -15,7 +11,7 @@ import java.net.InetSocketAddress;
  * is its client's route's. One per such query: it lives as long as the query waits, as the
  * datagram's own route does.
  */
-final class CookieRoute implements Route {
+final class CookieRoute extends WrappedRoute {
     private final Route route;
     /** The cookie the answer carries, as {@code wire.CookieOption} hands its parts around. */
     final long client;
@@ -52,50 +48,5 @@ final class CookieRoute implements Route {
     @Override
     public Route wrapped() {
         return route;
-    }
-
-    @Override
-    public void send(ByteBuf answer) {
-        route.send(answer);
-    }
-
-    @Override
-    public InetAddress clientIp() {
-        return route.clientIp();
-    }
-
-    @Override
-    public boolean datagram() {
-        return route.datagram();
-    }
-
-    @Override
-    public SocketProtocol protocol() {
-        return route.protocol();
-    }
-
-    @Override
-    public InetSocketAddress clientAddress() {
-        return route.clientAddress();
-    }
-
-    @Override
-    public InetSocketAddress serverAddress() {
-        return route.serverAddress();
-    }
-
-    @Override
-    public boolean answersSomebody() {
-        return route.answersSomebody();
-    }
-
-    @Override
-    public void dropped(ByteBuf query) {
-        route.dropped(query);
-    }
-
-    @Override
-    public Channel connection() {
-        return route.connection();
     }
 }

@@ -1,11 +1,7 @@
 package io.sluice.ecs;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.channel.Channel;
 import io.sluice.pipeline.Route;
-import io.sluice.transport.SocketProtocol;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
+import io.sluice.pipeline.WrappedRoute;
 
 /**
  * The route of a query whose Client Subnet sluice changed, wrapped so that its answer goes back
@@ -13,7 +9,7 @@ import java.net.InetSocketAddress;
  * own with the upstream's scope when it sent one; and without an OPT record when the client's
  * query had none. Every other method is its client's route's.
  */
-final class EcsRoute implements Route {
+final class EcsRoute extends WrappedRoute {
     private final Route route;
     /** The client's own option (code, length, data), its scope octet to be set; null: it sent none. */
     final byte[] clientOption;
@@ -39,55 +35,5 @@ final class EcsRoute implements Route {
     @Override
     public Route wrapped() {
         return route;
-    }
-
-    @Override
-    public boolean verified() {
-        return route.verified();
-    }
-
-    @Override
-    public void send(ByteBuf answer) {
-        route.send(answer);
-    }
-
-    @Override
-    public InetAddress clientIp() {
-        return route.clientIp();
-    }
-
-    @Override
-    public boolean datagram() {
-        return route.datagram();
-    }
-
-    @Override
-    public SocketProtocol protocol() {
-        return route.protocol();
-    }
-
-    @Override
-    public InetSocketAddress clientAddress() {
-        return route.clientAddress();
-    }
-
-    @Override
-    public InetSocketAddress serverAddress() {
-        return route.serverAddress();
-    }
-
-    @Override
-    public boolean answersSomebody() {
-        return route.answersSomebody();
-    }
-
-    @Override
-    public void dropped(ByteBuf query) {
-        route.dropped(query);
-    }
-
-    @Override
-    public Channel connection() {
-        return route.connection();
     }
 }

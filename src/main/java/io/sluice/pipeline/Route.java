@@ -49,8 +49,9 @@ public interface Route {
     }
 
     /**
-     * The route this one wraps, when a stage wrapped its query's ({@link Query#reroute}): a stage
-     * finds its own wrapper on the way back through the ones wrapped around it. Null for a client's own.
+     * The route this one wraps, when a stage wrapped its query's ({@link Query#reroute}, a
+     * {@link WrappedRoute}): a stage finds its own wrapper on the way back through the ones wrapped
+     * around it. Null for a client's own.
      */
     default Route wrapped() {
         return null;
