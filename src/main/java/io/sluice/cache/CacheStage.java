@@ -10,6 +10,7 @@ import io.sluice.pipeline.Stage;
 import io.sluice.transport.Transport;
 import io.sluice.wire.AnswerKey;
 import io.sluice.wire.Answers;
+import io.sluice.wire.ClientSubnet;
 import io.sluice.wire.QueryEdns;
 import io.sluice.wire.QueryView;
 import io.sluice.wire.ReplyRecords;
@@ -156,6 +157,12 @@ public final class CacheStage implements Stage, AnswerSide {
                 || records.questionNameEnd() - reply.readerIndex() != view.nameEnd() - view.base()) {
             return; // not readable, or its question written otherwise than the query's: no name to swap in
         }
+        if (probe.subnet()) {
+            int at = ClientSubnet.findInMessage(reply);
+            if (at >= 0 && ClientSubnet.scopePrefix(reply, at) == 0) {
+                probe.anyNetwork(); // the upstream's answer for every network
+            }
+        }
         CachedAnswer previous = Wire.rcode(reply) == Wire.RCODE_SERVFAIL && cache.find(loop, probe, found, cache.now()) ? found : null;
         if (cache.toKeep(probe, reply, records, previous, kept)) {
             cache.put(loop, probe, kept);
@@ -191,7 +198,18 @@ public final class CacheStage implements Stage, AnswerSide {
     }
 
     /** The answer kept for {@link #probe} that may be served to the query {@code view} has read, or null. */
+    /**
+     * The cached answer for the query {@link #probe} holds; for one with Client Subnet, its
+     * network's, else an answer for every network (the probe then that one's key).
+     */
     private CachedAnswer find(ByteBuf query, QueryView view, long now) {
+        if (cache.find(loop, probe, found, now) && found.servesCase(query, view)) {
+            return found;
+        }
+        if (!probe.subnet()) {
+            return null;
+        }
+        probe.anyNetwork();
         return cache.find(loop, probe, found, now) && found.servesCase(query, view) ? found : null;
     }
 

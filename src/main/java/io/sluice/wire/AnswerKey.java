@@ -32,6 +32,7 @@ public final class AnswerKey {
     public static final int TAIL_BYTES = 8;
     public static final int MAX_BYTES = Wire.MAX_NAME_BYTES + TAIL_BYTES + 2 + 1 + 16;
     private static final int BIT_SUBNET = 32;
+    private static final int BIT_ANY_SUBNET = 64;
     private static final int BIT_RD = 1;
     private static final int BIT_CD = 2;
     private static final int BIT_AD = 4;
@@ -50,7 +51,8 @@ public final class AnswerKey {
      * BADVERS), and not a zone transfer. A query with Client Subnet is keyed on the network it
      * names (family, source prefix, address), so that its answer is shared only with queries asked
      * for the same network (RFC 7871 section 7.3.1, at the source prefix: what a scope shorter than
-     * it would share more widely is not). Over UDP the key holds the payload size the query is asked upstream with (the
+     * it but not 0 would share more widely is not); an answer for every network has its own key
+     * ({@link #anyNetwork}). Over UDP the key holds the payload size the query is asked upstream with (the
      * client's, at most {@code maxUdpSize}: the forwarder's), which is also the most its answer may
      * carry ({@link #udpSize}).
      *
@@ -107,6 +109,25 @@ public final class AnswerKey {
         hash = KeyedHash.of64(bytes, n);
     }
 
+    /** Whether this key names a Client Subnet network. */
+    public boolean subnet() {
+        return bytes[length - 1] != 0;
+    }
+
+    /**
+     * Makes this key, one that names a network ({@link #subnet}), the key of an answer for every
+     * network: one the upstream gave a scope of 0 (RFC 7871 section 7.3.1), kept apart from the
+     * answers of any one network and from those to queries without Client Subnet.
+     */
+    public void anyNetwork() {
+        int octets = bytes[length - 1] & 0xFF;
+        int flagsAt = length - 1 - octets - 3;
+        bytes[flagsAt] = (byte) (bytes[flagsAt] & ~BIT_SUBNET | BIT_ANY_SUBNET);
+        length -= octets;
+        bytes[length - 1] = 0;
+        hash = KeyedHash.of64(bytes, length);
+    }
+
     /** The UDP payload size in this key: the most its answer may carry over UDP; 0 over TCP. */
     public int udpSize() {
         return udpSize;
@@ -142,13 +163,13 @@ public final class AnswerKey {
 
     /**
      * What of the query the key {@code b[at, at + length)} holds besides the question: rd, cd, ad,
-     * edns, do, subnet.
+     * edns, do, subnet, any-subnet.
      */
     public static List<String> flags(byte[] b, int at, int length) {
         int bits = b[tail(b, at, length) + 4];
         List<String> out = new ArrayList<>();
-        String[] names = {"rd", "cd", "ad", "edns", "do", "subnet"};
-        int[] masks = {BIT_RD, BIT_CD, BIT_AD, BIT_EDNS, BIT_DO, BIT_SUBNET};
+        String[] names = {"rd", "cd", "ad", "edns", "do", "subnet", "any-subnet"};
+        int[] masks = {BIT_RD, BIT_CD, BIT_AD, BIT_EDNS, BIT_DO, BIT_SUBNET, BIT_ANY_SUBNET};
         for (int i = 0; i < names.length; i++) {
             if ((bits & masks[i]) != 0) {
                 out.add(names[i]);

@@ -136,6 +136,23 @@ class ClientSubnetTest {
     }
 
     @Test
+    void anAnswerWithScopeZeroIsServedToEveryNetworkFromTheCache() throws Exception {
+        try (RunningSluice s = sluice("ecs.mode", "add", "cache.size", "1000")) {
+            String ns = "ns1." + PowerDnsServer.ZONE; // a plain record: PowerDNS answers it with scope 0
+            assertEquals("127.0.0.1", address(udpFrom("127.0.1.7", s, Dns.queryWithOpt(1, ns, Type.A, List.of()))));
+            Message other = udpFrom("127.0.2.7", s, withSubnet(2, ns, Type.A, "127.0.2.0", 24));
+            assertEquals("127.0.0.1", address(other));
+            assertEquals(1, s.sluice().metrics().count("cache_hits"), "the second network from the cache");
+            assertEquals(InetAddress.getByName("127.0.2.0"), subnetOf(other).getAddress(), "with its own option");
+            assertEquals(0, subnetOf(other).getScopePrefixLength());
+            udpFrom("127.0.1.7", s, Dns.queryWithOpt(3, WWW, Type.A, List.of()));
+            assertEquals("192.0.2.2", address(udpFrom("127.0.2.7", s, Dns.queryWithOpt(4, WWW, Type.A, List.of()))),
+                    "an answer with a scope of 24 is not");
+            assertEquals(1, s.sluice().metrics().count("cache_hits"));
+        }
+    }
+
+    @Test
     void aClientsOwnOptionIsCutPassedOrReplacedAndAlwaysEchoedWithTheUpstreamsScope() throws Exception {
         try (RunningSluice s = sluice("ecs.mode", "add")) {
             Message m = udpFrom("127.0.2.9", s, withSubnet(1, WHO, Type.TXT, "127.0.1.77", 32));
