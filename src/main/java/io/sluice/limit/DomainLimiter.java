@@ -65,10 +65,9 @@ public final class DomainLimiter {
     private volatile FloodState floods;
 
     /**
-     * The rules in force as a decision reads them: the rules, each budget's flood cut, each
-     * budget's (and cut's) twin as unverified queries see it while {@code limits.verified-share}
-     * is set, and the text a refusal gives of each, made once per change so that no decision
-     * allocates.
+     * The rules in force as a decision reads them: the rules, each budget's flood cut, the text a
+     * refusal gives of each, and each budget's (and cut's) twin as unverified queries see it while
+     * {@code limits.verified-share} is set, made once per change so that no decision allocates.
      */
     private record View(LimitRules rules, Map<Policy, Policy> cuts, Map<Policy, Policy> unverified,
                         Map<Policy, byte[]> texts) {
@@ -87,11 +86,9 @@ public final class DomainLimiter {
                     texts.put(cut, cutText(cut).getBytes(StandardCharsets.US_ASCII));
                 }
             }
-            if (rules.verifiedShare() > 0) {
-                for (Policy p : new ArrayList<>(texts.keySet())) {
-                    Policy u = p.unverified(rules.verifiedShare());
-                    unverified.put(p, u);
-                    texts.put(u, texts.get(p));
+            if (rules.verifiedShare() > 0) { // the budgets and their cuts; a refusal's text names the budget
+                for (Policy p : texts.keySet()) {
+                    unverified.put(p, p.unverified(rules.verifiedShare()));
                 }
             }
             return new View(rules, cuts, unverified, texts);

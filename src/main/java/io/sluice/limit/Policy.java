@@ -55,6 +55,6 @@ public record Policy(long queries, long windowNanos, long burst, long ceiling, l
         }
         long ms = windowNanos / 1_000_000;
         String w = ms % 1000 == 0 ? ms / 1000 + "s" : ms + "ms";
-        return queries + " queries per " + w + (ceiling < queries ? " (" + ceiling + " unverified)" : "");
+        return queries + " queries per " + w;
     }
 }
