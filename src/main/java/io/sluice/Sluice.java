@@ -125,7 +125,7 @@ public final class Sluice implements AutoCloseable {
             modules.add(cookies); // before the cache: its answers carry the cookie too, and it keeps none
         }
         ecs = new ClientSubnets(settings, meters);
-        modules.add(ecs); // before the cache, which keeps no answer of a query with Client Subnet
+        modules.add(ecs); // before the cache, which keys a query with Client Subnet on the network it names
         if (settings.cache().on()) {
             cache = made(new AnswerCache(settings.cache(), settings.threads(), clock::epochNanos, settings.maxUdpSize(),
                     meters), modules);

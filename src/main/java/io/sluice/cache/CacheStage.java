@@ -157,11 +157,8 @@ public final class CacheStage implements Stage, AnswerSide {
                 || records.questionNameEnd() - reply.readerIndex() != view.nameEnd() - view.base()) {
             return; // not readable, or its question written otherwise than the query's: no name to swap in
         }
-        if (probe.subnet()) {
-            int at = ClientSubnet.findInMessage(reply);
-            if (at >= 0 && ClientSubnet.scopePrefix(reply, at) == 0) {
-                probe.anyNetwork(); // the upstream's answer for every network
-            }
+        if (probe.subnet() && ClientSubnet.forEveryNetwork(query, view, reply)) {
+            probe.anyNetwork();
         }
         CachedAnswer previous = Wire.rcode(reply) == Wire.RCODE_SERVFAIL && cache.find(loop, probe, found, cache.now()) ? found : null;
         if (cache.toKeep(probe, reply, records, previous, kept)) {
@@ -197,10 +194,10 @@ public final class CacheStage implements Stage, AnswerSide {
         return write(alloc, query, view, a, now, true);
     }
 
-    /** The answer kept for {@link #probe} that may be served to the query {@code view} has read, or null. */
     /**
-     * The cached answer for the query {@link #probe} holds; for one with Client Subnet, its
-     * network's, else an answer for every network (the probe then that one's key).
+     * The answer kept for {@link #probe} that may be served to the query {@code view} has read, or
+     * null; for a query with Client Subnet, its network's, else an answer for every network (the
+     * probe then holds that one's key).
      */
     private CachedAnswer find(ByteBuf query, QueryView view, long now) {
         if (cache.find(loop, probe, found, now) && found.servesCase(query, view)) {

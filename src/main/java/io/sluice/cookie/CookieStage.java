@@ -11,7 +11,6 @@ import io.sluice.wire.Answers;
 import io.sluice.wire.CookieOption;
 import io.sluice.wire.QueryView;
 import io.sluice.wire.Wire;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * DNS cookies on the query path. On the way in, a query's COOKIE option is checked (a length no
@@ -21,6 +20,9 @@ import java.util.concurrent.atomic.LongAdder;
  * client asking for a server cookie, is answered here (section 5.4). On the way back, every
  * answer to a query that came with a COOKIE carries the client's cookie and that server cookie,
  * whoever made it: an upstream, the cache, a refusal. One per event loop.
+ *
+ * <p>A signed query (TSIG, SIG(0)) keeps its COOKIE, which its signature covers: it goes upstream
+ * as sent, and the upstream answers it.
  *
  * <p>A wrong or expired server cookie is answered as if absent, with a new one: no policy here
  * asks for a valid one, so BADCOOKIE is never sent; the limits give unverified queries less
@@ -42,8 +44,8 @@ final class CookieStage implements Stage, AnswerSide {
         ByteBuf m = q.message();
         QueryView view = q.view();
         int at = CookieOption.find(m, view);
-        if (at < 0) {
-            return Outcome.CONTINUE;
+        if (at < 0 || view.recordsBesidesOpt(m)) {
+            return Outcome.CONTINUE; // no cookie, or one a signature covers: the upstream's to answer
         }
         int length = CookieOption.dataLength(m, at);
         if (!CookieOption.wellFormed(length) || !CookieOption.alone(m, view, at)) {

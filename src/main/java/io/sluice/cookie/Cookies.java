@@ -30,7 +30,7 @@ public final class Cookies implements Module, Reloadable {
     private final LongSupplier clock;
     private final CookieMeters meters;
     /** The secret the last reload's check read, for its apply. */
-    private byte[] read;
+    private byte[] secretRead;
     private boolean replaced;
 
     private Cookies(ServerCookies cookies, Path secretFile, int maxUdpSize, LongSupplier clock, CookieMeters meters) {
@@ -115,12 +115,12 @@ public final class Cookies implements Module, Reloadable {
 
     @Override
     public void check(Settings next) throws ConfigException {
-        read = read(secretFile);
+        secretRead = read(secretFile);
     }
 
     @Override
     public void apply(Settings next) {
-        replaced = cookies.replaceSecret(read, clock.getAsLong());
+        replaced = cookies.replaceSecret(secretRead, clock.getAsLong());
     }
 
     @Override

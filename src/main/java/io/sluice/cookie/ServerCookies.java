@@ -30,10 +30,11 @@ public final class ServerCookies {
     private static final VarHandle LITTLE_ENDIAN_LONGS =
             MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
-    /** The key in force and the one before it, valid until {@code previousUntilNanos}. */
-    private record Secrets(long k0, long k1, long previousK0, long previousK1, long previousUntilNanos) {
+    /** The key in force and, when {@code previous}, the one before it, valid until {@code previousUntilNanos}. */
+    private record Secrets(long k0, long k1, boolean previous, long previousK0, long previousK1,
+                           long previousUntilNanos) {
         static Secrets of(byte[] secret) {
-            return new Secrets(word(secret, 0), word(secret, 8), 0, 0, Long.MIN_VALUE);
+            return new Secrets(word(secret, 0), word(secret, 8), false, 0, 0, 0);
         }
     }
 
@@ -56,7 +57,7 @@ public final class ServerCookies {
         if (next.k0 == old.k0 && next.k1 == old.k1) {
             return false;
         }
-        secrets = new Secrets(next.k0, next.k1, old.k0, old.k1, nowNanos + PREVIOUS_SECRET_NANOS);
+        secrets = new Secrets(next.k0, next.k1, true, old.k0, old.k1, nowNanos + PREVIOUS_SECRET_NANOS);
         return true;
     }
 
@@ -85,8 +86,8 @@ public final class ServerCookies {
             return false;
         }
         Secrets s = secrets;
-        return hash(s.k0, s.k1, clientCookie, head, client) == hash
-                || nowNanos - s.previousUntilNanos < 0 && hash(s.previousK0, s.previousK1, clientCookie, head, client) == hash;
+        return hash(s.k0, s.k1, clientCookie, head, client) == hash || s.previous
+                && nowNanos - s.previousUntilNanos < 0 && hash(s.previousK0, s.previousK1, clientCookie, head, client) == hash;
     }
 
     /**

@@ -32,11 +32,13 @@ public final class ClientSubnets implements Module, Reloadable {
 
     private volatile Policy policy;
     private final EcsMeters meters;
+    private final int maxUdpSize;
 
     /** @throws ConfigException when ecs.upstreams names an upstream that upstreams does not */
     public ClientSubnets(Settings settings, Registry meters) throws ConfigException {
         check(settings);
         this.policy = Policy.of(settings);
+        this.maxUdpSize = settings.maxUdpSize();
         this.meters = new EcsMeters(meters, this);
     }
 
@@ -52,6 +54,11 @@ public final class ClientSubnets implements Module, Reloadable {
 
     Policy policy() {
         return policy;
+    }
+
+    /** max-udp-size, which a UDP answer to a client never exceeds. */
+    int maxUdpSize() {
+        return maxUdpSize;
     }
 
     @Override

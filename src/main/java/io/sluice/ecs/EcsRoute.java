@@ -15,11 +15,14 @@ final class EcsRoute extends WrappedRoute {
     final byte[] clientOption;
     /** The OPT record was added to carry the option: the client's query had none. */
     final boolean addedOpt;
+    /** The most a UDP answer to it may carry: the payload size its query offered, at most max-udp-size. */
+    final int udpLimit;
 
-    EcsRoute(Route route, byte[] clientOption, boolean addedOpt) {
+    EcsRoute(Route route, byte[] clientOption, boolean addedOpt, int udpLimit) {
         this.route = route;
         this.clientOption = clientOption;
         this.addedOpt = addedOpt;
+        this.udpLimit = udpLimit;
     }
 
     /** The Client Subnet route among {@code r} and the routes it wraps, or null. */

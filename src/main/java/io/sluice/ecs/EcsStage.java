@@ -20,7 +20,8 @@ import java.net.InetAddress;
  * is FORMERR, in every mode; then, by mode, the query goes on as sent (off, pass), or rewritten
  * with its client's network (add, replace) into this loop's buffer ({@link Query#rewrite}), its
  * route wrapped to say what the client is owed back ({@link EcsRoute}). A client's source prefix
- * of 0 ("do not use my address") is kept in every mode. On the way back, the answer of a rewritten
+ * of 0 ("do not use my address") is kept in every mode, and a signed query (TSIG, SIG(0)) goes as
+ * signed. On the way back, the answer of a rewritten
  * query carries the client's own option with the upstream's scope, or none when it sent none.
  * One per event loop.
  */
@@ -45,16 +46,16 @@ final class EcsStage implements Stage, AnswerSide {
         ByteBuf m = q.message();
         QueryView view = q.view();
         int at = view.optAt() < 0 ? -1 : ClientSubnet.find(m, view);
-        if (at >= 0 && !ClientSubnet.wellFormed(m, at)) {
+        if (at >= 0 && (!ClientSubnet.wellFormed(m, at) || !ClientSubnet.alone(m, view, at))) {
             meters.malformed.increment();
             q.answerWithQuestion(0, Wire.RCODE_FORMERR, 0, null);
             return Outcome.ANSWERED;
         }
         ClientSubnets.Policy policy = module.policy();
-        if (policy.mode() == EcsSettings.Mode.OFF || policy.mode() == EcsSettings.Mode.PASS
-                || !view.hasQuestion() || at >= 0 && ClientSubnet.sourcePrefix(m, at) == 0) {
+        if (policy.mode() == EcsSettings.Mode.OFF || policy.mode() == EcsSettings.Mode.PASS || !view.hasQuestion()
+                || view.recordsBesidesOpt(m) || at >= 0 && ClientSubnet.sourcePrefix(m, at) == 0) {
             if (at >= 0) { // as sent; its answer, from the cache too, echoes it
-                q.reroute(new EcsRoute(q.route(), clientOption(m, at), false));
+                q.reroute(new EcsRoute(q.route(), clientOption(m, at), false, udpLimit(m, view)));
             }
             return Outcome.CONTINUE; // nothing to add, or the client asked that its address go nowhere
         }
@@ -65,7 +66,7 @@ final class EcsStage implements Stage, AnswerSide {
             int most = family == ClientSubnet.FAMILY_IPV4 ? policy.ipv4Prefix() : policy.ipv6Prefix();
             source = ClientSubnet.sourcePrefix(m, at);
             if (source <= most) {
-                q.reroute(new EcsRoute(q.route(), clientOption(m, at), false));
+                q.reroute(new EcsRoute(q.route(), clientOption(m, at), false, udpLimit(m, view)));
                 return Outcome.CONTINUE;
             }
             address = family == ClientSubnet.FAMILY_IPV4 ? ipv4 : clientAddress;
@@ -88,11 +89,17 @@ final class EcsStage implements Stage, AnswerSide {
             }
             (at >= 0 ? meters.replaced : meters.added).increment();
         }
-        EcsRoute route = new EcsRoute(q.route(), at >= 0 ? clientOption(m, at) : null, view.optAt() < 0);
+        EcsRoute route = new EcsRoute(q.route(), at >= 0 ? clientOption(m, at) : null, view.optAt() < 0,
+                udpLimit(m, view));
         ClientSubnet.rewrite(m, view, at, rewritten, address, source);
         q.rewrite(rewritten);
         q.reroute(route);
         return Outcome.CONTINUE;
+    }
+
+    /** The most a UDP answer to the client's query may carry. */
+    private int udpLimit(ByteBuf m, QueryView view) {
+        return Math.min(module.maxUdpSize(), view.udpPayload(m));
     }
 
     /** A copy of the client's option at {@code at}: code, length and data. */
@@ -130,6 +137,10 @@ final class EcsStage implements Stage, AnswerSide {
                         route.clientOption.length);
                 if (out != m) {
                     a.replace(out, a.source());
+                }
+                int limit = a.udpLimit() != 0 ? a.udpLimit() : route.udpLimit;
+                if (route.datagram() && out.readableBytes() > limit) { // the client's option is longer than the one kept
+                    a.udpLimit(limit); // it leaves truncated
                 }
             }
         }

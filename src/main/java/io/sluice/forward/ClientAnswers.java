@@ -6,6 +6,7 @@ import io.sluice.pipeline.Route;
 import io.sluice.pipeline.Stage;
 import io.sluice.transport.Transport;
 import io.sluice.wire.Answers;
+import io.sluice.wire.ClientSubnet;
 import io.sluice.wire.QueryView;
 import io.sluice.wire.Replies;
 import io.sluice.wire.TcpKeepalive;
@@ -112,6 +113,10 @@ final class ClientAnswers {
     /** Puts the client's ID and letters back in {@code q}'s query, and reads it into {@link #view}. */
     private void asClientSent(PendingQuery q) {
         caseRandomizer.restore(q);
+        if (q.subnetOut) { // taken out for an upstream not sent Client Subnet: the cache keys the query with it
+            ClientSubnet.insertAt(q.query, q.subnetOptAt, q.subnetAt, q.subnet, q.subnetLength);
+            q.subnetOut = false;
+        }
         q.query.setShort(q.query.readerIndex() + Wire.ID_OFFSET, q.clientId);
         view.read(q.query);
     }

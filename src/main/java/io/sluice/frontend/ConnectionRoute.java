@@ -25,16 +25,21 @@ final class ConnectionRoute implements Route {
     private final WriteBatch writes;
     private final SocketProtocol protocol;
     private final InetSocketAddress client;
+    /** The client proved its address: the handshake was its own, or its proxy's header says it came over a stream. */
+    private final boolean verified;
 
     /**
-     * @param proxied the client the connection's PROXY header named, or null when the peer is the client
-     * @param writes  the writes of the connection's loop
+     * @param proxied          the client the connection's PROXY header named, or null when the peer is the client
+     * @param proxiedDatagrams the PROXY header said its client came to the proxy in datagrams
+     * @param writes           the writes of the connection's loop
      */
-    ConnectionRoute(Channel channel, SocketProtocol protocol, InetSocketAddress proxied, WriteBatch writes) {
+    ConnectionRoute(Channel channel, SocketProtocol protocol, InetSocketAddress proxied, boolean proxiedDatagrams,
+                    WriteBatch writes) {
         this.channel = channel;
         this.protocol = protocol;
         this.writes = writes;
         this.client = proxied != null ? proxied : (InetSocketAddress) channel.remoteAddress();
+        this.verified = !proxiedDatagrams;
     }
 
     @Override
@@ -50,6 +55,11 @@ final class ConnectionRoute implements Route {
     @Override
     public boolean datagram() {
         return false;
+    }
+
+    @Override
+    public boolean verified() {
+        return verified;
     }
 
     @Override

@@ -176,7 +176,8 @@ final class TcpConnection extends ChannelDuplexHandler {
         lastActivityNanos = System.nanoTime();
         owed++; // before: an answer written at once, inside handle, is counted off against it
         if (route == null) {
-            route = new ConnectionRoute(ctx.channel(), protocol, ctx.channel().attr(TcpListener.PROXIED).get(), pipeline.writes());
+            route = new ConnectionRoute(ctx.channel(), protocol, ctx.channel().attr(TcpListener.PROXIED).get(),
+                    Boolean.TRUE.equals(ctx.channel().attr(TcpListener.PROXIED_DATAGRAMS).get()), pipeline.writes());
         }
         switch (pipeline.handle(frame, route)) {
             case ANSWERED, PARKED -> { }

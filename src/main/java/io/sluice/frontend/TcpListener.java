@@ -231,6 +231,8 @@ final class TcpListener extends ChannelInitializer<Channel> {
 
     /** The client a connection's PROXY header named; unset (null) when the peer is the client. */
     static final AttributeKey<InetSocketAddress> PROXIED = AttributeKey.valueOf(TcpListener.class, "proxied");
+    /** Set when the connection's PROXY header said its client came to the proxy in datagrams. */
+    static final AttributeKey<Boolean> PROXIED_DATAGRAMS = AttributeKey.valueOf(TcpListener.class, "proxiedDatagrams");
 
     /**
      * Reads a proxy's connection's PROXY header, before any framing: notes the client it names
@@ -258,6 +260,7 @@ final class TcpListener extends ChannelInitializer<Channel> {
                 return;
             }
             ctx.channel().attr(PROXIED).set(ProxyHeader.source(in));
+            ctx.channel().attr(PROXIED_DATAGRAMS).set(ProxyHeader.fromDatagram(in));
             in.skipBytes(header);
             ctx.pipeline().remove(this); // what follows the header goes on to the framing
         }

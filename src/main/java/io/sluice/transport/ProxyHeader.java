@@ -90,6 +90,16 @@ public final class ProxyHeader {
         }
     }
 
+    /**
+     * Whether the whole header at {@code buf}'s reader index (one {@link #length} has found valid)
+     * says its client came to the proxy in datagrams (transport DGRAM): over UDP, where its address
+     * proves nothing, whatever the proxy then forwarded it over.
+     */
+    public static boolean fromDatagram(ByteBuf buf) {
+        int at = buf.readerIndex();
+        return (buf.getUnsignedByte(at + 12) & 0x0F) == COMMAND_PROXY && (buf.getUnsignedByte(at + 13) & 0x0F) == 2;
+    }
+
     /** The least address block a PROXY command of {@code family} must carry. */
     private static int blockOf(int family) {
         return family == FAMILY_INET ? INET_BLOCK : family == FAMILY_INET6 ? INET6_BLOCK : 0;

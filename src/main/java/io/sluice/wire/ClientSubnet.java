@@ -26,12 +26,43 @@ public final class ClientSubnet {
         return optAt < 0 ? -1 : Opt.optionAt(buf, optAt, view.base() + view.length(), QueryEdns.OPTION_CLIENT_SUBNET);
     }
 
-    /** The index of the Client Subnet option in the OPT record of {@code message}, or -1. */
+    /**
+     * The index of the Client Subnet option in the OPT record of {@code message}, or -1: none, or
+     * one that is not {@link #wellFormed} or runs past the message.
+     */
     public static int findInMessage(ByteBuf message) {
         int base = message.readerIndex();
         int end = message.writerIndex();
         int optAt = end - base > Wire.HEADER_BYTES ? Opt.find(message, base, end) : -1;
-        return optAt < 0 ? -1 : Opt.optionAt(message, optAt, end, QueryEdns.OPTION_CLIENT_SUBNET);
+        int at = optAt < 0 ? -1 : Opt.optionAt(message, optAt, end, QueryEdns.OPTION_CLIENT_SUBNET);
+        return at >= 0 && at + 4 + message.getUnsignedShort(at + 2) <= end && wellFormed(message, at) ? at : -1;
+    }
+
+    /** Whether the query's option at {@code at} (from {@link #find}) is its only Client Subnet. */
+    public static boolean alone(ByteBuf buf, QueryView view, int at) {
+        return Opt.noneAfter(buf, view.optAt(), view.base() + view.length(), at, QueryEdns.OPTION_CLIENT_SUBNET);
+    }
+
+    /**
+     * Whether {@code reply} is an answer for every network to the query {@code view} read from
+     * {@code query}: the query named a network (a source prefix other than 0, which would say
+     * nothing of any), and the reply echoes that network with a scope of 0 (RFC 7871 section 7.3.1).
+     */
+    public static boolean forEveryNetwork(ByteBuf query, QueryView view, ByteBuf reply) {
+        int asked = find(query, view);
+        int at = findInMessage(reply);
+        if (asked < 0 || at < 0 || sourcePrefix(query, asked) == 0 || scopePrefix(reply, at) != 0
+                || query.getUnsignedShort(asked + 2) != reply.getUnsignedShort(at + 2)
+                || query.getUnsignedShort(asked + 4) != reply.getUnsignedShort(at + 4)
+                || sourcePrefix(query, asked) != sourcePrefix(reply, at)) {
+            return false;
+        }
+        for (int i = 8; i < 4 + query.getUnsignedShort(asked + 2); i++) {
+            if (query.getByte(asked + i) != reply.getByte(at + i)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**
@@ -130,7 +161,7 @@ public final class ClientSubnet {
         int end = message.writerIndex();
         int optAt = end - base > Wire.HEADER_BYTES ? Opt.find(message, base, end) : -1;
         int at = optAt < 0 ? -1 : Opt.optionAt(message, optAt, end, QueryEdns.OPTION_CLIENT_SUBNET);
-        if (at >= 0) {
+        if (at >= 0 && at + 4 + message.getUnsignedShort(at + 2) <= end) {
             int removed = 4 + message.getUnsignedShort(at + 2);
             int rdLengthAt = optAt + Opt.FIXED_BYTES - 2;
             message.setShort(rdLengthAt, message.getUnsignedShort(rdLengthAt) - removed);

@@ -50,14 +50,7 @@ public final class CookieOption {
      * one would be a question of which to answer, and would go upstream; it is FORMERR too.
      */
     public static boolean alone(ByteBuf buf, QueryView view, int at) {
-        int optAt = view.optAt();
-        int end = Math.min(view.base() + view.length(), optAt + Opt.FIXED_BYTES + buf.getUnsignedShort(optAt + 9));
-        for (int pos = at + 4 + dataLength(buf, at); pos + 4 <= end; pos += 4 + buf.getUnsignedShort(pos + 2)) {
-            if (buf.getUnsignedShort(pos) == Wire.EDNS_OPTION_COOKIE) {
-                return false;
-            }
-        }
-        return true;
+        return Opt.noneAfter(buf, view.optAt(), view.base() + view.length(), at, Wire.EDNS_OPTION_COOKIE);
     }
 
     /** The client cookie of the option at {@code at}. */
@@ -81,7 +74,7 @@ public final class CookieOption {
      * {@code serverHead} (version, reserved, timestamp), {@code serverHash}, in place of any it
      * had: the same buffer when it had room (its OPT record last, as an answer's is), else a new
      * one, whose reference the caller owns besides {@code answer}'s. An answer without an OPT
-     * record gets one.
+     * record gets one; one whose OPT record or options run past its end is left as it is.
      */
     public static ByteBuf put(ByteBufAllocator alloc, ByteBuf answer, long client, long serverHead, long serverHash) {
         int base = answer.readerIndex();
@@ -104,6 +97,9 @@ public final class CookieOption {
         int rdLength = answer.getUnsignedShort(optAt + Opt.FIXED_BYTES - 2);
         int rdataEnd = rdata + rdLength;
         int existing = Opt.optionAt(answer, optAt, end, Wire.EDNS_OPTION_COOKIE);
+        if (rdataEnd > end || !Opt.optionsFit(answer, rdata, rdataEnd)) {
+            return answer; // an OPT record that runs past the message: no place to put a cookie in
+        }
         if (existing >= 0 && dataLength(answer, existing) == SENT_BYTES) {
             answer.setLong(existing + 4, client);
             answer.setLong(existing + 4 + CLIENT_BYTES, serverHead);

@@ -70,6 +70,21 @@ final class Opt {
         return pos == end;
     }
 
+    /**
+     * Whether no option {@code code} follows the option at {@code at} in the OPT record at
+     * {@code optAt} of the message ending at {@code end}: a second COOKIE or Client Subnet would be
+     * a question of which to answer, and would go upstream unseen.
+     */
+    static boolean noneAfter(ByteBuf buf, int optAt, int end, int at, int code) {
+        int rdataEnd = Math.min(end, optAt + FIXED_BYTES + buf.getUnsignedShort(optAt + 9));
+        for (int pos = at + 4 + buf.getUnsignedShort(at + 2); pos + 4 <= rdataEnd; pos += 4 + buf.getUnsignedShort(pos + 2)) {
+            if (buf.getUnsignedShort(pos) == code) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** True when the OPT record at {@code optAt} (from {@link #find}) carries option {@code code}. */
     static boolean hasOption(ByteBuf buf, int optAt, int end, int code) {
         return optionAt(buf, optAt, end, code) >= 0;

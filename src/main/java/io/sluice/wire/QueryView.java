@@ -181,6 +181,16 @@ public final class QueryView {
         return optAt;
     }
 
+    /**
+     * Whether the query has records besides one OPT: a signed one (TSIG, SIG(0)), whose signature
+     * covers its every octet, or an odd one. What is changed in such a query breaks it upstream.
+     */
+    public boolean recordsBesidesOpt(ByteBuf buf) {
+        int additional = buf.getUnsignedShort(base + Wire.ARCOUNT_OFFSET);
+        return buf.getUnsignedShort(base + Wire.ANCOUNT_OFFSET) + buf.getUnsignedShort(base + Wire.NSCOUNT_OFFSET) > 0
+                || additional > (optAt < 0 ? 0 : 1);
+    }
+
     /** The UDP payload size the query's OPT offers (at least 512), or 512 without one. */
     public int udpPayload(ByteBuf buf) {
         return optAt < 0 ? QueryEdns.CLASSIC_UDP_PAYLOAD

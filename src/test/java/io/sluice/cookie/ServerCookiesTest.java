@@ -67,6 +67,19 @@ class ServerCookiesTest {
     }
 
     @Test
+    void beforeAnyReplacementNoOtherKeyIsAccepted() throws Exception {
+        byte[] secret = new byte[16];
+        secret[15] = 9;
+        ServerCookies cookies = new ServerCookies(secret);
+        InetAddress client = InetAddress.getByName("192.0.2.7");
+        long now = 1_800_000_000L * SECOND;
+        long head = ServerCookies.head(now / SECOND);
+        long underZeroKey = new ServerCookies(new byte[16]).mint(42, head, client);
+        assertFalse(cookies.valid(42, head, underZeroKey, client, now), "a cookie anyone can compute");
+        assertTrue(cookies.valid(42, head, cookies.mint(42, head, client), client, now));
+    }
+
+    @Test
     void aReplacedSecretsCookiesStayValidForAnHour() throws Exception {
         byte[] first = new byte[16];
         byte[] second = new byte[16];

@@ -115,6 +115,31 @@ class ProxyProtocolTest {
         }
     }
 
+    /**
+     * A proxy that forwards a UDP client over TCP says so in its header (DGRAM): that client proved
+     * nothing, and spends only the unverified part of a budget (limits.verified-share).
+     */
+    @Test
+    void aClientThatCameToItsProxyInDatagramsIsNotVerifiedOverTheProxysConnection() throws Exception {
+        try (TestUpstream up = new TestUpstream();
+             RunningSluice s = RunningSluice.start(List.of(up), "proxy-protocol-from", "127.0.0.0/8",
+                     "limits.default.queries", "4", "limits.verified-share", "0.5")) {
+            int[] rcodes = new int[2];
+            for (int transport : new int[] {UDP, TCP}) {
+                try (Socket c = new Socket(s.address().getAddress(), s.address().getPort())) {
+                    c.setSoTimeout(5000);
+                    c.getOutputStream().write(ProxyV2.proxied("10.1.2.3", transport, new byte[0]));
+                    for (int i = 0; i < 3; i++) {
+                        Dns.writeFrame(c, Dns.query(i, "q" + transport + i + ".example.com.", Type.A));
+                        rcodes[transport - 1] += Dns.rcode(Dns.readFrame(c)) == Rcode.NOERROR ? 1 : 0;
+                    }
+                }
+            }
+            assertEquals(2, rcodes[UDP - 1], "a datagram client over the proxy's TCP: half the budget");
+            assertEquals(2, rcodes[TCP - 1], "a stream client: the rest of it");
+        }
+    }
+
     @Test
     void aProxysTcpConnectionWithoutAHeaderIsClosed() throws Exception {
         try (TestUpstream up = new TestUpstream(); RunningSluice s = RunningSluice.start(List.of(up), TRUSTING_LOOPBACK);
