@@ -122,8 +122,8 @@ class ProxyProtocolTest {
     @Test
     void aClientThatCameToItsProxyInDatagramsIsNotVerifiedOverTheProxysConnection() throws Exception {
         try (TestUpstream up = new TestUpstream();
-             RunningSluice s = RunningSluice.start(List.of(up), "proxy-protocol-from", "127.0.0.0/8",
-                     "limits.default.queries", "4", "limits.verified-share", "0.5")) {
+             RunningSluice s = RunningSluice.start(List.of(up), new ManualClock(), b -> { }, // one window throughout
+                     "proxy-protocol-from", "127.0.0.0/8", "limits.default.queries", "4", "limits.verified-share", "0.5")) {
             int[] rcodes = new int[2];
             for (int transport : new int[] {UDP, TCP}) {
                 try (Socket c = new Socket(s.address().getAddress(), s.address().getPort())) {
