@@ -95,14 +95,8 @@ final class CookieStage implements Stage, AnswerSide {
         if (route == null) {
             return;
         }
-        ByteBuf out = CookieOption.put(Transport.ALLOCATOR, m, route.client, route.serverHead, route.serverHash);
-        if (out != m) {
-            a.replace(out, a.source());
-        }
-        int limit = a.udpLimit() != 0 ? a.udpLimit() : route.udpLimit;
-        if (route.datagram() && out.readableBytes() > limit) {
-            a.udpLimit(limit);
-        }
+        a.rewritten(CookieOption.put(Transport.ALLOCATOR, m, route.client, route.serverHead, route.serverHash),
+                route.udpLimit);
     }
 
     /** {@code answer} with {@code route}'s cookie. */

@@ -133,15 +133,9 @@ final class EcsStage implements Stage, AnswerSide {
             int at = ClientSubnet.findInMessage(m);
             if (at >= 0) {
                 route.clientOption[7] = (byte) ClientSubnet.scopePrefix(m, at); // the scope octet
-                ByteBuf out = ClientSubnet.replaceInAnswer(Transport.ALLOCATOR, m, route.clientOption,
-                        route.clientOption.length);
-                if (out != m) {
-                    a.replace(out, a.source());
-                }
-                int limit = a.udpLimit() != 0 ? a.udpLimit() : route.udpLimit;
-                if (route.datagram() && out.readableBytes() > limit) { // the client's option is longer than the one kept
-                    a.udpLimit(limit); // it leaves truncated
-                }
+                // the client's option may be longer than the one kept: past its UDP size, the answer leaves cut
+                a.rewritten(ClientSubnet.replaceInAnswer(Transport.ALLOCATOR, m, route.clientOption,
+                        route.clientOption.length), route.udpLimit);
             }
         }
     }

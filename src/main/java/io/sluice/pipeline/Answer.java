@@ -133,6 +133,22 @@ public final class Answer {
         source = by;
     }
 
+    /**
+     * Puts {@code changed}, the message as an answer side rewrote it (the same buffer, or a new one
+     * whose reference this takes), in its place. One that grew past what its datagram client takes
+     * ({@code clientUdpLimit}, or the limit its maker set) leaves cut to its header and question,
+     * with TC set.
+     */
+    public void rewritten(ByteBuf changed, int clientUdpLimit) {
+        if (changed != message) {
+            replace(changed, source);
+        }
+        int limit = udpLimit != 0 ? udpLimit : clientUdpLimit;
+        if (route.datagram() && changed.readableBytes() > limit) {
+            udpLimit = limit;
+        }
+    }
+
     /** Takes the message out: the way back is done with it. */
     ByteBuf take() {
         ByteBuf m = message;

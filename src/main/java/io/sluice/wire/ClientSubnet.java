@@ -165,7 +165,7 @@ public final class ClientSubnet {
             int removed = 4 + message.getUnsignedShort(at + 2);
             int rdLengthAt = optAt + Opt.FIXED_BYTES - 2;
             message.setShort(rdLengthAt, message.getUnsignedShort(rdLengthAt) - removed);
-            cut(message, at, removed);
+            Opt.cut(message, at, removed);
         }
     }
 
@@ -178,7 +178,7 @@ public final class ClientSubnet {
         int end = message.writerIndex();
         int optAt = end - base > Wire.HEADER_BYTES ? Opt.find(message, base, end) : -1;
         if (optAt >= 0) {
-            cut(message, optAt, Opt.FIXED_BYTES + message.getUnsignedShort(optAt + Opt.FIXED_BYTES - 2));
+            Opt.cut(message, optAt, Opt.FIXED_BYTES + message.getUnsignedShort(optAt + Opt.FIXED_BYTES - 2));
             message.setShort(base + Wire.ARCOUNT_OFFSET, message.getUnsignedShort(base + Wire.ARCOUNT_OFFSET) - 1);
         }
     }
@@ -217,7 +217,7 @@ public final class ClientSubnet {
     public static void removeAt(ByteBuf message, int optAt, int at, int length) {
         int rdLengthAt = optAt + Opt.FIXED_BYTES - 2;
         message.setShort(rdLengthAt, message.getUnsignedShort(rdLengthAt) - length);
-        cut(message, at, length);
+        Opt.cut(message, at, length);
     }
 
     /** Puts {@code option[0, length)} back at {@code at} of {@code message}, whose OPT is at {@code optAt}. */
@@ -231,14 +231,5 @@ public final class ClientSubnet {
         message.writerIndex(end + length);
         int rdLengthAt = optAt + Opt.FIXED_BYTES - 2;
         message.setShort(rdLengthAt, message.getUnsignedShort(rdLengthAt) + length);
-    }
-
-    /** Removes {@code bytes} octets at {@code at} from {@code message}, in place. */
-    private static void cut(ByteBuf message, int at, int bytes) {
-        int end = message.writerIndex();
-        for (int i = at + bytes; i < end; i++) { // forward, byte by byte: the ranges overlap
-            message.setByte(i - bytes, message.getByte(i));
-        }
-        message.writerIndex(end - bytes);
     }
 }

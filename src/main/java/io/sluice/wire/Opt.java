@@ -70,6 +70,15 @@ final class Opt {
         return pos == end;
     }
 
+    /** Removes {@code bytes} octets at {@code at} from {@code message}, which ends at its writer index, in place. */
+    static void cut(ByteBuf message, int at, int bytes) {
+        int end = message.writerIndex();
+        for (int i = at + bytes; i < end; i++) { // forward, byte by byte: the ranges overlap
+            message.setByte(i - bytes, message.getByte(i));
+        }
+        message.writerIndex(end - bytes);
+    }
+
     /**
      * Whether no option {@code code} follows the option at {@code at} in the OPT record at
      * {@code optAt} of the message ending at {@code end}: a second COOKIE or Client Subnet would be

@@ -203,11 +203,7 @@ public final class QueryView {
      * ({@link CookieOption#remove}); the fields read stay right.
      */
     void cut(ByteBuf buf, int at, int bytes) {
-        int end = base + length;
-        for (int i = at + bytes; i < end; i++) { // forward, byte by byte: the ranges overlap
-            buf.setByte(i - bytes, buf.getByte(i));
-        }
-        buf.writerIndex(buf.writerIndex() - bytes);
+        Opt.cut(buf, at, bytes); // the message ends at the buffer's writer index: read says so
         length -= bytes;
     }
 
