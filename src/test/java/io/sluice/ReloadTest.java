@@ -42,6 +42,7 @@ class ReloadTest {
         other.put("allow-clients", "10.0.0.0/8");
         other.put("acl-action", "drop");
         other.put("cache.prefetch", "true");
+        other.put("cache.networks-per-question", "8");
         other.put("proxy-protocol-from", "10.0.53.0/24");
         other.put("tls-listen", "127.0.0.1:8853");
         other.put("https-listen", "127.0.0.1:8443");

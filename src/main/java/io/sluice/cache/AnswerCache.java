@@ -56,7 +56,7 @@ public final class AnswerCache implements Module {
         staleServed = metrics.counter("cache_stale_answers",
                 "Stale answers served (RFC 8767): no upstream answered, one answered SERVFAIL, or the domain was over its budget.");
         bypassed = metrics.counter("cache_bypassed",
-                "Queries never answered from the cache: Client Subnet, signed, EDNS version 1 and up, or a zone transfer.");
+                "Queries never answered from the cache: signed, EDNS version 1 and up, or a zone transfer.");
         prefetches = metrics.counter("cache_prefetches",
                 "Fresh answers asked for again by a hit in the last tenth of their lifetime (cache.prefetch).");
         truncated = metrics.counter("cache_truncated",
@@ -66,7 +66,7 @@ public final class AnswerCache implements Module {
         LongAdder rejected = metrics.counter("cache_rejected",
                 "Answers not kept: their bucket of the cache full and their name not stored lately (its next answer is kept), or too large.");
         this.table = new AnswerTable(settings.size(), settings.ringBytes(loops), loops, evictions,
-                rejected);
+                rejected, settings.networksPerQuestion());
         metrics.gauge("cache_entries", "Answers in the cache now, expired ones not yet replaced included.", table::entries);
         metrics.gauge("cache_bytes", "Bytes of the cache's rings of answers written so far (at most their size: max-bytes, 64 KiB a loop at least).", table::bytes);
     }
@@ -78,7 +78,7 @@ public final class AnswerCache implements Module {
 
     /** Keeps the answer {@code answer} holds, built for {@code key}, from {@code loop}. */
     void put(int loop, AnswerKey key, CachedAnswer answer) {
-        table.put(loop, key.hash(), answer);
+        table.put(loop, key, answer);
     }
 
     /**

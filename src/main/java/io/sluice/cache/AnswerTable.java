@@ -1,6 +1,7 @@
 package io.sluice.cache;
 
 import io.sluice.sketch.CacheLines;
+import io.sluice.sketch.KeyedHash;
 import io.sluice.sketch.RecentHashes;
 import io.sluice.wire.AnswerKey;
 import java.lang.invoke.MethodHandles;
@@ -52,6 +53,14 @@ import java.util.concurrent.atomic.LongAdder;
  * it, not on every hit. A ring would still overwrite hot answers as it wraps, so a hit on an entry
  * in the older half of its ring copies it to the head of the reader's: a hot answer is copied once
  * per half turn.
+ *
+ * <p><b>A question's networks.</b> The answers to one question for many Client Subnet networks
+ * ({@link AnswerKey#subnet}) are found in the buckets of a few placings, not each network's own:
+ * a placing is the question's hash with one of {@link #placings} numbers, which the network's
+ * hash picks. So one question keeps at most {@code 2 * 4 * placings} answers, whatever number
+ * of networks asks it: past that, a network's answer takes the room of another in the same
+ * buckets, by the same rules as any answer (Unbound bounds its tree of networks per name alike:
+ * {@code max-ecs-tree-size}). A slot still holds the key's own hash, which a lookup matches.
  */
 final class AnswerTable {
     /** Bytes of an entry's header. */
@@ -96,6 +105,8 @@ final class AnswerTable {
     private final long[] index;
     private final int pad;
     private final int buckets;
+    /** The placings of one question's networks ({@link #place}): its networks' answers fill at most their buckets. */
+    private final int placings;
     /** Each writer's ring: its arrays. */
     private final byte[][][] rings;
     private final int segmentBytes;
@@ -115,12 +126,16 @@ final class AnswerTable {
      * @param writers    the threads that store answers, each with its own ring ({@link #MAX_WRITERS} at most)
      * @param evictions  counts answers replaced for room, or lost to a ring's wrap
      * @param rejected   counts answers not admitted into a full bucket
+     * @param networksPerQuestion answers to one question for Client Subnet networks at most,
+     *                   rounded up to a multiple of 8 (two buckets' slots)
      */
-    AnswerTable(int maxEntries, long bytesEach, int writers, LongAdder evictions, LongAdder rejected) {
+    AnswerTable(int maxEntries, long bytesEach, int writers, LongAdder evictions, LongAdder rejected,
+            int networksPerQuestion) {
         if (writers < 1 || writers > MAX_WRITERS) {
             throw new IllegalArgumentException("writers " + writers);
         }
         this.buckets = Math.max(1, (maxEntries + BUCKET_SLOTS - 1) / BUCKET_SLOTS);
+        this.placings = Math.max(1, (networksPerQuestion + 2 * BUCKET_SLOTS - 1) / (2 * BUCKET_SLOTS));
         this.pad = CacheLines.padOf(long[].class, Long.BYTES);
         this.index = new long[pad + buckets * LONGS_PER_BUCKET];
         int segments = (int) ((bytesEach + MAX_SEGMENT - 1) / MAX_SEGMENT);
@@ -146,8 +161,9 @@ final class AnswerTable {
      */
     boolean find(AnswerKey key, CachedAnswer into, int writer, long now) {
         long hash = key.hash();
-        int one = firstSlot(hash);
-        int two = secondSlot(hash);
+        long place = place(key);
+        int one = firstSlot(place);
+        int two = secondSlot(place);
         return findIn(one, hash, key, into, writer, now) || two != one && findIn(two, hash, key, into, writer, now);
     }
 
@@ -209,16 +225,17 @@ final class AnswerTable {
     }
 
     /**
-     * Keeps the entry {@code answer} holds under {@code hash}, making room in one of its buckets,
-     * unless it is not admitted there or is larger than a quarter of one of a ring's arrays. The
-     * time it was built at is the time it is kept at.
+     * Keeps the entry {@code answer} holds, built for {@code key}, making room in one of its
+     * buckets, unless it is not admitted there or is larger than a quarter of one of a ring's
+     * arrays. The time it was built at is the time it is kept at.
      */
-    void put(int writer, long hash, CachedAnswer answer) {
+    void put(int writer, AnswerKey key, CachedAnswer answer) {
         if (answer.length() > maxEntry) {
             rejected.increment();
             return;
         }
-        int at = room(hash, answer.storedAt());
+        long hash = key.hash();
+        int at = room(hash, place(key), answer.storedAt());
         if (at < 0) {
             rejected.increment();
             return;
@@ -369,14 +386,24 @@ final class AnswerTable {
     }
 
     /**
-     * The slot for {@code hash} to go in at {@code now}: its own in either of its buckets, else a
-     * free one (empty, or its entry overwritten by its ring) in the bucket with more of them, else
-     * one whose answer may no longer be served, else, when the doorkeeper admits it, the clock's of
-     * the one with fewer hits; -1 when not admitted.
+     * The hash whose buckets {@code key}'s answer goes in: its own, or for a key that names a
+     * network, its question's with the placing its network picks.
      */
-    private int room(long hash, long now) {
-        int one = firstSlot(hash);
-        int two = secondSlot(hash);
+    private long place(AnswerKey key) {
+        return key.subnet()
+                ? KeyedHash.with(key.questionHash(), Long.remainderUnsigned(key.hash(), placings))
+                : key.hash();
+    }
+
+    /**
+     * The slot for {@code hash} to go in at {@code now}, in the buckets of {@code place}: its own
+     * in either of them, else a free one (empty, or its entry overwritten by its ring) in the
+     * bucket with more of them, else one whose answer may no longer be served, else, when the
+     * doorkeeper admits it, the clock's of the one with fewer hits; -1 when not admitted.
+     */
+    private int room(long hash, long place, long now) {
+        int one = firstSlot(place);
+        int two = secondSlot(place);
         // in find's order: of two slots a race left with one name, the one a lookup finds is replaced
         for (int i = 0; i < 2 * BUCKET_SLOTS; i++) {
             int at = (i < BUCKET_SLOTS ? one : two) + 2 * (i & (BUCKET_SLOTS - 1));

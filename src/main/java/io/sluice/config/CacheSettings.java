@@ -16,9 +16,12 @@ import java.time.Duration;
  *                         without asking them (RFC 8767's failure recheck timer); 0: ask each time
  * @param staleWhenLimited a query over its domain's budget gets a stale answer rather than the action
  * @param prefetch         a hit in the last tenth of an answer's lifetime asks the upstream again
+ * @param networksPerQuestion answers one question keeps for Client Subnet networks at most,
+ *                         rounded up to a multiple of 8
  */
 public record CacheSettings(int size, long maxBytes, Duration maxTtl, Duration maxNegativeTtl, Duration servfailTtl,
-                            Duration staleTtl, Duration staleRefreshTime, boolean staleWhenLimited, boolean prefetch) {
+                            Duration staleTtl, Duration staleRefreshTime, boolean staleWhenLimited, boolean prefetch,
+                            int networksPerQuestion) {
     /** The smallest ring of answers: a loop's share of {@code max-bytes} is never less. */
     public static final long MIN_RING = 1 << 16;
     /** Bytes of the index a kept answer takes: its slot's hash and word. */

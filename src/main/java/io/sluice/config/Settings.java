@@ -69,7 +69,7 @@ public final class Settings {
                 at(v, SettingTable.CACHE_MAX_TTL), at(v, SettingTable.CACHE_MAX_NEGATIVE_TTL),
                 at(v, SettingTable.CACHE_SERVFAIL_TTL), at(v, SettingTable.CACHE_STALE_TTL),
                 at(v, SettingTable.CACHE_STALE_REFRESH_TIME), at(v, SettingTable.CACHE_STALE_WHEN_LIMITED),
-                at(v, SettingTable.CACHE_PREFETCH));
+                at(v, SettingTable.CACHE_PREFETCH), at(v, SettingTable.CACHE_NETWORKS_PER_QUESTION));
         this.dnstap = new DnstapSettings(at(v, SettingTable.DNSTAP_SOCKET), at(v, SettingTable.DNSTAP_IDENTITY),
                 at(v, SettingTable.DNSTAP_VERSION), at(v, SettingTable.DNSTAP_QUEUE_SIZE),
                 at(v, SettingTable.DNSTAP_MESSAGES));

@@ -48,6 +48,11 @@ public final class KeyedHash {
         return fold(h ^ KEY_ROUND, length ^ KEY_DATA);
     }
 
+    /** A hash of {@code hash} (one of {@link #of64}'s) and one more number, keyed as the rest. */
+    public static long with(long hash, long value) {
+        return fold(hash ^ KEY_ROUND, value ^ KEY_DATA);
+    }
+
     /** Both halves of the 128-bit product, folded. */
     private static long fold(long a, long b) {
         return Math.multiplyHigh(a, b) ^ a * b;

@@ -43,6 +43,8 @@ public final class AnswerKey {
     private final byte[] bytes = new byte[MAX_BYTES + Long.BYTES]; // whole longs can always be read
     private int length;
     private long hash;
+    /** The hash of the key without its network: {@link #hash} but for a key that names one. */
+    private long questionHash;
     private int udpSize;
 
     /**
@@ -107,6 +109,7 @@ public final class AnswerKey {
         bytes[n++] = 0; // no Client Subnet
         length = n;
         hash = KeyedHash.of64(bytes, n);
+        questionHash = hash;
     }
 
     /** Whether this key names a Client Subnet network. */
@@ -126,6 +129,7 @@ public final class AnswerKey {
         length -= octets;
         bytes[length - 1] = 0;
         hash = KeyedHash.of64(bytes, length);
+        questionHash = hash;
     }
 
     /** The UDP payload size in this key: the most its answer may carry over UDP; 0 over TCP. */
@@ -181,6 +185,15 @@ public final class AnswerKey {
     /** The keyed 64-bit hash of the bytes. */
     public long hash() {
         return hash;
+    }
+
+    /**
+     * The keyed hash of the key's question alone: of the bytes without the network, for a key
+     * that names one ({@link #subnet}); {@link #hash} for another. What the cache keeps every
+     * network's answer to one question near, to bound them.
+     */
+    public long questionHash() {
+        return questionHash;
     }
 
     /** Copies the bytes to {@code to} at {@code at}: their length. */

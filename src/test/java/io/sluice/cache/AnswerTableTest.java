@@ -25,10 +25,12 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import org.junit.jupiter.api.Test;
 import org.xbill.DNS.ARecord;
+import org.xbill.DNS.ClientSubnetOption;
 import org.xbill.DNS.DClass;
 import org.xbill.DNS.Flags;
 import org.xbill.DNS.Message;
 import org.xbill.DNS.Name;
+import org.xbill.DNS.OPTRecord;
 import org.xbill.DNS.Record;
 import org.xbill.DNS.Section;
 import org.xbill.DNS.Type;
@@ -44,10 +46,24 @@ class AnswerTableTest {
         final AnswerKey key = new AnswerKey();
 
         Asked(int i) {
-            Message m = Message.newQuery(Record.newRecord(name(i), Type.A, DClass.IN));
+            this(Message.newQuery(Record.newRecord(name(i), Type.A, DClass.IN)));
+        }
+
+        /** The query for name {@code i} from the Client Subnet network 10.n.n.0/24 ({@code network}'s two octets). */
+        Asked(int i, int network) throws Exception {
+            this(withSubnet(Message.newQuery(Record.newRecord(name(i), Type.A, DClass.IN)), network));
+        }
+
+        private Asked(Message m) {
             query = Unpooled.wrappedBuffer(m.toWire());
             view.read(query);
             assertTrue(key.of(query, view, new QueryEdns(), false, 1232));
+        }
+
+        private static Message withSubnet(Message m, int network) throws Exception {
+            InetAddress address = InetAddress.getByAddress(new byte[] {10, (byte) (network >>> 8), (byte) network, 0});
+            m.addRecord(new OPTRecord(1232, 0, 0, 0, List.of(new ClientSubnetOption(24, address))), Section.ADDITIONAL);
+            return m;
         }
     }
 
@@ -94,13 +110,13 @@ class AnswerTableTest {
     @Test
     void anEntryTheRingHasOverwrittenIsAMissNeverAnotherAnswer() throws Exception {
         LongAdder evictions = new LongAdder();
-        AnswerTable table = new AnswerTable(1000, 4096, 1, evictions, new LongAdder());
+        AnswerTable table = new AnswerTable(1000, 4096, 1, evictions, new LongAdder(), 100);
         CachedAnswer a = new CachedAnswer();
         List<Asked> asked = new ArrayList<>();
         for (int i = 0; i < 200; i++) {
             asked.add(new Asked(i));
             build(asked.get(i), i, 0, a);
-            table.put(0, asked.get(i).key.hash(), a);
+            table.put(0, asked.get(i).key, a);
         }
         assertTrue(table.bytes() <= 4096, "bytes " + table.bytes());
         int found = 0;
@@ -113,24 +129,24 @@ class AnswerTableTest {
         }
         assertTrue(found > 0 && found <= 4096 / 100, found + " found");
         assertEquals(found, table.entries());
-        table.put(0, asked.get(0).key.hash(), a); // reclaims slots whose entries the ring overwrote
+        table.put(0, asked.get(0).key, a); // reclaims slots whose entries the ring overwrote
         assertTrue(evictions.sum() > 0);
     }
 
     @Test
     void aFloodOfNamesStoredOnceLeavesAFullCacheAsItWasAndANameStoredTwiceGetsIn() throws Exception {
         LongAdder rejected = new LongAdder();
-        AnswerTable table = new AnswerTable(4, 1 << 20, 1, new LongAdder(), rejected); // one bucket
+        AnswerTable table = new AnswerTable(4, 1 << 20, 1, new LongAdder(), rejected, 100); // one bucket
         CachedAnswer a = new CachedAnswer();
         for (int i = 0; i < 4; i++) {
             Asked q = new Asked(i);
             build(q, i, 0, a);
-            table.put(0, q.key.hash(), a);
+            table.put(0, q.key, a);
         }
         for (int i = 100; i < 1100; i++) {
             Asked once = new Asked(i);
             build(once, i, 0, a);
-            table.put(0, once.key.hash(), a);
+            table.put(0, once.key, a);
         }
         // the doorkeeper's false positives admit a few (0.95% at the default's 16 bits a name)
         long admitted = 1000 - rejected.sum();
@@ -142,8 +158,8 @@ class AnswerTableTest {
         assertTrue(stayed >= 4 - admitted, "the first four stay but for one per name admitted: " + stayed);
         Asked twice = new Asked(2000);
         build(twice, 2000, 0, a);
-        table.put(0, twice.key.hash(), a);
-        table.put(0, twice.key.hash(), a);
+        table.put(0, twice.key, a);
+        table.put(0, twice.key, a);
         assertTrue(table.find(twice.key, a, 0, 0), "admitted at its second store");
         assertEquals(4, table.entries());
     }
@@ -152,21 +168,21 @@ class AnswerTableTest {
     void aNameStoredOnceTakesTheSlotOfAnAnswerThatMayNoLongerBeServedEvenStale() throws Exception {
         LongAdder rejected = new LongAdder();
         LongAdder evictions = new LongAdder();
-        AnswerTable table = new AnswerTable(4, 1 << 20, 1, evictions, rejected); // one bucket
+        AnswerTable table = new AnswerTable(4, 1 << 20, 1, evictions, rejected, 100); // one bucket
         CachedAnswer a = new CachedAnswer();
         for (int i = 0; i < 4; i++) {
             Asked q = new Asked(i);
             build(q, i, 0, a, i == 3 ? FRESH : 0); // the fourth is kept a minute longer than the rest
-            table.put(0, q.key.hash(), a);
+            table.put(0, q.key, a);
         }
         Asked stale = new Asked(100);
         build(stale, 100, 0, a, 2 * FRESH - 1); // the first three are stale, not yet past serving
-        table.put(0, stale.key.hash(), a);
+        table.put(0, stale.key, a);
         assertEquals(1, rejected.sum(), "a stale answer keeps its slot against a name stored once");
         for (int i = 0; i < 3; i++) {
             Asked late = new Asked(200 + i);
             build(late, 200 + i, 0, a, 2 * FRESH);
-            table.put(0, late.key.hash(), a);
+            table.put(0, late.key, a);
             assertTrue(table.find(late.key, a, 0, 2 * FRESH), "stored once, into a dead answer's slot: " + i);
         }
         assertEquals(1, rejected.sum());
@@ -174,7 +190,7 @@ class AnswerTableTest {
         assertTrue(table.find(new Asked(3).key, a, 0, 2 * FRESH), "the answer still servable stays");
         Asked fifth = new Asked(300);
         build(fifth, 300, 0, a, 2 * FRESH);
-        table.put(0, fifth.key.hash(), a);
+        table.put(0, fifth.key, a);
         assertEquals(2, rejected.sum(), "a bucket of servable answers admits no name stored once");
     }
 
@@ -182,27 +198,58 @@ class AnswerTableTest {
     void theIndexTakesWhatTheConfigsHeapCheckCountsForIt() {
         for (int size : new int[] {1, 1_000, 1_000_003, 9_000_000}) {
             CacheSettings settings = new CacheSettings(size, 1 << 16, Duration.ofDays(1), Duration.ofHours(1),
-                    Duration.ofSeconds(5), Duration.ZERO, Duration.ZERO, false, false);
-            AnswerTable table = new AnswerTable(size, 1 << 16, 1, new LongAdder(), new LongAdder());
+                    Duration.ofSeconds(5), Duration.ZERO, Duration.ZERO, false, false, 100);
+            AnswerTable table = new AnswerTable(size, 1 << 16, 1, new LongAdder(), new LongAdder(), 100);
             assertEquals(settings.indexBytes(), table.indexBytes(), "size " + size);
         }
     }
 
     @Test
+    void aQuestionAskedFromManyNetworksKeepsAtMostItsBoundAndTakesNoMoreRoomThanThat() throws Exception {
+        AnswerTable table = new AnswerTable(4096, 1 << 22, 1, new LongAdder(), new LongAdder(), 100);
+        CachedAnswer a = new CachedAnswer();
+        List<Asked> others = new ArrayList<>();
+        for (int i = 0; i < 2000; i++) {
+            Asked q = new Asked(i);
+            build(q, i, 0, a);
+            table.put(0, q.key, a); // twice, so that each is admitted
+            table.put(0, q.key, a);
+            others.add(q);
+        }
+        long before = others.stream().filter(q -> table.find(q.key, a, 0, 0)).count();
+        for (int network = 0; network < 3000; network++) {
+            Asked q = new Asked(-1, network);
+            build(q, -1, 0, a);
+            table.put(0, q.key, a);
+            table.put(0, q.key, a);
+        }
+        AtomicLong networks = new AtomicLong();
+        table.forEach(AnswerTable.KeyFilter.names(name(-1).toWireCanonical(), Type.A, false),
+                (entry, length) -> networks.incrementAndGet());
+        long lost = before - others.stream().filter(q -> table.find(q.key, a, 0, 0)).count();
+        assertTrue(networks.get() <= 104, networks + " networks kept, past 100 rounded up to whole buckets");
+        assertTrue(networks.get() >= 64, networks + " networks kept: the bound's buckets are used");
+        assertTrue(lost <= networks.get(), lost + " other answers lost to " + networks + " networks");
+        Asked last = new Asked(-1, 2999);
+        assertTrue(table.find(last.key, a, 0, 0), "the network asked last is kept");
+        assertEquals(address(-1), served(a, last));
+    }
+
+    @Test
     void aNameAskedBetweenTheHandsPassesStaysAndLeavesWhenNoLongerAsked() throws Exception {
-        AnswerTable table = new AnswerTable(4, 1 << 20, 1, new LongAdder(), new LongAdder()); // one bucket
+        AnswerTable table = new AnswerTable(4, 1 << 20, 1, new LongAdder(), new LongAdder(), 100); // one bucket
         CachedAnswer a = new CachedAnswer();
         Asked hot = new Asked(-1);
         build(hot, -1, 0, a);
-        table.put(0, hot.key.hash(), a);
+        table.put(0, hot.key, a);
         for (int i = 0; i < 3; i++) {
             assertTrue(table.find(hot.key, a, 0, 0));
         }
         for (int i = 0; i < 1100; i++) {
             Asked other = new Asked(i);
             build(other, i, 0, a);
-            table.put(0, other.key.hash(), a); // twice, so that each is admitted
-            table.put(0, other.key.hash(), a);
+            table.put(0, other.key, a); // twice, so that each is admitted
+            table.put(0, other.key, a);
             if (i < 1000) {
                 assertTrue(table.find(hot.key, a, 0, 0), "asked after each other name, it stays: lost at " + i);
             }
@@ -213,16 +260,16 @@ class AnswerTableTest {
 
     @Test
     void aHitInTheRingsOlderHalfCopiesTheEntryToItsHead() throws Exception {
-        AnswerTable table = new AnswerTable(1000, 8192, 1, new LongAdder(), new LongAdder());
+        AnswerTable table = new AnswerTable(1000, 8192, 1, new LongAdder(), new LongAdder(), 100);
         CachedAnswer a = new CachedAnswer();
         Asked hot = new Asked(-1);
         build(hot, -1, 0, a);
-        table.put(0, hot.key.hash(), a);
+        table.put(0, hot.key, a);
         for (int i = 0; i < 2000; i++) { // the ring turns many times
             Asked once = new Asked(i);
             build(once, i, 0, a);
-            table.put(0, once.key.hash(), a);
-            table.put(0, once.key.hash(), a);
+            table.put(0, once.key, a);
+            table.put(0, once.key, a);
             if (i % 8 == 0) {
                 assertTrue(table.find(hot.key, a, 0, 0), "lost at " + i);
                 assertEquals(address(-1), served(a, hot));
@@ -232,13 +279,13 @@ class AnswerTableTest {
 
     /** A one-ring table holding {@code old}'s answer (name -1), then 40 others: over half the ring, so a hit on it moves it. */
     private static AnswerTable withAnEntryInTheOlderHalf(Asked old, CachedAnswer a) throws Exception {
-        AnswerTable table = new AnswerTable(1000, 8192, 1, new LongAdder(), new LongAdder());
+        AnswerTable table = new AnswerTable(1000, 8192, 1, new LongAdder(), new LongAdder(), 100);
         build(old, -1, 0, a);
-        table.put(0, old.key.hash(), a);
+        table.put(0, old.key, a);
         for (int i = 0; i < 40; i++) {
             Asked other = new Asked(i);
             build(other, i, 0, a);
-            table.put(0, other.key.hash(), a);
+            table.put(0, other.key, a);
         }
         return table;
     }
@@ -271,12 +318,12 @@ class AnswerTableTest {
 
     @Test
     void aFailedRefreshIsKeptThoughAnotherLoopsHitMovedTheCount() throws Exception {
-        AnswerTable table = new AnswerTable(1000, 1 << 16, 2, new LongAdder(), new LongAdder());
+        AnswerTable table = new AnswerTable(1000, 1 << 16, 2, new LongAdder(), new LongAdder(), 100);
         CachedAnswer mine = new CachedAnswer();
         CachedAnswer theirs = new CachedAnswer();
         Asked stale = new Asked(-1);
         build(stale, -1, 0, mine);
-        table.put(0, stale.key.hash(), mine);
+        table.put(0, stale.key, mine);
         long now = FRESH + FRESH / 2;
         assertTrue(table.find(stale.key, mine, 0, 0));
         assertTrue(table.find(stale.key, theirs, 1, 0), "the other loop's hit adds one to the slot's count");
@@ -294,20 +341,20 @@ class AnswerTableTest {
 
     @Test
     void aFlushRemovesItsNamesOnlyAndWhatIsStoredAfterItStays() throws Exception {
-        AnswerTable table = new AnswerTable(1000, 1 << 16, 1, new LongAdder(), new LongAdder());
+        AnswerTable table = new AnswerTable(1000, 1 << 16, 1, new LongAdder(), new LongAdder(), 100);
         CachedAnswer a = new CachedAnswer();
         List<Asked> asked = new ArrayList<>();
         for (int i = 0; i < 10; i++) {
             asked.add(new Asked(i));
             build(asked.get(i), i, 0, a);
-            table.put(0, asked.get(i).key.hash(), a);
+            table.put(0, asked.get(i).key, a);
         }
         assertEquals(1, table.remove(flushOf(3)));
         assertFalse(table.find(asked.get(3).key, a, 0, 0));
         assertTrue(table.find(asked.get(4).key, a, 0, 0), "another name's answer stays");
         assertEquals(0, table.remove(flushOf(3)));
         build(asked.get(3), 3, 0, a);
-        table.put(0, asked.get(3).key.hash(), a);
+        table.put(0, asked.get(3).key, a);
         assertTrue(table.find(asked.get(3).key, a, 0, 0), "stored again after the flush");
         assertEquals(10, table.entries());
         assertEquals(10, table.remove(AnswerTable.KeyFilter.ALL));
@@ -361,14 +408,14 @@ class AnswerTableTest {
 
     @Test
     void readersRacingWritersAndFlushesGetTheRightAnswerOrNone() throws Exception {
-        AnswerTable table = new AnswerTable(64, 4096, 3, new LongAdder(), new LongAdder());
+        AnswerTable table = new AnswerTable(64, 4096, 3, new LongAdder(), new LongAdder(), 100);
         AtomicLong hits = new AtomicLong();
         AtomicLong removed = new AtomicLong();
         AtomicLong hitsAtFlush = new AtomicLong();
         race(4, (me, i, q, a, random) -> {
             if (me == 0) {
                 build(q, i, random.nextInt(8), a);
-                table.put(me, q.key.hash(), a);
+                table.put(me, q.key, a);
             } else if (me == 3) {
                 if (hits.get() > hitsAtFlush.get()) { // a flush once readers found something since the last: they keep finding
                     hitsAtFlush.set(hits.get());
@@ -385,12 +432,12 @@ class AnswerTableTest {
 
     @Test
     void aReaderRacingWritersOverATinyRingGetsTheRightAnswerOrNone() throws Exception {
-        AnswerTable table = new AnswerTable(64, 4096, 4, new LongAdder(), new LongAdder());
+        AnswerTable table = new AnswerTable(64, 4096, 4, new LongAdder(), new LongAdder(), 100);
         AtomicLong hits = new AtomicLong();
         race(4, (me, i, q, a, random) -> {
             if (me < 2) {
                 build(q, i, random.nextInt(8), a);
-                table.put(me, q.key.hash(), a);
+                table.put(me, q.key, a);
             } else if (table.find(q.key, a, me, 0)) {
                 assertEquals(address(i), served(a, q));
                 hits.incrementAndGet();
@@ -406,18 +453,18 @@ class AnswerTableTest {
 
     @Test
     void aLookupAndAStoreAllocateNothing() throws Exception {
-        AnswerTable table = new AnswerTable(100_000, 1 << 24, 1, new LongAdder(), new LongAdder());
+        AnswerTable table = new AnswerTable(100_000, 1 << 24, 1, new LongAdder(), new LongAdder(), 100);
         CachedAnswer a = new CachedAnswer();
         List<Asked> asked = new ArrayList<>();
         for (int i = 0; i < 10_000; i++) {
             asked.add(new Asked(i));
             build(asked.get(i), i, 0, a);
-            table.put(0, asked.get(i).key.hash(), a);
+            table.put(0, asked.get(i).key, a);
         }
         for (int round = 0; round < 3; round++) { // compiled before it is measured
             for (Asked q : asked) {
                 if (table.find(q.key, a, 0, 0)) {
-                    table.put(0, q.key.hash(), a);
+                    table.put(0, q.key, a);
                 }
             }
         }
@@ -426,7 +473,7 @@ class AnswerTableTest {
         for (Asked q : asked) {
             if (table.find(q.key, a, 0, 0)) {
                 found++;
-                table.put(0, q.key.hash(), a);
+                table.put(0, q.key, a);
             }
         }
         long bytes = allocated() - before;

@@ -111,7 +111,7 @@ class ParsersFuzzTest {
     /** What the answer cache keeps and serves: never another question, another ID, or past the UDP size. */
     private static final AnswerCache CACHE = new AnswerCache(new CacheSettings(1000, 1 << 20,
             java.time.Duration.ofDays(1), java.time.Duration.ofHours(1), java.time.Duration.ofSeconds(5),
-            java.time.Duration.ofDays(1), java.time.Duration.ofSeconds(30), true, false), 1, () -> 0L, 1232, new Registry());
+            java.time.Duration.ofDays(1), java.time.Duration.ofSeconds(30), true, false, 100), 1, () -> 0L, 1232, new Registry());
     /** The one loop's side of it: this fuzzer's thread. */
     private static final CacheStage STAGE = CACHE.stage();
 
