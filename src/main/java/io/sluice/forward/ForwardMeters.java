@@ -42,7 +42,8 @@ public final class ForwardMeters {
         inflightFull = r.counter("inflight_full",
                 "Queries not forwarded because max-inflight were waiting: answered at once, stale from the cache or SERVFAIL.");
         repliesUnexpected = r.counter("replies_unexpected", "Replies whose ID nothing waits for: late, duplicated or forged.");
-        repliesMismatched = r.counter("replies_mismatched", "Replies with a waiting ID but the wrong sender or question.");
+        repliesMismatched = r.counter("replies_mismatched", "Replies with a waiting ID but the wrong sender or"
+                + " question, or a Client Subnet other than the query's (RFC 7871 section 7.3).");
         transfersAborted = r.counter("transfers_aborted", "Zone transfers given up part-way.");
         ioErrors = r.ioErrors();
         caseMismatched = r.counter("replies_case_mismatched",

@@ -54,8 +54,6 @@ public final class Forwarder {
     private final FirstUpstream firstUpstream;
     private final CaseRandomizer caseRandomizer;
     private final UdpPayloadCap udpPayload;
-    /** Some upstream is not sent Client Subnet (ecs.upstreams): each query notes where its option is. */
-    private final boolean someNotSentClientSubnet;
     private final TransferRelay transfers;
     private final ClientAnswers answers;
     /**
@@ -104,7 +102,6 @@ public final class Forwarder {
         this.firstUpstream = new FirstUpstream(settings.upstreamPolicy(), pool.size(), ids);
         this.caseRandomizer = new CaseRandomizer(settings.randomizeCase(), pool.size(), meters, ids);
         this.udpPayload = new UdpPayloadCap(settings.maxUdpSize());
-        this.someNotSentClientSubnet = pool.someNotSentClientSubnet();
         this.transfers = new TransferRelay(meters, writes);
         this.answers = new ClientAnswers(meters, caseRandomizer, TcpKeepalive.timeout(settings.tcpIdleTimeout()));
         this.ticks = new DeadlineTicks(loop, tickMillis, this::expire, inFlight::hasDeadlines, errors);
@@ -152,7 +149,7 @@ public final class Forwarder {
         if (route.datagram()) {
             q.udpLimit = udpPayload.apply(q.query, query, view);
         }
-        if (someNotSentClientSubnet) {
+        if (view.optAt() >= 0) {
             noteClientSubnet(q, query, view);
         }
         meters.forwarded.increment();
@@ -197,7 +194,7 @@ public final class Forwarder {
         send(q, now, overStream);
     }
 
-    /** Notes where {@code q}'s Client Subnet option is, if it has one, for the upstreams not sent it. */
+    /** Notes where {@code q}'s Client Subnet option is, if it has one: for its replies' check, and for the upstreams not sent it. */
     private static void noteClientSubnet(PendingQuery q, ByteBuf query, QueryView view) {
         int at = view.optAt() < 0 ? -1 : ClientSubnet.find(query, view);
         if (at < 0 || 4 + query.getUnsignedShort(at + 2) > ClientSubnet.MAX_OPTION_BYTES) {

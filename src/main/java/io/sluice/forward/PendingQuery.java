@@ -4,6 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.sluice.pipeline.Route;
 import io.sluice.pipeline.Stage;
 import io.sluice.transport.Transport;
+import io.sluice.wire.ClientSubnet;
 import io.sluice.wire.QueryView;
 import io.sluice.wire.QuestionCase;
 import io.sluice.wire.Replies;
@@ -39,9 +40,9 @@ final class PendingQuery {
     /** The most a UDP answer to it may carry ({@link UdpPayloadCap}); 0 over a stream. */
     int udpLimit;
     /**
-     * Where its Client Subnet option is in {@link #query}, or -1 (none, or every upstream is sent
-     * it); its OPT record's index; and, while an upstream not sent it is asked (ecs.upstreams),
-     * the option's octets, out of the query.
+     * Where its Client Subnet option is in {@link #query}, or -1: what a reply's must echo
+     * ({@link #accepts}); its OPT record's index; the option's octets, and whether they are out of
+     * the query while an upstream not sent it is asked (ecs.upstreams).
      */
     int subnetAt;
     int subnetOptAt;
@@ -218,17 +219,20 @@ final class PendingQuery {
     /**
      * Whether {@code reply}, from {@code from}, answers one of the attempts (or continues its
      * transfer): its question the query's, in the letters sent (the attempts awaited together all
-     * sent the same: a retry that goes back to the client's letters gives up those before it). One right but for the letters is noted
+     * sent the same: a retry that goes back to the client's letters gives up those before it), and
+     * its Client Subnet none or the query's when the upstream was sent one (RFC 7871 section 7.3,
+     * {@link ClientSubnet#answers}). One right but for the letters is noted
      * ({@link #caseMismatched}), the evidence {@link CaseRandomizer} judges an upstream by.
      */
     boolean accepts(ByteBuf reply, Upstream from, ForwardMeters meters) {
         int base = query.readerIndex();
-        if (transferring ? Replies.continuesTransfer(query, base, questionEnd, reply)
-                : Replies.answers(query, base, questionEnd, reply, caseScrambled)) {
+        boolean question = transferring ? Replies.continuesTransfer(query, base, questionEnd, reply)
+                : Replies.answers(query, base, questionEnd, reply, caseScrambled);
+        if (question && (subnetAt < 0 || subnetOut || ClientSubnet.answers(query, base + subnetAt, reply))) {
             return true;
         }
         meters.repliesRejected[from.index()].increment();
-        if (caseScrambled && Replies.answers(query, base, questionEnd, reply, false)) {
+        if (!question && caseScrambled && Replies.answers(query, base, questionEnd, reply, false)) {
             meters.caseMismatched.increment();
             caseMismatched = true;
         } else {

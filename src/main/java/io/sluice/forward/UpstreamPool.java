@@ -68,16 +68,6 @@ public final class UpstreamPool implements AutoCloseable {
         return upstreams.size();
     }
 
-    /** Whether some upstream is not sent Client Subnet: then each query notes where its option is. */
-    boolean someNotSentClientSubnet() {
-        for (Upstream u : upstreams) {
-            if (!u.sentClientSubnet()) {
-                return true;
-            }
-        }
-        return false;
-    }
-
     Upstream get(int index) {
         return upstreams.get(index);
     }

@@ -16,6 +16,8 @@ public final class ClientSubnet {
     public static final int FIXED_BYTES = 4;
     /** The most an option takes on the wire: its code and length, then an IPv6 address's data. */
     public static final int MAX_OPTION_BYTES = 4 + FIXED_BYTES + 16;
+    /** What {@link #inMessage} gives for an option that is not {@link #wellFormed}. */
+    private static final int MALFORMED = -2;
 
     private ClientSubnet() {
     }
@@ -31,11 +33,23 @@ public final class ClientSubnet {
      * one that is not {@link #wellFormed} or runs past the message.
      */
     public static int findInMessage(ByteBuf message) {
+        int at = inMessage(message);
+        return at >= 0 ? at : -1;
+    }
+
+    /**
+     * The index of the Client Subnet option in the OPT record of {@code message}; -1 when it has
+     * none, {@link #MALFORMED} when its option is not {@link #wellFormed} or runs past the message.
+     */
+    private static int inMessage(ByteBuf message) {
         int base = message.readerIndex();
         int end = message.writerIndex();
         int optAt = end - base > Wire.HEADER_BYTES ? Opt.find(message, base, end) : -1;
         int at = optAt < 0 ? -1 : Opt.optionAt(message, optAt, end, QueryEdns.OPTION_CLIENT_SUBNET);
-        return at >= 0 && at + 4 + message.getUnsignedShort(at + 2) <= end && wellFormed(message, at) ? at : -1;
+        if (at < 0) {
+            return -1;
+        }
+        return at + 4 + message.getUnsignedShort(at + 2) <= end && wellFormed(message, at) ? at : MALFORMED;
     }
 
     /** Whether the query's option at {@code at} (from {@link #find}) is its only Client Subnet. */
@@ -44,20 +58,39 @@ public final class ClientSubnet {
     }
 
     /**
-     * Whether {@code reply} is an answer for every network to the query {@code view} read from
-     * {@code query}: the query named a network (a source prefix other than 0, which would say
-     * nothing of any), and the reply echoes that network with a scope of 0 (RFC 7871 section 7.3.1).
+     * Whether {@code reply} may be the answer to {@code query}, whose Client Subnet option is at
+     * {@code asked}: it carries none (RFC 7871 section 7.3 takes that as a scope of 0), or one with
+     * the query's family, source prefix and address. A query's source prefix of 0 names no network,
+     * and any well-formed option answers it. Section 7.3 drops a reply that is not.
+     */
+    public static boolean answers(ByteBuf query, int asked, ByteBuf reply) {
+        int at = inMessage(reply);
+        return at == -1 || at >= 0 && (sourcePrefix(query, asked) == 0 || echoes(query, asked, reply, at));
+    }
+
+    /**
+     * Whether {@code reply}, one that {@link #answers} the query {@code view} read from {@code query},
+     * is an answer for every network: the query named a network (a source prefix other than 0,
+     * which would say nothing of any), and the reply carries no option, or echoes the query's with
+     * a scope of 0 (RFC 7871 section 7.3).
      */
     public static boolean forEveryNetwork(ByteBuf query, QueryView view, ByteBuf reply) {
         int asked = find(query, view);
-        int at = findInMessage(reply);
-        if (asked < 0 || at < 0 || sourcePrefix(query, asked) == 0 || scopePrefix(reply, at) != 0
-                || query.getUnsignedShort(asked + 2) != reply.getUnsignedShort(at + 2)
-                || query.getUnsignedShort(asked + 4) != reply.getUnsignedShort(at + 4)
+        if (asked < 0 || sourcePrefix(query, asked) == 0) {
+            return false;
+        }
+        int at = inMessage(reply);
+        return at == -1 || at >= 0 && scopePrefix(reply, at) == 0 && echoes(query, asked, reply, at);
+    }
+
+    /** Whether the reply's option at {@code at} has the family, source prefix and address of the query's at {@code asked}. */
+    private static boolean echoes(ByteBuf query, int asked, ByteBuf reply, int at) {
+        int length = query.getUnsignedShort(asked + 2);
+        if (length != reply.getUnsignedShort(at + 2) || family(query, asked) != family(reply, at)
                 || sourcePrefix(query, asked) != sourcePrefix(reply, at)) {
             return false;
         }
-        for (int i = 8; i < 4 + query.getUnsignedShort(asked + 2); i++) {
+        for (int i = 4 + FIXED_BYTES; i < 4 + length; i++) {
             if (query.getByte(asked + i) != reply.getByte(at + i)) {
                 return false;
             }

@@ -357,14 +357,18 @@ class AnswerCacheTest {
     @Test
     void clientSubnetQueriesShareAnswersOnlyWithinTheirNetworkAndCookiesAreNotReplayed() throws Exception {
         try (RunningSluice s = sluice()) {
+            String scoped = "a." + TestUpstream.BY_NETWORK; // answered with the option, scope 24
             List<EDNSOption> ecs = List.of(new ClientSubnetOption(24, InetAddress.getByName("198.51.100.0")));
-            Dns.udp(s.address(), withOpt(Dns.message(1, "ecs.example.", Type.A), false, 1232, ecs));
-            Dns.udp(s.address(), withOpt(Dns.message(2, "ecs.example.", Type.A), false, 1232, ecs));
+            Dns.udp(s.address(), withOpt(Dns.message(1, scoped, Type.A), false, 1232, ecs));
+            Dns.udp(s.address(), withOpt(Dns.message(2, scoped, Type.A), false, 1232, ecs));
             assertEquals(1, asked(), "the same network: from the cache");
             List<EDNSOption> other = List.of(new ClientSubnetOption(24, InetAddress.getByName("198.51.101.0")));
-            Dns.udp(s.address(), withOpt(Dns.message(3, "ecs.example.", Type.A), false, 1232, other));
-            Dns.udp(s.address(), withOpt(Dns.message(4, "ecs.example.", Type.A), false, 1232, List.of()));
+            Dns.udp(s.address(), withOpt(Dns.message(3, scoped, Type.A), false, 1232, other));
+            Dns.udp(s.address(), withOpt(Dns.message(4, scoped, Type.A), false, 1232, List.of()));
             assertEquals(3, asked(), "another network's answer, or one without, is never served");
+            Dns.udp(s.address(), withOpt(Dns.message(5, "ecs.example.", Type.A), false, 1232, ecs));
+            Dns.udp(s.address(), withOpt(Dns.message(6, "ecs.example.", Type.A), false, 1232, other));
+            assertEquals(4, asked(), "an answer without the option is for every network (RFC 7871 section 7.3)");
             assertEquals(0, count(s, "cache_bypassed"));
         }
         // cookies answered by sluice are CookieTest's; here they pass, as they did before sluice answered them

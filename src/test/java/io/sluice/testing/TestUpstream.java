@@ -23,6 +23,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import org.xbill.DNS.AAAARecord;
 import org.xbill.DNS.ARecord;
+import org.xbill.DNS.ClientSubnetOption;
 import org.xbill.DNS.CookieOption;
 import org.xbill.DNS.EDNSOption;
 import org.xbill.DNS.DClass;
@@ -59,6 +60,13 @@ public final class TestUpstream implements AutoCloseable {
     public static final String NX = "nx.example.";
     /** Names under this one get BADCOOKIE (RFC 7873), as from a server that insists on cookies. */
     public static final String BAD_COOKIE = "badcookie.example.";
+    /**
+     * Names under this one, asked with Client Subnet, are answered with the option of another
+     * network (198.51.100.0/24, scope 24): a reply RFC 7871 section 7.3 drops.
+     */
+    public static final String OTHER_NETWORK = "othernet.example.";
+    /** Names under this one, asked with Client Subnet, are answered with its echo, scoped to its source prefix. */
+    public static final String BY_NETWORK = "bynetwork.example.";
     /**
      * Names starting with this label get a FORMERR without a question section, as nsd answers a
      * query it cannot parse (two OPT records, a bad count).
@@ -557,6 +565,14 @@ public final class TestUpstream implements AutoCloseable {
                             new ExtendedErrorCodeOption(ExtendedErrorCodeOption.OTHER, "from the test upstream")));
             if (!q.getOPT().getOptions(EDNSOption.Code.TCP_KEEPALIVE).isEmpty()) {
                 options.add(new TcpKeepaliveOption(KEEPALIVE_TIMEOUT)); // RFC 7828: its own idle timeout
+            }
+            List<EDNSOption> subnet = q.getOPT().getOptions(EDNSOption.Code.CLIENT_SUBNET);
+            if (!subnet.isEmpty() && question.getName().subdomain(Name.fromString(OTHER_NETWORK))) {
+                options.add(new ClientSubnetOption(24, 24, InetAddress.getByName("198.51.100.0")));
+            } else if (!subnet.isEmpty() && question.getName().subdomain(Name.fromString(BY_NETWORK))) {
+                ClientSubnetOption asked = (ClientSubnetOption) subnet.get(0);
+                options.add(new ClientSubnetOption(asked.getSourcePrefixLength(), asked.getSourcePrefixLength(),
+                        asked.getAddress()));
             }
             r.addRecord(new OPTRecord(1232, 0, 0, 0, options), Section.ADDITIONAL);
         }
