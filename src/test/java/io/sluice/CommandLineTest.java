@@ -12,6 +12,8 @@ import io.sluice.testing.SluiceProcess;
 import io.sluice.testing.SluiceProcess.Exit;
 import io.sluice.testing.TestUpstream;
 import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.net.DatagramPacket;
 import java.net.DatagramSocket;
 import java.net.InetAddress;
@@ -20,6 +22,8 @@ import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -44,25 +48,26 @@ class CommandLineTest {
 
     @Test
     void badFlagsExitTwoWithOneLineNamingTheFlag() throws Exception {
-        assertUsage(runToExit("--bogus"), "--bogus");
-        assertUsage(runToExit("--timeout", "5x"), "--timeout");
-        assertUsage(runToExit("--threads", "zero"), "--threads");
-        assertUsage(runToExit("--listen", "localhost"), "--listen");
-        assertUsage(runToExit("--upstream", "1.2.3.4:99999"), "--upstream");
-        assertUsage(runToExit("--limit", "-5"), "--limit");
-        assertUsage(runToExit("--window", "1d"), "--window");
-        assertUsage(runToExit("--algorithm", "leaky-bucket"), "--algorithm");
-        assertUsage(runToExit("--action", "reject"), "--action");
-        assertUsage(runToExit("--burst", "-1"), "--burst");
-        assertUsage(runToExit("--max-domains", "none"), "--max-domains");
-        assertUsage(runToExit("--public-suffix-list", "/no/such/list.dat"), "--public-suffix-list");
-        assertUsage(runToExit("--backend", "postgres"), "--backend");
-        assertUsage(runToExit("--redis", "localhost:6379"), "--redis");
-        assertUsage(runToExit("--redis-cluster", "a:b:c"), "--redis-cluster");
-        assertUsage(runToExit("--redis-mode", "eventual"), "--redis-mode");
-        assertUsage(runToExit("--redis-timeout", "soon"), "--redis-timeout");
-        assertUsage(runToExit("--redis-failure", "panic"), "--redis-failure");
-        assertUsage(runToExit("--sync-interval", "0ms"), "--sync-interval");
+        assertUsage(runToExit("--bogus"), "--bogus"); // as a process: the exit code itself
+        // the rest through what main exits with, in this JVM: the same parse, without a JVM started for each
+        assertUsage(inThisJvm("--timeout", "5x"), "--timeout");
+        assertUsage(inThisJvm("--threads", "zero"), "--threads");
+        assertUsage(inThisJvm("--listen", "localhost"), "--listen");
+        assertUsage(inThisJvm("--upstream", "1.2.3.4:99999"), "--upstream");
+        assertUsage(inThisJvm("--limit", "-5"), "--limit");
+        assertUsage(inThisJvm("--window", "1d"), "--window");
+        assertUsage(inThisJvm("--algorithm", "leaky-bucket"), "--algorithm");
+        assertUsage(inThisJvm("--action", "reject"), "--action");
+        assertUsage(inThisJvm("--burst", "-1"), "--burst");
+        assertUsage(inThisJvm("--max-domains", "none"), "--max-domains");
+        assertUsage(inThisJvm("--public-suffix-list", "/no/such/list.dat"), "--public-suffix-list");
+        assertUsage(inThisJvm("--backend", "postgres"), "--backend");
+        assertUsage(inThisJvm("--redis", "localhost:6379"), "--redis");
+        assertUsage(inThisJvm("--redis-cluster", "a:b:c"), "--redis-cluster");
+        assertUsage(inThisJvm("--redis-mode", "eventual"), "--redis-mode");
+        assertUsage(inThisJvm("--redis-timeout", "soon"), "--redis-timeout");
+        assertUsage(inThisJvm("--redis-failure", "panic"), "--redis-failure");
+        assertUsage(inThisJvm("--sync-interval", "0ms"), "--sync-interval");
     }
 
     @Test
@@ -84,15 +89,15 @@ class CommandLineTest {
         Files.writeString(f, "upstreams: [127.0.0.1:53]\nlimits:\n  domains:\n    www.example.com: { queries: 5 }\n");
         assertUsage(runToExit("--config", f.toString(), "--check-config"), "www.example.com"); // found where a start finds it
         Files.writeString(f, "upstreams: [127.0.0.1:53]\ntimeout: forever\n");
-        Exit bad = runToExit("--config", f.toString(), "--check-config");
+        Exit bad = inThisJvm("--config", f.toString(), "--check-config");
         assertUsage(bad, "timeout");
         assertTrue(bad.err().contains("line 2"), bad.err());
         Files.writeString(f, "upstreams: [127.0.0.1:53]\n");
-        assertUsage(runToExit("--config", f.toString(), "--query-timeout", "soon", "--check-config"), "--query-timeout");
+        assertUsage(inThisJvm("--config", f.toString(), "--query-timeout", "soon", "--check-config"), "--query-timeout");
         Path secret = dir.resolve("cookie-secret");
         Files.writeString(secret, "0123456789abcdef\n"); // 8 octets, not 16
         Files.writeString(f, "upstreams: [127.0.0.1:53]\ncookies:\n  secret-file: " + secret + "\n");
-        assertUsage(runToExit("--config", f.toString(), "--check-config"), "cookies.secret-file: " + secret);
+        assertUsage(inThisJvm("--config", f.toString(), "--check-config"), "cookies.secret-file: " + secret);
     }
 
     @Test
@@ -248,6 +253,22 @@ class CommandLineTest {
 
     private SluiceProcess serve(String logName, String... args) throws IOException, InterruptedException {
         return SluiceProcess.serve(dir.resolve(logName), args);
+    }
+
+    /**
+     * What {@code main} would exit with, and write, for {@code args} with {@code --check-config}
+     * (added when absent): run in this JVM, which it never starts serving, since a flag's error
+     * ends a start at the same point a check ends.
+     */
+    private static Exit inThisJvm(String... args) {
+        List<String> checked = new ArrayList<>(List.of(args));
+        if (!checked.contains("--check-config")) {
+            checked.add("--check-config");
+        }
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int code = Main.run(new PrintWriter(out, true), new PrintWriter(err, true), checked.toArray(String[]::new));
+        return new Exit(code, out.toString(), err.toString());
     }
 
     private static void assertUsage(Exit r, String names) {
