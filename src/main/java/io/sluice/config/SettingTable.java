@@ -230,8 +230,9 @@ public final class SettingTable {
             Applied.RESTART, "A hit in the last tenth of a popular answer's lifetime asks the upstream again, so it does not expire.");
     public static final Setting<Integer> CACHE_NETWORKS_PER_QUESTION = one("cache.networks-per-question", null, null,
             "100", 100, v -> Values.integer(v, 1, 100_000), Applied.RESTART,
-            "Answers one question keeps for Client Subnet networks at most, rounded up to a multiple of 8 (Unbound's"
-                    + " max-ecs-tree-size); past it, a network's answer takes the room of another network's.");
+            "Answers one question (name, type, class, flags, UDP size) keeps for Client Subnet networks at most,"
+                    + " rounded up to a multiple of 8 (as Unbound's max-ecs-tree-size-ipv4/-ipv6); past it, a network's"
+                    + " answer takes the room of another network's.");
     public static final Setting<Path> PUBLIC_SUFFIX_LIST = one("public-suffix-list", "--public-suffix-list", "FILE",
             "Guava's", null, SettingTable::readable, Applied.RESTART,
             "A public_suffix_list.dat to use instead of the one in Guava.");

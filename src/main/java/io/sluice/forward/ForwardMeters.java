@@ -60,7 +60,8 @@ public final class ForwardMeters {
         for (int i = 0; i < repliesRejected.length; i++) {
             String u = upstreams.get(i).toString();
             repliesRejected[i] = r.counter("replies_rejected",
-                    "Replies from an upstream not relayed: an ID nothing waits for, or a wrong sender, question or case.",
+                    "Replies from an upstream not relayed: an ID nothing waits for, or a wrong sender, question, case"
+                            + " or Client Subnet.",
                     "upstream", u);
             upstreamTimeouts[i] = r.counter("upstream_timeouts",
                     "Attempts that got no answer within their timeout (with retransmit, their retransmit timeout).",

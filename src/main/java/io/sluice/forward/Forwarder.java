@@ -1,6 +1,7 @@
 package io.sluice.forward;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.EventLoop;
 import io.sluice.config.Settings;
 import io.sluice.pipeline.Answer;
@@ -194,9 +195,12 @@ public final class Forwarder {
         send(q, now, overStream);
     }
 
-    /** Notes where {@code q}'s Client Subnet option is, if it has one: for its replies' check, and for the upstreams not sent it. */
+    /**
+     * Notes where {@code q}'s Client Subnet option is, if it has one (its query has an OPT record),
+     * and copies it: for its replies' check, and for the upstreams not sent it.
+     */
     private static void noteClientSubnet(PendingQuery q, ByteBuf query, QueryView view) {
-        int at = view.optAt() < 0 ? -1 : ClientSubnet.find(query, view);
+        int at = ClientSubnet.find(query, view);
         if (at < 0 || 4 + query.getUnsignedShort(at + 2) > ClientSubnet.MAX_OPTION_BYTES) {
             return; // none, or one the Client Subnet stage would have answered FORMERR
         }
@@ -205,6 +209,7 @@ public final class Forwarder {
         q.subnetLength = 4 + query.getUnsignedShort(at + 2);
         if (q.subnet == null) {
             q.subnet = new byte[ClientSubnet.MAX_OPTION_BYTES];
+            q.subnetOption = Unpooled.wrappedBuffer(q.subnet);
         }
         query.getBytes(at, q.subnet, 0, q.subnetLength);
         q.subnetOut = false;

@@ -40,15 +40,18 @@ final class PendingQuery {
     /** The most a UDP answer to it may carry ({@link UdpPayloadCap}); 0 over a stream. */
     int udpLimit;
     /**
-     * Where its Client Subnet option is in {@link #query}, or -1: what a reply's must echo
-     * ({@link #accepts}); its OPT record's index; the option's octets, and whether they are out of
-     * the query while an upstream not sent it is asked (ecs.upstreams).
+     * Where its Client Subnet option is in {@link #query}, or -1; its OPT record's index; the
+     * option's octets (code, length, data), which the reply of an upstream sent it must echo
+     * ({@link #accepts}), and whether they are out of the query while an upstream not sent it is
+     * asked (ecs.upstreams).
      */
     int subnetAt;
     int subnetOptAt;
     int subnetLength;
     boolean subnetOut;
     byte[] subnet;
+    /** {@link #subnet}, as a buffer to read it with: made once, with it. */
+    ByteBuf subnetOption;
     /** What a stage noted of the query for what sees its answer (Query#answerNote). */
     long answerNote;
     /** What the upstream gate gave it on entering, to hand back as it stops waiting (UpstreamGate#enter). */
@@ -220,15 +223,15 @@ final class PendingQuery {
      * Whether {@code reply}, from {@code from}, answers one of the attempts (or continues its
      * transfer): its question the query's, in the letters sent (the attempts awaited together all
      * sent the same: a retry that goes back to the client's letters gives up those before it), and
-     * its Client Subnet none or the query's when the upstream was sent one (RFC 7871 section 7.3,
-     * {@link ClientSubnet#answers}). One right but for the letters is noted
+     * its Client Subnet none or the query's when {@code from} was sent one (RFC 7871 section 7.3,
+     * {@link ClientSubnet#answers}), whichever upstream the latest attempt went to. One right but for the letters is noted
      * ({@link #caseMismatched}), the evidence {@link CaseRandomizer} judges an upstream by.
      */
     boolean accepts(ByteBuf reply, Upstream from, ForwardMeters meters) {
         int base = query.readerIndex();
         boolean question = transferring ? Replies.continuesTransfer(query, base, questionEnd, reply)
                 : Replies.answers(query, base, questionEnd, reply, caseScrambled);
-        if (question && (subnetAt < 0 || subnetOut || ClientSubnet.answers(query, base + subnetAt, reply))) {
+        if (question && (subnetAt < 0 || !from.sentClientSubnet() || ClientSubnet.answers(subnetOption, 0, reply))) {
             return true;
         }
         meters.repliesRejected[from.index()].increment();

@@ -71,8 +71,9 @@ public final class ClientSubnet {
     /**
      * Whether {@code reply}, one that {@link #answers} the query {@code view} read from {@code query},
      * is an answer for every network: the query named a network (a source prefix other than 0,
-     * which would say nothing of any), and the reply carries no option, or echoes the query's with
-     * a scope of 0 (RFC 7871 section 7.3).
+     * which would say nothing of any), and the reply echoes the query's option with a scope of 0,
+     * or carries none (RFC 7871 section 7.3) and is not a SERVFAIL, which may be one network's
+     * failure alone.
      */
     public static boolean forEveryNetwork(ByteBuf query, QueryView view, ByteBuf reply) {
         int asked = find(query, view);
@@ -80,7 +81,8 @@ public final class ClientSubnet {
             return false;
         }
         int at = inMessage(reply);
-        return at == -1 || at >= 0 && scopePrefix(reply, at) == 0 && echoes(query, asked, reply, at);
+        return at == -1 ? Wire.rcode(reply) != Wire.RCODE_SERVFAIL
+                : at >= 0 && scopePrefix(reply, at) == 0 && echoes(query, asked, reply, at);
     }
 
     /** Whether the reply's option at {@code at} has the family, source prefix and address of the query's at {@code asked}. */

@@ -153,28 +153,6 @@ class ClientSubnetTest {
     }
 
     @Test
-    void anAnswerWithoutClientSubnetIsForEveryNetworkAndOneForAnotherNetworkIsDropped() throws Exception {
-        try (TestUpstream plain = new TestUpstream(); // answers without Client Subnet, as nsd does
-             RunningSluice s = RunningSluice.startFor(List.of(plain.hostPort()), clock, b -> { }, "ecs.mode", "add",
-                     "cache.size", "1000", "timeout", "300ms", "retransmit", "false")) {
-            String name = "www.example.";
-            assertEquals("192.0.2.1", address(udpFrom("127.0.1.7", s, Dns.queryWithOpt(1, name, Type.A, List.of()))));
-            Message other = udpFrom("127.0.2.7", s, withSubnet(2, name, Type.A, "127.0.2.0", 24));
-            assertEquals("192.0.2.1", address(other));
-            assertEquals(1, s.sluice().metrics().count("cache_hits"), "RFC 7871 section 7.3: as a scope of 0");
-            assertEquals(1, plain.udpQueries());
-            assertNull(subnetOf(other), "the upstream's answer, without the option");
-
-            String wrong = "a." + TestUpstream.OTHER_NETWORK;
-            Message dropped = udpFrom("127.0.1.7", s, Dns.queryWithOpt(3, wrong, Type.A, List.of()));
-            assertEquals(Rcode.SERVFAIL, dropped.getRcode(), "a reply for 198.51.100.0/24 answers no query for 127.0.1.0/24");
-            assertEquals(1, s.sluice().metrics().count("replies_mismatched"));
-            Message unnamed = udpFrom("127.0.1.7", s, withSubnet(4, wrong, Type.A, "0.0.0.0", 0));
-            assertEquals(Rcode.NOERROR, unnamed.getRcode(), "a query naming no network takes any");
-        }
-    }
-
-    @Test
     void aClientsOwnOptionIsCutPassedOrReplacedAndAlwaysEchoedWithTheUpstreamsScope() throws Exception {
         try (RunningSluice s = sluice("ecs.mode", "add")) {
             Message m = udpFrom("127.0.2.9", s, withSubnet(1, WHO, Type.TXT, "127.0.1.77", 32));

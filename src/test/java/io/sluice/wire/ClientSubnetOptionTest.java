@@ -18,6 +18,7 @@ import org.xbill.DNS.GenericEDNSOption;
 import org.xbill.DNS.Message;
 import org.xbill.DNS.Name;
 import org.xbill.DNS.OPTRecord;
+import org.xbill.DNS.Rcode;
 import org.xbill.DNS.Record;
 import org.xbill.DNS.Section;
 import org.xbill.DNS.Type;
@@ -33,8 +34,13 @@ class ClientSubnetOptionTest {
 
     /** An answer to {@link #NAME} whose OPT carries {@code options} (none: no OPT record). */
     private static ByteBuf reply(EDNSOption... options) throws Exception {
+        return reply(Rcode.NOERROR, options);
+    }
+
+    private static ByteBuf reply(int rcode, EDNSOption... options) throws Exception {
         Message r = new Message(1);
         r.getHeader().setFlag(Flags.QR);
+        r.getHeader().setRcode(rcode);
         r.addRecord(Record.newRecord(Name.fromString(NAME), Type.A, DClass.IN), Section.QUESTION);
         r.addRecord(new ARecord(Name.fromString(NAME), DClass.IN, 60, InetAddress.getByName("192.0.2.1")),
                 Section.ANSWER);
@@ -80,6 +86,7 @@ class ClientSubnetOptionTest {
         ByteBuf q = query(24, "127.0.1.0");
         assertTrue(forEveryNetwork(q, reply(option(24, 0, "127.0.1.0"))));
         assertTrue(forEveryNetwork(q, reply()), "RFC 7871 section 7.3: as a scope of 0");
+        assertFalse(forEveryNetwork(q, reply(Rcode.SERVFAIL)), "a failure may be one network's alone");
         assertFalse(forEveryNetwork(q, reply(option(24, 24, "127.0.1.0"))), "for the /24 alone");
         assertFalse(forEveryNetwork(q, reply(option(24, 0, "127.0.2.0"))), "another network's");
         assertFalse(forEveryNetwork(query(0, "0.0.0.0"), reply()), "a query naming no network keeps its answer");

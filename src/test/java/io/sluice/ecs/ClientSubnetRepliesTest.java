@@ -1,0 +1,75 @@
+package io.sluice.ecs;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import io.sluice.limit.ManualClock;
+import io.sluice.testing.Dns;
+import io.sluice.testing.RunningSluice;
+import io.sluice.testing.TestUpstream;
+import java.io.IOException;
+import java.net.DatagramSocket;
+import java.net.InetAddress;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.xbill.DNS.ARecord;
+import org.xbill.DNS.ClientSubnetOption;
+import org.xbill.DNS.EDNSOption;
+import org.xbill.DNS.Message;
+import org.xbill.DNS.Rcode;
+import org.xbill.DNS.Section;
+import org.xbill.DNS.Type;
+
+/**
+ * What an upstream's reply says of Client Subnet (RFC 7871 section 7.3), against the test upstream:
+ * none (as from nsd), or another network's.
+ */
+class ClientSubnetRepliesTest {
+    private final ManualClock clock = new ManualClock();
+
+    private static Message udpFrom(String source, RunningSluice s, byte[] query) throws IOException {
+        try (DatagramSocket socket = Dns.sendFrom(source, s.address(), query)) {
+            return Dns.parse(Dns.receive(socket));
+        }
+    }
+
+    private static String address(Message m) {
+        return ((ARecord) m.getSection(Section.ANSWER).get(0)).getAddress().getHostAddress();
+    }
+
+    private static ClientSubnetOption subnetOf(Message m) {
+        List<EDNSOption> o = m.getOPT() == null ? List.of() : m.getOPT().getOptions(EDNSOption.Code.CLIENT_SUBNET);
+        return o.isEmpty() ? null : (ClientSubnetOption) o.get(0);
+    }
+
+    private static byte[] withSubnet(int id, String name, int type, String network, int prefix) throws IOException {
+        return Dns.queryWithOpt(id, name, type, List.of(new ClientSubnetOption(prefix, InetAddress.getByName(network))));
+    }
+
+    @Test
+    void anAnswerWithoutClientSubnetIsForEveryNetworkAndOneForAnotherNetworkIsDropped() throws Exception {
+        try (TestUpstream plain = new TestUpstream(); // answers without Client Subnet, as nsd does
+             RunningSluice s = RunningSluice.startFor(List.of(plain.hostPort()), clock, b -> { }, "ecs.mode", "add",
+                     "cache.size", "1000", "timeout", "300ms", "retransmit", "false")) {
+            String name = "www.example.";
+            assertEquals("192.0.2.1", address(udpFrom("127.0.1.7", s, Dns.queryWithOpt(1, name, Type.A, List.of()))));
+            Message other = udpFrom("127.0.2.7", s, withSubnet(2, name, Type.A, "127.0.2.0", 24));
+            assertEquals("192.0.2.1", address(other));
+            assertEquals(1, s.sluice().metrics().count("cache_hits"), "RFC 7871 section 7.3: as a scope of 0");
+            assertEquals(1, plain.udpQueries());
+            assertNull(subnetOf(other), "the upstream's answer, without the option");
+            plain.servfail("failing.example.");
+            assertEquals(Rcode.SERVFAIL, udpFrom("127.0.1.7", s, Dns.queryWithOpt(5, "failing.example.", Type.A,
+                    List.of())).getRcode());
+            udpFrom("127.0.2.7", s, Dns.queryWithOpt(6, "failing.example.", Type.A, List.of()));
+            assertEquals(3, plain.udpQueries(), "a SERVFAIL without the option may be one network's alone: asked again");
+
+            String wrong = "a." + TestUpstream.OTHER_NETWORK;
+            Message dropped = udpFrom("127.0.1.7", s, Dns.queryWithOpt(3, wrong, Type.A, List.of()));
+            assertEquals(Rcode.SERVFAIL, dropped.getRcode(), "a reply for 198.51.100.0/24 answers no query for 127.0.1.0/24");
+            assertEquals(1, s.sluice().metrics().count("replies_mismatched"));
+            Message unnamed = udpFrom("127.0.1.7", s, withSubnet(4, wrong, Type.A, "0.0.0.0", 0));
+            assertEquals(Rcode.NOERROR, unnamed.getRcode(), "a query naming no network takes any");
+        }
+    }
+}
