@@ -8,6 +8,7 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.FixedRecvByteBufAllocator;
 import io.netty.channel.IoEventLoop;
+import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.epoll.EpollChannelOption;
@@ -17,6 +18,8 @@ import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.nio.NioIoOps;
 import io.netty.channel.nio.NioSelectableChannelIoHandle;
 import io.netty.channel.socket.DatagramPacket;
+import io.netty.channel.uring.IoUringDatagramChannel;
+import io.netty.channel.uring.IoUringIoHandler;
 import io.netty.util.ResourceLeakDetector;
 import io.sluice.transport.Transport;
 import java.io.IOException;
@@ -46,6 +49,8 @@ import java.nio.channels.Selector;
  * <li>{@code netty}: Netty's native epoll transport as sluice sets it up (one loop, recvmmsg into
  * 16 slots, the pooled allocator, writes flushed once per read batch, no leak detection; replies
  * read into 4 KiB buffers, which hold the harness's answers), with nothing of sluice's.
+ * <li>{@code netty-io_uring}: the same on Netty's io_uring transport (a test dependency only): reads
+ * and writes queued to the kernel's rings, submitted together once a wake-up.
  * <li>{@code netty-loop}: Netty's NIO event loop without Netty's channels: the JDK's channels
  * registered on it as raw handles (Netty 4.2's {@code NioSelectableChannelIoHandle}), read and
  * written as in {@code selector}.
@@ -73,9 +78,11 @@ public final class BareRelay {
         switch (args[0]) {
             case "selector" -> relay.selectorLoop();
             case "blocking" -> relay.blockingThreads();
-            case "netty" -> relay.nettyLoop();
+            case "netty" -> relay.nettyLoop(EpollIoHandler.newFactory(), EpollDatagramChannel.class);
+            case "netty-io_uring" -> relay.nettyLoop(IoUringIoHandler.newFactory(), IoUringDatagramChannel.class);
             case "netty-loop" -> relay.nettyLoopJdkChannels();
-            default -> throw new IllegalArgumentException("selector, blocking, netty or netty-loop: " + args[0]);
+            default -> throw new IllegalArgumentException("selector, blocking, netty, netty-io_uring or netty-loop: "
+                    + args[0]);
         }
     }
 
@@ -210,11 +217,12 @@ public final class BareRelay {
         }).sync().getNow().submit(NioIoOps.READ);
     }
 
-    private void nettyLoop() throws InterruptedException {
+    private void nettyLoop(IoHandlerFactory transport, Class<? extends Channel> datagrams) throws InterruptedException {
         ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.DISABLED); // as sluice's Main does
-        EventLoopGroup loop = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
+        EventLoopGroup loop = new MultiThreadIoEventLoopGroup(1, transport);
+        boolean epoll = datagrams == EpollDatagramChannel.class;
         Channel[] ch = new Channel[2];
-        ch[1] = new Bootstrap().group(loop).channel(EpollDatagramChannel.class)
+        ch[1] = new Bootstrap().group(loop).channel(datagrams)
                 .option(ChannelOption.ALLOCATOR, Transport.ALLOCATOR)
                 .option(ChannelOption.SO_RCVBUF, Transport.UDP_RCVBUF_BYTES)
                 .option(ChannelOption.RCVBUF_ALLOCATOR,
@@ -236,12 +244,18 @@ public final class BareRelay {
                         ch[0].flush();
                     }
                 }).connect(new InetSocketAddress("127.0.0.1", upstreamPort)).sync().channel();
-        ch[0] = new Bootstrap().group(loop).channel(EpollDatagramChannel.class)
+        Bootstrap clients = new Bootstrap().group(loop).channel(datagrams)
                 .option(ChannelOption.ALLOCATOR, Transport.ALLOCATOR)
-                .option(ChannelOption.SO_RCVBUF, Transport.UDP_RCVBUF_BYTES)
-                .option(EpollChannelOption.MAX_DATAGRAM_PAYLOAD_SIZE, MAX_QUERY_BYTES)
-                .option(ChannelOption.RCVBUF_ALLOCATOR,
-                        new FixedRecvByteBufAllocator(MAX_QUERY_BYTES * READS_PER_WAKEUP).maxMessagesPerRead(1))
+                .option(ChannelOption.SO_RCVBUF, Transport.UDP_RCVBUF_BYTES);
+        if (epoll) { // recvmmsg into 16 slots, as sluice reads
+            clients.option(EpollChannelOption.MAX_DATAGRAM_PAYLOAD_SIZE, MAX_QUERY_BYTES)
+                    .option(ChannelOption.RCVBUF_ALLOCATOR,
+                            new FixedRecvByteBufAllocator(MAX_QUERY_BYTES * READS_PER_WAKEUP).maxMessagesPerRead(1));
+        } else { // io_uring: a recvmsg per datagram, up to 16 queued
+            clients.option(ChannelOption.RCVBUF_ALLOCATOR,
+                    new FixedRecvByteBufAllocator(MAX_QUERY_BYTES).maxMessagesPerRead(READS_PER_WAKEUP));
+        }
+        ch[0] = clients
                 .handler(new SimpleChannelInboundHandler<DatagramPacket>() {
                     @Override
                     protected void channelRead0(ChannelHandlerContext ctx, DatagramPacket query) {
