@@ -48,6 +48,9 @@ class MetricsReferenceTest {
             // a reply, so that the upstream's round-trip time, absent before one, is listed with its label
             Dns.udp(all.address(), Dns.query(1, "rtt.example.", Type.A));
             Await.until("the RTT published", () -> all.sluice().upstreams().get(0).rttNanos() >= 0);
+            // and the busiest domains drained (four times a second), so that their gauge lists its label every run
+            Await.until("the busiest domains drained",
+                    () -> all.sluice().metricsText().contains("sluice_top_domain_queries{domain="));
             reference.add(all.sluice().metrics().snapshot(), "");
         }
         try (TestUpstream up = new TestUpstream();
