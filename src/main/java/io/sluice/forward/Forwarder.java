@@ -283,6 +283,12 @@ public final class Forwarder {
         if (!q.accepts(reply, from, meters)) {
             return; // keep waiting: the genuine reply may still come
         }
+        if (!q.subnetAnswered(reply, from, meters)) {
+            if (!(link instanceof UdpUpstreamLink)) {
+                linkLost(link, id, false); // no other reply comes on a connection: the next upstream now
+            }
+            return; // over UDP, one forged for another network, maybe: keep waiting
+        }
         int earlier = q.earlierAttempt(link, id);
         if (earlier >= 0) {
             q.adopt(earlier); // a late reply to an attempt sent before the current one

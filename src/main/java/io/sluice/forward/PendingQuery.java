@@ -222,25 +222,36 @@ final class PendingQuery {
     /**
      * Whether {@code reply}, from {@code from}, answers one of the attempts (or continues its
      * transfer): its question the query's, in the letters sent (the attempts awaited together all
-     * sent the same: a retry that goes back to the client's letters gives up those before it), and
-     * its Client Subnet none or the query's when {@code from} was sent one (RFC 7871 section 7.3,
-     * {@link ClientSubnet#answers}), whichever upstream the latest attempt went to. One right but for the letters is noted
+     * sent the same: a retry that goes back to the client's letters gives up those before it). One right but for the letters is noted
      * ({@link #caseMismatched}), the evidence {@link CaseRandomizer} judges an upstream by.
      */
     boolean accepts(ByteBuf reply, Upstream from, ForwardMeters meters) {
         int base = query.readerIndex();
-        boolean question = transferring ? Replies.continuesTransfer(query, base, questionEnd, reply)
-                : Replies.answers(query, base, questionEnd, reply, caseScrambled);
-        if (question && (subnetAt < 0 || !from.sentClientSubnet() || ClientSubnet.answers(subnetOption, 0, reply))) {
+        if (transferring ? Replies.continuesTransfer(query, base, questionEnd, reply)
+                : Replies.answers(query, base, questionEnd, reply, caseScrambled)) {
             return true;
         }
         meters.repliesRejected[from.index()].increment();
-        if (!question && caseScrambled && Replies.answers(query, base, questionEnd, reply, false)) {
+        if (caseScrambled && Replies.answers(query, base, questionEnd, reply, false)) {
             meters.caseMismatched.increment();
             caseMismatched = true;
         } else {
             meters.repliesMismatched.increment();
         }
+        return false;
+    }
+
+    /**
+     * Whether {@code reply}, which {@link #accepts}, carries no Client Subnet or the query's, when
+     * {@code from} was sent it (RFC 7871 section 7.3, {@link ClientSubnet#answers}), whichever
+     * upstream the latest attempt went to; one that does not is counted as a mismatched reply.
+     */
+    boolean subnetAnswered(ByteBuf reply, Upstream from, ForwardMeters meters) {
+        if (subnetAt < 0 || !from.sentClientSubnet() || ClientSubnet.answers(subnetOption, 0, reply)) {
+            return true;
+        }
+        meters.repliesRejected[from.index()].increment();
+        meters.repliesMismatched.increment();
         return false;
     }
 

@@ -72,4 +72,20 @@ class ClientSubnetRepliesTest {
             assertEquals(Rcode.NOERROR, unnamed.getRcode(), "a query naming no network takes any");
         }
     }
+
+    @Test
+    void overAConnectionAReplyForAnotherNetworkMovesTheQueryToTheNextUpstreamAtOnce() throws Exception {
+        try (TestUpstream wrong = new TestUpstream();
+             TestUpstream next = new TestUpstream(); // not sent Client Subnet: its reply carries none
+             RunningSluice s = RunningSluice.startFor(List.of(wrong.hostPort(), next.hostPort()), clock, b -> { },
+                     "ecs.mode", "add", "ecs.upstreams", wrong.hostPort(), "timeout", "10s", "query-timeout", "12s")) {
+            // the client reads for 5 s at most: waiting out the first upstream's 10 s would fail it
+            Message m = Dns.parse(Dns.tcp(s.address(), withSubnet(1, "a." + TestUpstream.OTHER_NETWORK, Type.A,
+                    "127.0.1.0", 24)));
+            assertEquals(Rcode.NOERROR, m.getRcode());
+            assertEquals(1, wrong.tcpQueries());
+            assertEquals(1, next.tcpQueries(), "on a connection no other reply comes: the next upstream asked now");
+            assertEquals(1, s.sluice().metrics().count("replies_mismatched"));
+        }
+    }
 }
