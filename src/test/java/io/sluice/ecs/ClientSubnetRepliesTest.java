@@ -1,5 +1,9 @@
 package io.sluice.ecs;
 
+import static io.sluice.ecs.SubnetClients.address;
+import static io.sluice.ecs.SubnetClients.subnetOf;
+import static io.sluice.ecs.SubnetClients.udpFrom;
+import static io.sluice.ecs.SubnetClients.withSubnet;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
@@ -7,17 +11,10 @@ import io.sluice.limit.ManualClock;
 import io.sluice.testing.Dns;
 import io.sluice.testing.RunningSluice;
 import io.sluice.testing.TestUpstream;
-import java.io.IOException;
-import java.net.DatagramSocket;
-import java.net.InetAddress;
 import java.util.List;
 import org.junit.jupiter.api.Test;
-import org.xbill.DNS.ARecord;
-import org.xbill.DNS.ClientSubnetOption;
-import org.xbill.DNS.EDNSOption;
 import org.xbill.DNS.Message;
 import org.xbill.DNS.Rcode;
-import org.xbill.DNS.Section;
 import org.xbill.DNS.Type;
 
 /**
@@ -26,25 +23,6 @@ import org.xbill.DNS.Type;
  */
 class ClientSubnetRepliesTest {
     private final ManualClock clock = new ManualClock();
-
-    private static Message udpFrom(String source, RunningSluice s, byte[] query) throws IOException {
-        try (DatagramSocket socket = Dns.sendFrom(source, s.address(), query)) {
-            return Dns.parse(Dns.receive(socket));
-        }
-    }
-
-    private static String address(Message m) {
-        return ((ARecord) m.getSection(Section.ANSWER).get(0)).getAddress().getHostAddress();
-    }
-
-    private static ClientSubnetOption subnetOf(Message m) {
-        List<EDNSOption> o = m.getOPT() == null ? List.of() : m.getOPT().getOptions(EDNSOption.Code.CLIENT_SUBNET);
-        return o.isEmpty() ? null : (ClientSubnetOption) o.get(0);
-    }
-
-    private static byte[] withSubnet(int id, String name, int type, String network, int prefix) throws IOException {
-        return Dns.queryWithOpt(id, name, type, List.of(new ClientSubnetOption(prefix, InetAddress.getByName(network))));
-    }
 
     @Test
     void anAnswerWithoutClientSubnetIsForEveryNetworkAndOneForAnotherNetworkIsDropped() throws Exception {

@@ -1,5 +1,10 @@
 package io.sluice.ecs;
 
+import static io.sluice.ecs.SubnetClients.address;
+import static io.sluice.ecs.SubnetClients.subnetOf;
+import static io.sluice.ecs.SubnetClients.tcpFrom;
+import static io.sluice.ecs.SubnetClients.udpFrom;
+import static io.sluice.ecs.SubnetClients.withSubnet;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -12,11 +17,7 @@ import io.sluice.testing.RunningSluice;
 import io.sluice.testing.TestCertificates;
 import io.sluice.testing.TestUpstream;
 import io.sluice.transport.SocketProtocol;
-import java.io.IOException;
-import java.net.DatagramSocket;
 import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -24,7 +25,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.xbill.DNS.ARecord;
 import org.xbill.DNS.ClientSubnetOption;
 import org.xbill.DNS.EDNSOption;
 import org.xbill.DNS.GenericEDNSOption;
@@ -59,33 +59,6 @@ class ClientSubnetTest {
 
     private RunningSluice sluice(String... keyValues) throws Exception {
         return RunningSluice.startFor(List.of(pdns.hostPort()), clock, b -> { }, keyValues);
-    }
-
-    private static Message udpFrom(String source, RunningSluice s, byte[] query) throws IOException {
-        try (DatagramSocket socket = Dns.sendFrom(source, s.address(), query)) {
-            return Dns.parse(Dns.receive(socket));
-        }
-    }
-
-    private static Message tcpFrom(String source, RunningSluice s, byte[] query) throws IOException {
-        try (Socket c = new Socket(s.address().getAddress(), s.address().getPort(), InetAddress.getByName(source), 0)) {
-            c.setSoTimeout(10_000);
-            Dns.writeFrame(c, query);
-            return Dns.parse(Dns.readFrame(c));
-        }
-    }
-
-    private static String address(Message m) {
-        return ((ARecord) m.getSection(Section.ANSWER).get(0)).getAddress().getHostAddress();
-    }
-
-    private static ClientSubnetOption subnetOf(Message m) {
-        List<EDNSOption> o = m.getOPT() == null ? List.of() : m.getOPT().getOptions(EDNSOption.Code.CLIENT_SUBNET);
-        return o.isEmpty() ? null : (ClientSubnetOption) o.get(0);
-    }
-
-    private static byte[] withSubnet(int id, String name, int type, String network, int prefix) throws IOException {
-        return Dns.queryWithOpt(id, name, type, List.of(new ClientSubnetOption(prefix, InetAddress.getByName(network))));
     }
 
     @Test
