@@ -42,7 +42,7 @@ final class PendingQuery {
     /**
      * Where its Client Subnet option is in {@link #query}, or -1; its OPT record's index; the
      * option's octets (code, length, data), which the reply of an upstream sent it must echo
-     * ({@link #accepts}), and whether they are out of the query while an upstream not sent it is
+     * ({@link #subnetAnswered}), and whether they are out of the query while an upstream not sent it is
      * asked (ecs.upstreams).
      */
     int subnetAt;
