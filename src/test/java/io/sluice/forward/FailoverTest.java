@@ -158,8 +158,8 @@ class FailoverTest {
     @Test
     void pastTheInFlightBoundQueriesGetServfailAtOnce() throws Exception {
         try (TestUpstream silent = new TestUpstream();
-             RunningSluice s = RunningSluice.start(List.of(silent), "timeout", "5s", "threads", "1",
-                     "max-inflight", "2")) {
+             RunningSluice s = RunningSluice.start(List.of(silent), "timeout", "1500ms", "query-timeout", "1500ms",
+                     "threads", "1", "max-inflight", "2")) { // the two held end at 1.5 s, so that the stop drains them soon
             silent.mode(TestUpstream.Mode.SILENT);
             try (DatagramSocket c = new DatagramSocket()) {
                 c.setSoTimeout(1000);
@@ -180,7 +180,8 @@ class FailoverTest {
     @Test
     void aLateReplyAfterSluiceGaveUpIsDroppedAndCounted() throws Exception {
         try (TestUpstream a = new TestUpstream();
-             RunningSluice s = RunningSluice.start(List.of(a), "timeout", TIMEOUT_MS + "ms")) {
+             RunningSluice s = RunningSluice.start(List.of(a), "timeout", TIMEOUT_MS + "ms",
+                     "query-timeout", 2 * TIMEOUT_MS + "ms")) {
             a.mode(TestUpstream.Mode.SILENT);
             byte[] reply = Dns.udp(s.address(), Dns.query(1, "late.example.", Type.A));
             assertEquals(Rcode.SERVFAIL, Dns.rcode(reply));
