@@ -32,6 +32,8 @@ final class CookieStage implements Stage, AnswerSide {
     private final ServerCookies cookies;
     private final int maxUdpSize;
     private final CookieMeters meters;
+    /** The COOKIE option an answer is given, written out: this loop's, reused. */
+    private final byte[] option = new byte[CookieOption.OPTION_BYTES];
 
     CookieStage(ServerCookies cookies, int maxUdpSize, CookieMeters meters) {
         this.cookies = cookies;
@@ -95,13 +97,14 @@ final class CookieStage implements Stage, AnswerSide {
         if (route == null) {
             return;
         }
-        a.rewritten(CookieOption.put(Transport.ALLOCATOR, m, route.client, route.serverHead, route.serverHash),
-                route.udpLimit);
+        a.rewritten(CookieOption.put(Transport.ALLOCATOR, m, option, route.client, route.serverHead,
+                route.serverHash), route.udpLimit);
     }
 
     /** {@code answer} with {@code route}'s cookie. */
-    private static ByteBuf withCookie(ByteBuf answer, CookieRoute route) {
-        ByteBuf out = CookieOption.put(Transport.ALLOCATOR, answer, route.client, route.serverHead, route.serverHash);
+    private ByteBuf withCookie(ByteBuf answer, CookieRoute route) {
+        ByteBuf out = CookieOption.put(Transport.ALLOCATOR, answer, option, route.client, route.serverHead,
+                route.serverHash);
         if (out != answer) {
             answer.release();
         }

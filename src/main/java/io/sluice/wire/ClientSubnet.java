@@ -220,29 +220,12 @@ public final class ClientSubnet {
 
     /**
      * {@code answer} with the option {@code option[0, length)} (code, length, data) in place of
-     * its own Client Subnet option, when it has one: the same buffer when the OPT record is last and
-     * the buffer has room, else a new one, whose reference the caller owns besides {@code answer}'s.
+     * its own Client Subnet option ({@link Opt#put}); one without an OPT record is left as it is.
+     * The same buffer when it has room, else a new one, whose reference the caller owns besides
+     * {@code answer}'s.
      */
     public static ByteBuf replaceInAnswer(ByteBufAllocator alloc, ByteBuf answer, byte[] option, int length) {
-        removeFromAnswer(answer);
-        int base = answer.readerIndex();
-        int end = answer.writerIndex();
-        int optAt = Opt.find(answer, base, end);
-        if (optAt < 0) {
-            return answer;
-        }
-        int rdLengthAt = optAt + Opt.FIXED_BYTES - 2;
-        int rdataEnd = optAt + Opt.FIXED_BYTES + answer.getUnsignedShort(rdLengthAt);
-        ByteBuf out = answer;
-        if (rdataEnd != end || answer.maxWritableBytes() < length) { // records after the OPT, or no room
-            out = alloc.buffer(end - base + length).writeBytes(answer, base, rdataEnd - base);
-            out.writeBytes(option, 0, length);
-            out.writeBytes(answer, rdataEnd, end - rdataEnd);
-        } else {
-            out.writeBytes(option, 0, length);
-        }
-        out.setShort(out.readerIndex() + rdLengthAt - base, answer.getUnsignedShort(rdLengthAt) + length);
-        return out;
+        return Opt.put(alloc, answer, option, length, 0);
     }
 
     /**

@@ -2,6 +2,9 @@ package io.sluice.wire;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 
 /**
  * The DNS COOKIE option (RFC 7873) on the wire: found in a query, taken out of it, and put in an
@@ -18,6 +21,7 @@ public final class CookieOption {
     public static final int OPTION_BYTES = 4 + SENT_BYTES;
     private static final int MIN_SERVER_BYTES = 8;
     private static final int MAX_SERVER_BYTES = 32;
+    private static final VarHandle LONG = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.BIG_ENDIAN);
 
     private CookieOption() {
     }
@@ -72,62 +76,20 @@ public final class CookieOption {
     /**
      * {@code answer} with a COOKIE option of {@code client} and the server cookie
      * {@code serverHead} (version, reserved, timestamp), {@code serverHash}, in place of any it
-     * had: the same buffer when it had room (its OPT record last, as an answer's is), else a new
-     * one, whose reference the caller owns besides {@code answer}'s. An answer without an OPT
-     * record gets one; one whose OPT record or options run past its end is left as it is.
+     * had ({@link Opt#put}, the option written out in {@code scratch}, {@link #OPTION_BYTES} long):
+     * the same buffer when it had room, else a new one, whose reference the caller owns besides
+     * {@code answer}'s. An answer without an OPT record gets one; one whose OPT record or options
+     * run past its end is left as it is.
      */
-    public static ByteBuf put(ByteBufAllocator alloc, ByteBuf answer, long client, long serverHead, long serverHash) {
-        int base = answer.readerIndex();
-        int end = answer.writerIndex();
-        int optAt = end - base > Wire.HEADER_BYTES ? Opt.find(answer, base, end) : -1;
-        if (optAt < 0) {
-            ByteBuf out = answer.maxWritableBytes() >= Opt.FIXED_BYTES + OPTION_BYTES ? answer
-                    : alloc.buffer(end - base + Opt.FIXED_BYTES + OPTION_BYTES).writeBytes(answer, base, end - base);
-            int outBase = out.readerIndex();
-            out.setShort(outBase + Wire.ARCOUNT_OFFSET, out.getUnsignedShort(outBase + Wire.ARCOUNT_OFFSET) + 1);
-            out.writeByte(0);
-            out.writeShort(Wire.TYPE_OPT);
-            out.writeShort(Answers.ADVERTISED_UDP_PAYLOAD);
-            out.writeInt(0);
-            out.writeShort(OPTION_BYTES);
-            write(out, client, serverHead, serverHash);
-            return out;
-        }
-        int rdata = optAt + Opt.FIXED_BYTES;
-        int rdLength = answer.getUnsignedShort(optAt + Opt.FIXED_BYTES - 2);
-        int rdataEnd = rdata + rdLength;
-        int existing = Opt.optionAt(answer, optAt, end, Wire.EDNS_OPTION_COOKIE);
-        if (rdataEnd > end || !Opt.optionsFit(answer, rdata, rdataEnd)) {
-            return answer; // an OPT record that runs past the message: no place to put a cookie in
-        }
-        if (existing >= 0 && dataLength(answer, existing) == SENT_BYTES) {
-            answer.setLong(existing + 4, client);
-            answer.setLong(existing + 4 + CLIENT_BYTES, serverHead);
-            answer.setLong(existing + 4 + CLIENT_BYTES + 8, serverHash);
-            return answer;
-        }
-        if (existing < 0 && rdataEnd == end && answer.maxWritableBytes() >= OPTION_BYTES) {
-            answer.setShort(optAt + Opt.FIXED_BYTES - 2, rdLength + OPTION_BYTES);
-            write(answer, client, serverHead, serverHash);
-            return answer;
-        }
-        // Another cookie to drop, or records after the OPT (a TSIG), or a full buffer: copied.
-        int dropped = existing < 0 ? 0 : 4 + dataLength(answer, existing);
-        ByteBuf out = alloc.buffer(end - base - dropped + OPTION_BYTES);
-        int cut = existing < 0 ? rdataEnd : existing;
-        out.writeBytes(answer, base, cut - base);
-        out.writeBytes(answer, cut + dropped, rdataEnd - cut - dropped);
-        write(out, client, serverHead, serverHash);
-        out.writeBytes(answer, rdataEnd, end - rdataEnd);
-        out.setShort(out.readerIndex() + optAt - base + Opt.FIXED_BYTES - 2, rdLength - dropped + OPTION_BYTES);
-        return out;
-    }
-
-    private static void write(ByteBuf out, long client, long serverHead, long serverHash) {
-        out.writeShort(Wire.EDNS_OPTION_COOKIE);
-        out.writeShort(SENT_BYTES);
-        out.writeLong(client);
-        out.writeLong(serverHead);
-        out.writeLong(serverHash);
+    public static ByteBuf put(ByteBufAllocator alloc, ByteBuf answer, byte[] scratch, long client, long serverHead,
+                              long serverHash) {
+        scratch[0] = (byte) (Wire.EDNS_OPTION_COOKIE >>> 8);
+        scratch[1] = (byte) Wire.EDNS_OPTION_COOKIE;
+        scratch[2] = (byte) (SENT_BYTES >>> 8);
+        scratch[3] = (byte) SENT_BYTES;
+        LONG.set(scratch, 4, client);
+        LONG.set(scratch, 4 + CLIENT_BYTES, serverHead);
+        LONG.set(scratch, 4 + CLIENT_BYTES + 8, serverHash);
+        return Opt.put(alloc, answer, scratch, OPTION_BYTES, Answers.ADVERTISED_UDP_PAYLOAD);
     }
 }

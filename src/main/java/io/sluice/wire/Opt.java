@@ -1,6 +1,7 @@
 package io.sluice.wire;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 
 /**
  * Finds a message's EDNS0 OPT record (RFC 6891) and its options. Only the answers sluice writes
@@ -68,6 +69,64 @@ final class Opt {
             pos += 4 + buf.getUnsignedShort(pos + 2);
         }
         return pos == end;
+    }
+
+    /**
+     * {@code answer} with the option {@code option[0, length)} (code, length, data) in place of its
+     * own of that code, if any: in place when that one has the same length, or when the OPT record
+     * is last (as an answer's is) and the buffer has room; else a new buffer, whose reference the
+     * caller owns besides {@code answer}'s. An answer without an OPT record gets one offering
+     * {@code payload} octets when {@code payload} is above 0, and is left as it is otherwise; one
+     * whose OPT record or options run past its end is left as it is.
+     */
+    static ByteBuf put(ByteBufAllocator alloc, ByteBuf answer, byte[] option, int length, int payload) {
+        int base = answer.readerIndex();
+        int end = answer.writerIndex();
+        int optAt = end - base > Wire.HEADER_BYTES ? find(answer, base, end) : -1;
+        if (optAt < 0) {
+            if (payload <= 0) {
+                return answer;
+            }
+            ByteBuf out = answer.maxWritableBytes() >= FIXED_BYTES + length ? answer
+                    : alloc.buffer(end - base + FIXED_BYTES + length).writeBytes(answer, base, end - base);
+            int outBase = out.readerIndex();
+            out.setShort(outBase + Wire.ARCOUNT_OFFSET, out.getUnsignedShort(outBase + Wire.ARCOUNT_OFFSET) + 1);
+            out.writeByte(0);
+            out.writeShort(Wire.TYPE_OPT);
+            out.writeShort(payload);
+            out.writeInt(0);
+            out.writeShort(length);
+            out.writeBytes(option, 0, length);
+            return out;
+        }
+        int rdLengthAt = optAt + FIXED_BYTES - 2;
+        int rdataEnd = optAt + FIXED_BYTES + answer.getUnsignedShort(rdLengthAt);
+        if (rdataEnd > end || !optionsFit(answer, optAt + FIXED_BYTES, rdataEnd)) {
+            return answer; // an OPT record that runs past the message: no place to put an option in
+        }
+        int existing = optionAt(answer, optAt, end, (option[0] & 0xFF) << 8 | option[1] & 0xFF);
+        if (existing >= 0) {
+            int dropped = 4 + answer.getUnsignedShort(existing + 2);
+            if (dropped == length) {
+                answer.setBytes(existing, option, 0, length);
+                return answer;
+            }
+            answer.setShort(rdLengthAt, answer.getUnsignedShort(rdLengthAt) - dropped);
+            cut(answer, existing, dropped);
+            end -= dropped;
+            rdataEnd -= dropped;
+        }
+        int rdLength = answer.getUnsignedShort(rdLengthAt) + length;
+        if (rdataEnd == end && answer.maxWritableBytes() >= length) {
+            answer.setShort(rdLengthAt, rdLength);
+            return answer.writeBytes(option, 0, length);
+        }
+        // records after the OPT (a TSIG), or a full buffer: copied
+        ByteBuf out = alloc.buffer(end - base + length).writeBytes(answer, base, rdataEnd - base);
+        out.writeBytes(option, 0, length);
+        out.writeBytes(answer, rdataEnd, end - rdataEnd);
+        out.setShort(out.readerIndex() + rdLengthAt - base, rdLength);
+        return out;
     }
 
     /** Removes {@code bytes} octets at {@code at} from {@code message}, which ends at its writer index, in place. */

@@ -2,7 +2,6 @@ package io.sluice.wire;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -52,6 +51,12 @@ class CookieOptionTest {
                 java.util.HexFormat.of().formatHex(c.getServerCookie().get()));
     }
 
+    /** {@code answer} with sluice's cookie of {@code hash}, as {@link CookieOption#put} makes it. */
+    private static ByteBuf put(ByteBuf answer, long hash) {
+        return CookieOption.put(Unpooled.buffer().alloc(), answer, new byte[CookieOption.OPTION_BYTES], CLIENT_LONG,
+                HEAD, hash);
+    }
+
     @Test
     void aQuerysCookieIsFoundAndTakenOutLeavingItsOtherOptions() throws Exception {
         EDNSOption nsid = new GenericEDNSOption(EDNSOption.Code.NSID, new byte[0]);
@@ -87,13 +92,13 @@ class CookieOptionTest {
         Message answer = Dns.answer("www.example.", 300);
         answer.addRecord(new OPTRecord(1232, 0, 0), Section.ADDITIONAL);
         ByteBuf b = roomy(answer.toWire());
-        ByteBuf out = CookieOption.put(Unpooled.buffer().alloc(), b, CLIENT_LONG, HEAD, HASH);
+        ByteBuf out = put(b, HASH);
         assertSame(b, out);
         Message m = new Message(bytes(out));
         assertSluicesCookie(m);
         assertEquals(1, m.getSection(Section.ANSWER).size());
 
-        ByteBuf again = CookieOption.put(Unpooled.buffer().alloc(), out, CLIENT_LONG, HEAD, HASH + 1);
+        ByteBuf again = put(out, HASH + 1);
         assertSame(out, again, "a cookie of sluice's size is overwritten where it is");
         assertEquals("010000006b156c111122334455667789", java.util.HexFormat.of().formatHex(
                 cookieOf(new Message(bytes(again))).getServerCookie().get()), "the new server cookie");
@@ -105,8 +110,8 @@ class CookieOptionTest {
         upstreams.addRecord(new OPTRecord(1232, 0, 0, 0, List.of(new org.xbill.DNS.CookieOption(new byte[8], new byte[8]))),
                 Section.ADDITIONAL);
         ByteBuf b = roomy(upstreams.toWire());
-        ByteBuf out = CookieOption.put(Unpooled.buffer().alloc(), b, CLIENT_LONG, HEAD, HASH);
-        assertNotSame(b, out);
+        ByteBuf out = put(b, HASH);
+        assertSame(b, out, "another cookie cut out where it was, sluice's added after, in the room the buffer has");
         assertSluicesCookie(new Message(bytes(out)));
 
         Message trailing = Dns.answer("www.example.", 300);
@@ -117,13 +122,12 @@ class CookieOptionTest {
         byte[] extraWire = extra.toWireCanonical();
         ByteBuf withExtra = roomy(wire).writeBytes(extraWire);
         withExtra.setShort(Wire.ARCOUNT_OFFSET, withExtra.getUnsignedShort(Wire.ARCOUNT_OFFSET) + 1);
-        Message rebuilt = new Message(bytes(CookieOption.put(Unpooled.buffer().alloc(), withExtra, CLIENT_LONG, HEAD, HASH)));
+        Message rebuilt = new Message(bytes(put(withExtra, HASH)));
         assertSluicesCookie(rebuilt);
         assertEquals(2, rebuilt.getSection(Section.ADDITIONAL).size(), "the record after the OPT kept");
 
         Message noOpt = Dns.answer("www.example.", 300);
-        Message withOpt = new Message(bytes(CookieOption.put(Unpooled.buffer().alloc(), Unpooled.wrappedBuffer(noOpt.toWire()),
-                CLIENT_LONG, HEAD, HASH)));
+        Message withOpt = new Message(bytes(put(Unpooled.wrappedBuffer(noOpt.toWire()), HASH)));
         assertSluicesCookie(withOpt);
         assertTrue(withOpt.getSection(Section.ANSWER).get(0) instanceof ARecord);
     }
