@@ -220,11 +220,13 @@ public final class ClientSubnet {
 
     /**
      * {@code answer} with the option {@code option[0, length)} (code, length, data) in place of
-     * its own Client Subnet option ({@link Opt#put}); one without an OPT record is left as it is.
-     * The same buffer when it has room, else a new one, whose reference the caller owns besides
-     * {@code answer}'s.
+     * its own Client Subnet option ({@link Opt#put}); one without an OPT record is left as it is,
+     * and one whose options run past their record loses its own option and gets none (never
+     * another network's). The same buffer when it has room, else a new one, whose reference the
+     * caller owns besides {@code answer}'s.
      */
     public static ByteBuf replaceInAnswer(ByteBufAllocator alloc, ByteBuf answer, byte[] option, int length) {
+        removeFromAnswer(answer);
         return Opt.put(alloc, answer, option, length, 0);
     }
 

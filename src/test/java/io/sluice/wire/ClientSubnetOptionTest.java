@@ -1,9 +1,11 @@
 package io.sluice.wire;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.sluice.testing.Dns;
 import java.net.InetAddress;
@@ -79,6 +81,24 @@ class ClientSubnetOptionTest {
                 "a family RFC 7871 does not know");
         ByteBuf unnamed = query(0, "0.0.0.0");
         assertTrue(answers(unnamed, reply(option(24, 24, "198.51.100.0"))), "a query naming no network takes any");
+    }
+
+    @Test
+    void theClientsOptionTakesTheUpstreamsPlaceAndAMalformedOptLeavesNoneOfIts() throws Exception {
+        byte[] clients = new byte[4 + 4 + 3];
+        ByteBuf c = Unpooled.wrappedBuffer(clients).clear();
+        ClientSubnet.write(c, InetAddress.getByName("127.0.1.0").getAddress(), 24, 24);
+        ByteBuf out = ClientSubnet.replaceInAnswer(Unpooled.buffer().alloc(),
+                Unpooled.buffer().writeBytes(reply(option(24, 24, "198.51.100.0"))), clients, clients.length);
+        ClientSubnetOption echoed = (ClientSubnetOption) new Message(ByteBufUtil.getBytes(out)).getOPT()
+                .getOptions(EDNSOption.Code.CLIENT_SUBNET).get(0);
+        assertEquals(InetAddress.getByName("127.0.1.0"), echoed.getAddress());
+
+        ByteBuf malformed = Unpooled.buffer().writeBytes(reply(option(24, 24, "198.51.100.0"))).writeByte(0);
+        int rdLengthAt = malformed.writerIndex() - 1 - (4 + 4 + 3) - 2;
+        malformed.setShort(rdLengthAt, malformed.getUnsignedShort(rdLengthAt) + 1); // a stray octet after the options
+        out = ClientSubnet.replaceInAnswer(Unpooled.buffer().alloc(), malformed, clients, clients.length);
+        assertEquals(-1, ClientSubnet.findInMessage(out), "the upstream's option, naming another network, is gone");
     }
 
     @Test
