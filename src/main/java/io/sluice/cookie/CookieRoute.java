@@ -30,16 +30,6 @@ final class CookieRoute extends WrappedRoute {
         this.udpLimit = udpLimit;
     }
 
-    /** The cookie route among {@code r} and the routes it wraps, or null. */
-    static CookieRoute in(Route r) {
-        for (; r != null; r = r.wrapped()) {
-            if (r instanceof CookieRoute c) {
-                return c;
-            }
-        }
-        return null;
-    }
-
     @Override
     public boolean verified() {
         return validServerCookie || route.verified();

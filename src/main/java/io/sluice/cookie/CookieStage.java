@@ -6,6 +6,7 @@ import io.sluice.pipeline.AnswerSide;
 import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.Query;
 import io.sluice.pipeline.Stage;
+import io.sluice.pipeline.WrappedRoute;
 import io.sluice.transport.Transport;
 import io.sluice.wire.Answers;
 import io.sluice.wire.CookieOption;
@@ -93,7 +94,7 @@ final class CookieStage implements Stage, AnswerSide {
     @Override
     public void answer(Answer a) {
         ByteBuf m = a.message();
-        CookieRoute route = m == null ? null : CookieRoute.in(a.route());
+        CookieRoute route = m == null ? null : WrappedRoute.find(a.route(), CookieRoute.class);
         if (route == null) {
             return;
         }

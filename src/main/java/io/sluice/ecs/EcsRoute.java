@@ -25,16 +25,6 @@ final class EcsRoute extends WrappedRoute {
         this.udpLimit = udpLimit;
     }
 
-    /** The Client Subnet route among {@code r} and the routes it wraps, or null. */
-    static EcsRoute in(Route r) {
-        for (; r != null; r = r.wrapped()) {
-            if (r instanceof EcsRoute e) {
-                return e;
-            }
-        }
-        return null;
-    }
-
     @Override
     public Route wrapped() {
         return route;

@@ -7,6 +7,7 @@ import io.sluice.pipeline.AnswerSide;
 import io.sluice.pipeline.Outcome;
 import io.sluice.pipeline.Query;
 import io.sluice.pipeline.Stage;
+import io.sluice.pipeline.WrappedRoute;
 import io.sluice.transport.Transport;
 import io.sluice.wire.ClientSubnet;
 import io.sluice.wire.QueryView;
@@ -121,7 +122,7 @@ final class EcsStage implements Stage, AnswerSide {
     @Override
     public void answer(Answer a) {
         ByteBuf m = a.message();
-        EcsRoute route = m == null ? null : EcsRoute.in(a.route());
+        EcsRoute route = m == null ? null : WrappedRoute.find(a.route(), EcsRoute.class);
         if (route == null) {
             return;
         }

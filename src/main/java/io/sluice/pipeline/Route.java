@@ -51,7 +51,7 @@ public interface Route {
     /**
      * The route this one wraps, when a stage wrapped its query's ({@link Query#reroute}, a
      * {@link WrappedRoute}): a stage finds its own wrapper on the way back through the ones wrapped
-     * around it. Null for a client's own.
+     * around it ({@link WrappedRoute#find}). Null for a client's own.
      */
     default Route wrapped() {
         return null;

@@ -16,6 +16,19 @@ public abstract class WrappedRoute implements Route {
     @Override
     public abstract Route wrapped();
 
+    /**
+     * The route of {@code type} among {@code r} and the routes it wraps, or null: how a stage
+     * finds its own wrapper on the way back, whatever stages wrapped theirs around it.
+     */
+    public static <T extends WrappedRoute> T find(Route r, Class<T> type) {
+        for (; r != null; r = r.wrapped()) {
+            if (type.isInstance(r)) {
+                return type.cast(r);
+            }
+        }
+        return null;
+    }
+
     @Override
     public void send(ByteBuf answer) {
         wrapped().send(answer);
