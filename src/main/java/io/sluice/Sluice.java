@@ -30,6 +30,7 @@ import io.sluice.pipeline.MessageCheck;
 import io.sluice.pipeline.Module;
 import io.sluice.pipeline.Pipeline;
 import io.sluice.transport.Addresses;
+import io.sluice.transport.DatagramIo;
 import io.sluice.transport.SocketProtocol;
 import io.sluice.transport.Transport;
 import io.sluice.transport.WriteBatch;
@@ -260,7 +261,7 @@ public final class Sluice implements AutoCloseable {
     /** The startup line: what listens where, for which upstreams, on which transport. */
     public String describe() {
         return frontend.describe() + "; " + forwarding.describe()
-                + "; threads " + settings.threads() + "; transport " + transport
+                + "; threads " + settings.threads() + "; transport " + transport + ", " + DatagramIo.describe()
                 + "; " + access.describe()
                 + "; " + (cache == null ? "cache off" : "cache " + cache.capacity() + " answers")
                 + "; " + (cookies == null ? "cookies off" : cookies.describe())

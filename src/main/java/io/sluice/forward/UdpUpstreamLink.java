@@ -58,7 +58,7 @@ final class UdpUpstreamLink extends UpstreamLink implements WriteBatch.SendFailu
     void readReplies(DatagramBuffer buffer) {
         for (int i = 0; i < Transport.READS_PER_WAKEUP; i++) {
             try {
-                if (!buffer.read(socket)) {
+                if (!buffer.read(socket, Transport.READS_PER_WAKEUP - i)) {
                     return;
                 }
             } catch (IOException e) {

@@ -55,7 +55,7 @@ final class UpstreamLinks {
     /** Per upstream, the socket this batch's queries leave on, or -1 until the batch picks one. */
     private final int[] batchSocket;
     /** Where every UDP socket of the loop reads its replies. */
-    private final DatagramBuffer replies = new DatagramBuffer(MAX_UDP_REPLY_BYTES);
+    private final DatagramBuffer replies = DatagramBuffer.of(MAX_UDP_REPLY_BYTES);
 
     /**
      * @param attemptMillis how long one attempt waits for its reply: the TCP connect timeout, and

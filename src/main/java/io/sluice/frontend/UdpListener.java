@@ -27,7 +27,7 @@ final class UdpListener implements UdpSocket.Reader {
     private final Pipeline pipeline;
     private final ListenerMeters meters;
     private final ClientRules rules;
-    private final DatagramBuffer reads = new DatagramBuffer(MAX_UDP_QUERY_BYTES);
+    private final DatagramBuffer reads = DatagramBuffer.of(MAX_UDP_QUERY_BYTES);
 
     UdpListener(Pipeline pipeline, ListenerMeters meters, ClientRules rules) {
         this.pipeline = pipeline;
@@ -40,7 +40,7 @@ final class UdpListener implements UdpSocket.Reader {
         for (int i = 0; i < Transport.READS_PER_WAKEUP; i++) {
             InetSocketAddress from;
             try {
-                from = reads.receive(socket);
+                from = reads.receive(socket, Transport.READS_PER_WAKEUP - i);
             } catch (IOException e) {
                 meters.ioErrors.increment(); // a socket error the kernel reports once: read on
                 continue;

@@ -37,14 +37,19 @@ public final class UdpSocket {
     private final DatagramChannel channel;
     private final EventLoop loop;
     private final InetSocketAddress local;
+    /** Whether the socket is IPv6's (which reaches IPv4 peers at mapped addresses). */
+    private final boolean ipv6;
     private IoRegistration registration;
     private final Transport transport;
+    /** The kernel's descriptor, once asked for; -1 before. */
+    private int descriptor = -1;
 
     private UdpSocket(DatagramChannel channel, EventLoop loop, Transport transport) throws IOException {
         this.channel = channel;
         this.loop = loop;
         this.transport = transport;
         this.local = (InetSocketAddress) channel.getLocalAddress();
+        this.ipv6 = local.getAddress() instanceof Inet6Address;
     }
 
     /**
@@ -149,9 +154,29 @@ public final class UdpSocket {
         return m.nioBufferCount() == 1 ? m.internalNioBuffer(m.readerIndex(), m.readableBytes()) : m.nioBuffer();
     }
 
-    /** The kernel's descriptor of the socket, for options the JDK does not set (UDP steering). */
+    /**
+     * The kernel's descriptor of the socket, for options the JDK does not set (UDP steering) and
+     * for {@link DatagramIo}'s batches; valid while {@link #isOpen}.
+     */
     public int descriptor() {
-        return Descriptors.of(channel);
+        int fd = descriptor;
+        if (fd < 0) {
+            descriptor = fd = Descriptors.of(channel); // the same from any thread that asks
+        }
+        return fd;
+    }
+
+    /**
+     * Whether the socket is still open. Asked on its loop, where it is closed, it holds until the
+     * loop's next task: its descriptor is not yet another socket's.
+     */
+    public boolean isOpen() {
+        return channel.isOpen();
+    }
+
+    /** Whether the socket is IPv6's, which reaches an IPv4 peer at its mapped address. */
+    public boolean ipv6() {
+        return ipv6;
     }
 
     public InetSocketAddress localAddress() {

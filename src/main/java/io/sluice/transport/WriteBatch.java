@@ -21,7 +21,8 @@ import java.util.concurrent.atomic.LongAdder;
  * <p>Why both: at a moderate rate a wake-up mostly holds one query or one reply, and sending it at
  * once lets its answer come back while the loop is still awake; under load a wake-up holds a dozen,
  * and a datagram sent while the loop reads on wakes its receiver for each one (docs/benchmarks.md,
- * "UDP on the JDK's channels"). Confined to its loop.
+ * "UDP on the JDK's channels"); those leave a system call per socket when {@link DatagramIo} batches.
+ * Confined to its loop.
  */
 public final class WriteBatch {
     /** Told that a datagram it sent could not be: an upstream link's socket, whose failures are its own. */
@@ -33,7 +34,7 @@ public final class WriteBatch {
     /** How many of the channels last listed {@link #needsFlush} looks through. */
     private static final int RECENT = 8;
     private final SingleThreadEventLoop loop;
-    private final LongAdder ioErrors;
+    private final DatagramSends sends;
     private final List<Channel> unflushed = new ArrayList<>();
     private final Runnable flushTask = this::flush;
     /** Run after each flush: the end of a batch (each forwarder's upstream links draw their next socket). */
@@ -55,7 +56,7 @@ public final class WriteBatch {
      */
     public WriteBatch(EventLoop loop, LongAdder ioErrors) {
         this.loop = (SingleThreadEventLoop) loop;
-        this.ioErrors = ioErrors;
+        this.sends = DatagramIo.chosen().sends(ioErrors);
     }
 
     /** Runs {@code task} after every flush from now on, until {@link #removeAfterFlush}; call on the loop. */
@@ -96,7 +97,7 @@ public final class WriteBatch {
         queueFlush();
         if (!sentAtOnce) {
             sentAtOnce = true;
-            send(socket, address, message, failure);
+            sends.send(socket, address, message, failure);
             return;
         }
         if (waiting == datagrams.length) {
@@ -111,27 +112,6 @@ public final class WriteBatch {
         datagrams[waiting] = message;
         failures[waiting] = failure;
         waiting++;
-    }
-
-    /**
-     * One datagram to the kernel, released after. One it does not take (a full send buffer) is
-     * lost as on the wire, and counted; a client or upstream asks again.
-     */
-    private void send(UdpSocket socket, InetSocketAddress address, ByteBuf message, SendFailure failure) {
-        try {
-            boolean sent = address != null ? socket.send(message, address) : socket.write(message);
-            if (!sent) {
-                ioErrors.increment();
-            }
-        } catch (IOException e) {
-            if (failure != null) {
-                failure.failed(e);
-            } else {
-                ioErrors.increment(); // e.g. an address the kernel has no route to
-            }
-        } finally {
-            message.release();
-        }
     }
 
     /**
@@ -163,13 +143,7 @@ public final class WriteBatch {
     private void flush() {
         flushQueued = false;
         sentAtOnce = false;
-        for (int i = 0; i < waiting; i++) {
-            send(from[i], to[i], datagrams[i], failures[i]);
-            from[i] = null;
-            to[i] = null;
-            datagrams[i] = null;
-            failures[i] = null;
-        }
+        sends.sendAll(from, to, datagrams, failures, waiting);
         waiting = 0;
         for (int i = 0; i < unflushed.size(); i++) {
             unflushed.get(i).flush();

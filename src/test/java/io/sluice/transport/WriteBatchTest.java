@@ -51,7 +51,7 @@ class WriteBatchTest {
     void close() throws Exception {
         socket.close();
         client.close();
-        group.shutdownGracefully().sync();
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
     }
 
     @Test
