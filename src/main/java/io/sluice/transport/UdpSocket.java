@@ -22,8 +22,8 @@ import java.nio.channels.DatagramChannel;
  * and outbound buffer per write, its JNI for recvmmsg and sendmmsg, a {@code getsockopt} before
  * each read), for forwarded queries and cache hits alike, and adds latency below saturation
  * (docs/benchmarks.md, "UDP on the JDK's channels"). The JDK reads and sends one datagram a system
- * call where Netty batches them; what keeps saturation is that the owners send a wake-up's
- * datagrams after its reads ({@code WriteBatch}).
+ * call; on JDK 22+ the owners read and send through {@link DatagramIo}'s batches instead, and in
+ * both a wake-up's datagrams leave after its reads ({@code WriteBatch}).
  *
  * <p>Confined to its loop, but for {@link #stopReading} and {@link #close}, which run there.
  */

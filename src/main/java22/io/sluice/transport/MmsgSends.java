@@ -78,15 +78,15 @@ final class MmsgSends extends DatagramSends {
             return false;
         }
         long h = k * Mmsg.MMSGHDR;
-        if (to == null) {
-            vec.set(ValueLayout.ADDRESS, h + Mmsg.MSG_NAME, MemorySegment.NULL);
+        if (to == null) { // a connected socket's: the kernel refuses a name there
+            vec.set(ValueLayout.JAVA_LONG, h + Mmsg.MSG_NAME, 0L);
             vec.set(ValueLayout.JAVA_INT, h + Mmsg.MSG_NAMELEN, 0);
         } else {
             int length = Mmsg.writeAddress(names, k * Mmsg.SOCKADDR, to, socket.ipv6());
             if (length == 0) {
                 return false;
             }
-            vec.set(ValueLayout.ADDRESS, h + Mmsg.MSG_NAME, names.asSlice(k * Mmsg.SOCKADDR, Mmsg.SOCKADDR));
+            vec.set(ValueLayout.JAVA_LONG, h + Mmsg.MSG_NAME, names.address() + k * Mmsg.SOCKADDR);
             vec.set(ValueLayout.JAVA_INT, h + Mmsg.MSG_NAMELEN, length);
         }
         iovs.set(ValueLayout.JAVA_LONG, k * Mmsg.IOVEC, address);
