@@ -31,9 +31,11 @@ public record SluiceProcess(Process process, InetSocketAddress at, Path log) imp
     public static ProcessBuilder command(List<String> jvmFlags, String... args) {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
         cmd.addAll(jvmFlags);
-        // Surefire's argLine: the module flags Chronicle Map needs, as the jar manifest gives them.
+        // Surefire's argLine: the module flags Chronicle Map needs, as the jar manifest gives them,
+        // and on JDK 22+ native access and Unsafe's memory access, as docs/operations.md says.
         for (String a : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
-            if (a.startsWith("--add-") || a.startsWith("-Dchronicle")) {
+            if (a.startsWith("--add-") || a.startsWith("-Dchronicle") || a.startsWith("--enable-native-access")
+                    || a.startsWith("--sun-misc-unsafe-memory-access")) {
                 cmd.add(a);
             }
         }
