@@ -6,10 +6,9 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * How UDP datagrams pass between sluice's sockets and its loops: through the JDK's channel, a
  * system call a datagram, or (JDK 22+ on Linux, x86-64 or AArch64) in batches, a {@code recvmmsg}
- * per read burst of a socket and a {@code sendmmsg} per socket at the end of a wake-up. Where a
- * system call costs a microsecond or more (a guest with page-table isolation), the batches spend
- * less CPU a query at every load; where it costs little, the two are level (docs/benchmarks.md,
- * "UDP in batches").
+ * per read burst of a socket and a {@code sendmmsg} per socket at the end of a wake-up. Under load,
+ * where a wake-up holds many datagrams, the batches spend less CPU a query; at a low rate, where it
+ * holds one, the two spend alike (docs/benchmarks.md, "UDP in batches").
  *
  * <p>Chosen once, at the first use: the system property {@code sluice.udp-io} says {@code batched},
  * {@code jdk} or {@code auto} (the default: batched when the JVM can, and may call native code,
