@@ -153,7 +153,10 @@ public final class Main implements Callable<Integer> {
         // SIGHUP reloads, as for Unbound, nsd and BIND. SIGUSR1 is sent out of habit (reopen logs);
         // the JVM's default would be to exit, dropping every query in flight: it is logged instead.
         try {
-            Signals.on("HUP", s -> reload(sluice));
+            if (!Signals.on("HUP", s -> reload(sluice))) {
+                log.warn("SIGHUP is ignored (started under nohup?) and does not reload: reload with `sluice ctl reload`"
+                        + " or POST /api/v1/reload");
+            }
             Signals.on("USR1", s -> log.warn("SIGUSR1 ignored: sluice logs to standard error, there is no file to reopen;"
                     + " send SIGHUP to reload"));
         } catch (IllegalArgumentException e) {

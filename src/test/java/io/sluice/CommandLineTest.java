@@ -189,6 +189,26 @@ class CommandLineTest {
         }
     }
 
+    /** Started under nohup, SIGHUP stays ignored (the JVM keeps an ignored signal so): the log says how to reload instead. */
+    @Test
+    void underNohupTheLogSaysSighupDoesNotReload() throws Exception {
+        Path conf = dir.resolve("nohup.yml");
+        Files.writeString(conf, "limits:\n  default: unlimited\n");
+        Path log = dir.resolve("nohup.log");
+        ProcessBuilder pb = SluiceProcess.command("--config", conf.toString(), "--listen", "127.0.0.1:0",
+                "--upstream", "127.0.0.1:9", "--threads", "1");
+        pb.command().add(0, "nohup");
+        Process p = pb.redirectError(log.toFile()).redirectOutput(dir.resolve("nohup.out").toFile()).start();
+        try {
+            String started = Await.result("the start line", Duration.ofSeconds(20),
+                    () -> Files.readString(log).contains("listening on") ? Files.readString(log) : null);
+            assertTrue(started.contains("SIGHUP is ignored (started under nohup?) and does not reload"), started);
+        } finally {
+            p.destroy();
+            assertTrue(p.waitFor(10, TimeUnit.SECONDS));
+        }
+    }
+
     /** Sends {@code signal} to {@code s} and waits until its log says {@code logged}. */
     private static void signal(SluiceProcess s, String signal, String logged) throws Exception {
         int before = Files.readString(s.log()).split(java.util.regex.Pattern.quote(logged), -1).length;

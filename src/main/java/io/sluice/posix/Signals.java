@@ -11,8 +11,13 @@ public final class Signals {
     private Signals() {
     }
 
-    /** Runs {@code action} with the signal's name (TERM, not SIGTERM) each time {@code name} arrives. */
-    public static void on(String name, Consumer<String> action) {
-        sun.misc.Signal.handle(new sun.misc.Signal(name), s -> action.accept(s.getName()));
+    /**
+     * Runs {@code action} with the signal's name (TERM, not SIGTERM) each time {@code name} arrives.
+     * Returns false when the process was started with the signal ignored (under {@code nohup}, for
+     * SIGHUP): the JVM then leaves it ignored, and {@code action} never runs.
+     */
+    public static boolean on(String name, Consumer<String> action) {
+        return sun.misc.Signal.handle(new sun.misc.Signal(name), s -> action.accept(s.getName()))
+                != sun.misc.SignalHandler.SIG_IGN;
     }
 }
