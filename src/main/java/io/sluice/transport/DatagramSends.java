@@ -36,12 +36,12 @@ public class DatagramSends {
     }
 
     /**
-     * Sends the first {@code n} datagrams of the parallel arrays, as {@link #send} does each, and
-     * clears their places.
+     * Sends the datagrams of the parallel arrays from place {@code start} up to {@code end}, as
+     * {@link #send} does each, and clears their places.
      */
     public void sendAll(UdpSocket[] from, InetSocketAddress[] to, ByteBuf[] datagrams,
-                        WriteBatch.SendFailure[] failures, int n) {
-        for (int i = 0; i < n; i++) {
+                        WriteBatch.SendFailure[] failures, int start, int end) {
+        for (int i = start; i < end; i++) {
             send(from[i], to[i], datagrams[i], failures[i]);
             from[i] = null;
             to[i] = null;

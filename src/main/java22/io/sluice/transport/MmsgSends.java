@@ -38,14 +38,14 @@ final class MmsgSends extends DatagramSends {
 
     @Override
     public void sendAll(UdpSocket[] from, InetSocketAddress[] to, ByteBuf[] datagrams,
-                        WriteBatch.SendFailure[] failures, int n) {
-        for (int first = 0; first < n; first++) {
+                        WriteBatch.SendFailure[] failures, int start, int end) {
+        for (int first = start; first < end; first++) {
             UdpSocket socket = from[first];
             if (socket == null) { // already sent, in an earlier batch
                 continue;
             }
             int count = 0;
-            for (int i = first; i < n && count < BATCH; i++) {
+            for (int i = first; i < end && count < BATCH; i++) {
                 if (from[i] != socket) {
                     continue;
                 }

@@ -156,7 +156,7 @@ class DatagramIoTest {
         LongAdder errors = new LongAdder();
         DatagramSends sends = DatagramIo.chosen().sends(errors);
         onLoop(() -> {
-            sends.sendAll(from, to, datagrams, failures, n);
+            sends.sendAll(from, to, datagrams, failures, 0, n);
             return null;
         });
         assertEquals(0, errors.sum());
@@ -210,7 +210,7 @@ class DatagramIoTest {
         WriteBatch.SendFailure[] failures = {null, told::add, null};
         LongAdder errors = new LongAdder();
         onLoop(() -> {
-            DatagramIo.chosen().sends(errors).sendAll(from, new InetSocketAddress[] {to, to, to}, datagrams, failures, 3);
+            DatagramIo.chosen().sends(errors).sendAll(from, new InetSocketAddress[] {to, to, to}, datagrams, failures, 0, 3);
             return null;
         });
         assertEquals(1, told.size(), told.toString());
@@ -244,7 +244,7 @@ class DatagramIoTest {
         ByteBuf query = Transport.ALLOCATOR.directBuffer().writeByte(1);
         onLoop(() -> {
             DatagramIo.chosen().sends(new LongAdder()).sendAll(new UdpSocket[] {socket}, new InetSocketAddress[1],
-                    new ByteBuf[] {query}, new WriteBatch.SendFailure[] {thrown::complete}, 1);
+                    new ByteBuf[] {query}, new WriteBatch.SendFailure[] {thrown::complete}, 0, 1);
             return null;
         });
         assertInstanceOf(PortUnreachableException.class, thrown.get(10, TimeUnit.SECONDS));

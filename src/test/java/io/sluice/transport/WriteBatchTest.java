@@ -79,6 +79,33 @@ class WriteBatchTest {
         assertEquals(0, batchesEnded.availablePermits(), "one flush per wake-up");
     }
 
+    /**
+     * A send's failure told during the flush may queue more datagrams (a forwarder sends its queries
+     * on to the next upstream): they leave in that flush, none is lost.
+     */
+    @Test
+    void datagramsQueuedByAFailureToldDuringTheFlushLeaveInIt() throws Exception {
+        InetSocketAddress to = (InetSocketAddress) client.getLocalAddress();
+        UdpSocket closed = UdpSocket.bind(transport, loop, LOOPBACK, false, s -> { });
+        loop.submit(() -> {
+            closed.close();
+            batch.datagram(socket, to, Unpooled.directBuffer().writeByte(1));
+            batch.connected(closed, Unpooled.directBuffer().writeByte(2), e -> {
+                for (int i = 3; i <= 5; i++) {
+                    batch.datagram(socket, to, Unpooled.directBuffer().writeByte(i));
+                }
+            });
+            return null;
+        }).get();
+        assertTrue(batchesEnded.tryAcquire(10, TimeUnit.SECONDS));
+        loop.submit(() -> null).get(); // the flush's own end, should one more have been queued
+        assertArrayEquals(new byte[] {1}, received());
+        for (int i = 3; i <= 5; i++) {
+            assertArrayEquals(new byte[] {(byte) i}, received(), "datagram " + i);
+        }
+        assertNull(client.receive(ByteBuffer.allocate(16)));
+    }
+
     private byte[] received() throws Exception {
         ByteBuffer b = ByteBuffer.allocate(16);
         assertNotNull(client.receive(b), "a datagram should have arrived");
