@@ -145,16 +145,18 @@ public final class WriteBatch {
         sentAtOnce = false;
         // A failure told during the sends may queue more (its queries sent on to the next upstream):
         // they leave in this flush too, after those before them.
+        UdpSocket[] before = from;
         for (int sent = 0; sent < waiting; ) {
             int end = waiting;
             sends.sendAll(from, to, datagrams, failures, sent, end);
             sent = end;
         }
-        // Places copied into grown arrays while their send was under way are cleared there.
-        Arrays.fill(from, 0, waiting, null);
-        Arrays.fill(to, 0, waiting, null);
-        Arrays.fill(datagrams, 0, waiting, null);
-        Arrays.fill(failures, 0, waiting, null);
+        if (from != before) { // grown meanwhile: the places copied while their send was under way are cleared here
+            Arrays.fill(from, 0, waiting, null);
+            Arrays.fill(to, 0, waiting, null);
+            Arrays.fill(datagrams, 0, waiting, null);
+            Arrays.fill(failures, 0, waiting, null);
+        }
         waiting = 0;
         for (int i = 0; i < unflushed.size(); i++) {
             unflushed.get(i).flush();
