@@ -87,7 +87,7 @@ class CommandLineTest {
         assertEquals(0, ok.code(), ok.err());
         assertEquals("sluice: configuration OK: " + f, ok.out().strip());
         Files.writeString(f, "upstreams: [127.0.0.1:53]\nlimits:\n  domains:\n    www.example.com: { queries: 5 }\n");
-        assertUsage(runToExit("--config", f.toString(), "--check-config"), "www.example.com"); // found where a start finds it
+        assertUsage(inThisJvm("--config", f.toString()), "www.example.com"); // found where a start finds it
         Files.writeString(f, "upstreams: [127.0.0.1:53]\ntimeout: forever\n");
         Exit bad = inThisJvm("--config", f.toString(), "--check-config");
         assertUsage(bad, "timeout");
@@ -109,14 +109,14 @@ class CommandLineTest {
         assertTrue(r.err().contains("line 3"), r.err());
 
         Files.writeString(f, "upstreams: [127.0.0.1:53]\nlisen: 127.0.0.1:53\n");
-        r = runToExit("--config", f.toString());
+        r = inThisJvm("--config", f.toString());
         assertUsage(r, "lisen");
         assertTrue(r.err().contains("line 2") && r.err().contains("unknown key"), r.err());
 
         Files.writeString(f, "timeout: [1s\n");
-        assertUsage(runToExit("--config", f.toString()), "YAML");
+        assertUsage(inThisJvm("--config", f.toString()), "YAML");
 
-        assertUsage(runToExit("--config", dir.resolve("missing.yml").toString()), "missing.yml");
+        assertUsage(inThisJvm("--config", dir.resolve("missing.yml").toString()), "missing.yml");
     }
 
     @Test
@@ -153,9 +153,9 @@ class CommandLineTest {
         Exit twice = runToExit("--listen", at, "--listen", at, "--upstream", "127.0.0.1:53");
         assertUsage(twice, at);
         assertTrue(twice.err().contains("--listen: " + at + " is given twice"), twice.err());
-        Exit loop = runToExit("--listen", at, "--upstream", at);
+        Exit loop = inThisJvm("--listen", at, "--upstream", at);
         assertUsage(loop, "--upstream: " + at + " is sluice's own listen address " + at);
-        Exit wildcard = runToExit("--listen", "0.0.0.0:" + port, "--upstream", at);
+        Exit wildcard = inThisJvm("--listen", "0.0.0.0:" + port, "--upstream", at);
         assertUsage(wildcard, "own listen address 0.0.0.0:" + port);
     }
 
@@ -271,8 +271,9 @@ class CommandLineTest {
         }
     }
 
+    /** sluice serving, on the flags that start a JVM soonest: these tests time its start and stop, not its queries. */
     private SluiceProcess serve(String logName, String... args) throws IOException, InterruptedException {
-        return SluiceProcess.serve(dir.resolve(logName), args);
+        return SluiceProcess.serve(dir.resolve(logName), List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"), args);
     }
 
     /**
