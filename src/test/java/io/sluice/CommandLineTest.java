@@ -271,9 +271,8 @@ class CommandLineTest {
         }
     }
 
-    /** sluice serving, on the flags that start a JVM soonest: these tests time its start and stop, not its queries. */
     private SluiceProcess serve(String logName, String... args) throws IOException, InterruptedException {
-        return SluiceProcess.serve(dir.resolve(logName), List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"), args);
+        return SluiceProcess.serve(dir.resolve(logName), SluiceProcess.QUICK_START, args);
     }
 
     /**

@@ -95,7 +95,7 @@ class ChronicleBackendTest {
         // A window of 1000 hours: both processes read the system clock and must share one window.
         String[] limits = {"--backend", "chronicle", "--state-file", file.toString(), "--limit", "4",
                 "--window", "1000h", "--upstream", upstream.hostPort(), "--threads", "1"};
-        try (SluiceProcess other = SluiceProcess.serve(dir.resolve("other.log"), limits);
+        try (SluiceProcess other = SluiceProcess.serve(dir.resolve("other.log"), SluiceProcess.QUICK_START, limits);
              RunningSluice here = RunningSluice.start(List.of(upstream), "backend", "chronicle",
                      "state-file", file.toString(), "limits.default.queries", "4", "limits.default.window", "1000h")) {
             int answered = 0;
@@ -215,7 +215,7 @@ class ChronicleBackendTest {
 
         String[] reset = Stream.concat(Stream.of(args).filter(a -> !a.startsWith("127.0.0.1:0") && !a.equals("--listen")),
                 Stream.of("--reset-corrupt-state-file")).toArray(String[]::new);
-        try (SluiceProcess s = SluiceProcess.serve(dir.resolve("reset.log"), reset)) {
+        try (SluiceProcess s = SluiceProcess.serve(dir.resolve("reset.log"), SluiceProcess.QUICK_START, reset)) {
             assertEquals(Rcode.NOERROR, rcode(s.at(), 1, "fresh.com."));
             try (Stream<Path> files = Files.list(dir)) {
                 assertTrue(files.anyMatch(f -> f.getFileName().toString().startsWith("counters.dat.corrupt-")),

@@ -48,11 +48,15 @@ public record SluiceProcess(Process process, InetSocketAddress at, Path log) imp
     public record Exit(int code, String out, String err) {
     }
 
-    /** Runs sluice with {@code args} and waits (up to 30 s) for it to exit by itself. */
+    /**
+     * The JVM flags that start sluice soonest, the client compiler alone and the serial collector:
+     * for a run that is mostly its start, and for tests of a start and a stop rather than of queries.
+     */
+    public static final List<String> QUICK_START = List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC");
+
+    /** Runs sluice with {@code args} on {@link #QUICK_START} and waits (up to 30 s) for it to exit by itself. */
     public static Exit runToExit(String... args) throws IOException, InterruptedException {
-        // A run that ends by itself is mostly the JVM's start: the client compiler alone and the
-        // serial collector start it soonest.
-        Process p = command(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"), args).start();
+        Process p = command(QUICK_START, args).start();
         try {
             assertTrue(p.waitFor(30, TimeUnit.SECONDS), "exits by itself");
             return new Exit(p.exitValue(), new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8),
