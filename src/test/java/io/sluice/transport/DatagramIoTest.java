@@ -98,6 +98,37 @@ class DatagramIoTest {
         }
     }
 
+    /** More peers than the batches' sender cache has places, each asking twice: each datagram names its own sender. */
+    @Test
+    void manyPeersAskingTwiceEachGetTheirOwnSender() throws Exception {
+        UdpSocket socket = bound(LOOPBACK);
+        List<DatagramChannel> peers = new ArrayList<>();
+        for (int p = 0; p < 300; p++) {
+            peers.add(peer());
+        }
+        DatagramBuffer buffer = DatagramIo.chosen().buffer(512);
+        for (int round = 0; round < 2; round++) {
+            for (int first = 0; first < peers.size(); first += 50) { // 50 at a time: within the socket's receive buffer
+                for (int p = first; p < first + 50; p++) {
+                    peers.get(p).send(ByteBuffer.wrap(new byte[] {(byte) (p >> 8), (byte) p}), socket.localAddress());
+                }
+                int read = onLoop(() -> {
+                    int n = 0;
+                    for (int burst = 0; burst < 1000 && n < 50; burst++) {
+                        InetSocketAddress from;
+                        while ((from = buffer.receive(socket, Transport.READS_PER_WAKEUP)) != null) {
+                            int p = buffer.datagram().getUnsignedShort(0);
+                            assertEquals(peers.get(p).getLocalAddress(), from, "the sender of peer " + p + "'s");
+                            n++;
+                        }
+                    }
+                    return n;
+                });
+                assertEquals(50, read, "round " + round + ", peers from " + first);
+            }
+        }
+    }
+
     @Test
     void aBurstThatStopsAtItsBoundLeavesTheRestToTheSocketAndReadsAnotherSocketsOwn() throws Exception {
         UdpSocket first = bound(LOOPBACK);
