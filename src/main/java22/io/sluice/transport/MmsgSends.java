@@ -97,7 +97,9 @@ final class MmsgSends extends DatagramSends {
     /**
      * Sends the batch's {@code count} datagrams. One the kernel refuses is told to its failure (or
      * counted) and the rest go on; a full send buffer loses the rest of the batch, counted, as a
-     * channel's send would each.
+     * channel's send would each. A call that sent some returns their number and drops the error
+     * that stopped it: a pending ICMP error (port unreachable) is then not told, and the next call
+     * sends the datagram it stopped at; the socket's reads report the next one.
      */
     private void sendBatch(UdpSocket socket, int count, ByteBuf[] datagrams, WriteBatch.SendFailure[] failures) {
         int fd = socket.descriptor();
