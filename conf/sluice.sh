@@ -6,11 +6,11 @@
 #   SLUICE_JAR the jar (default: /usr/share/sluice/sluice.jar)
 java=${JAVA:-java}
 jar=${SLUICE_JAR:-/usr/share/sluice/sluice.jar}
-# From JDK 23 on, Netty uses sun.misc.Unsafe's memory access only where it is allowed (JDK 24 and later
-# warn by default); without it Netty's buffers cost more and udp-steering: cpu cannot be set up
-# (docs/operations.md, "Which Java"). It is allowed here on those JDKs, before JAVA_OPTS so that
-# JAVA_OPTS can say otherwise. JDK 17 refuses the option. The version is read from the JDK's release
-# file, without starting a JVM.
+# JDK 24 and later warn on sun.misc.Unsafe's memory access unless it is allowed, and Netty then does
+# without it: its buffers cost more and udp-steering: cpu cannot be set up (docs/operations.md, "Which
+# Java"). The option that allows it exists from JDK 23 on (JDK 17 refuses it): it is given there, before
+# JAVA_OPTS so that JAVA_OPTS can say otherwise. The version is read from the JDK's release file,
+# without starting a JVM.
 unsafe=
 if path=$(command -v "$java") && home=$(dirname "$(dirname "$(readlink -f "$path")")") \
     && major=$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$home/release" 2>/dev/null) \
